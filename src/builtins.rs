@@ -1,0 +1,2 @@
+//! Built-in tools implemented in Rust. Each one implements [`crate::tool::NativeTool`], so the
+//! registry calls it without crossing into Python.

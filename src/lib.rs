@@ -1,0 +1,25 @@
+//! agentmaker: the tool layer for LLM agents.
+//!
+//! The core (everything outside `py`) knows nothing of Python: tools are described by a
+//! [`tool::ToolSpec`], their arguments are `serde_json::Value`s validated against one compiled
+//! JSON Schema, and results are [`response::ToolResponse`]s. The `python` feature adds the PyO3
+//! binding that builds `agentmaker._native`.
+
+pub mod builtins;
+pub mod error;
+pub mod prompts;
+pub mod registry;
+pub mod response;
+pub mod schema;
+pub mod tool;
+pub mod validation;
+
+#[cfg(feature = "python")]
+mod py;
+
+pub use error::RegistrationError;
+pub use prompts::Prompts;
+pub use registry::{ConflictMode, Registry};
+pub use response::{ToolResponse, ToolStatus};
+pub use schema::ToolParameter;
+pub use tool::{check_tool_name, NativeTool, ToolSpec};

@@ -1,0 +1,20 @@
+//! The PyO3 binding: builds the `agentmaker._native` extension module.
+
+mod convert;
+mod errors;
+mod parameter;
+mod registry;
+mod response;
+mod tool;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<response::PyToolResponse>()?;
+    m.add_class::<parameter::PyToolParameter>()?;
+    m.add_class::<tool::PyTool>()?;
+    m.add_class::<tool::Ready>()?;
+    m.add_class::<registry::PyToolRegistry>()?;
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! Python objects <-> `serde_json::Value`, strict and fast.
+//!
+//! Only JSON-shaped values cross: dict (str keys), list, tuple, str, int, float, bool, None.
+//! Anything else (a set, bytes, an arbitrary object, NaN) is refused with its path, so a model's
+//! arguments or a tool's result can never smuggle in something a provider cannot serialize.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::{Map, Number, Value};
+
+/// Deeper nesting than this is refused rather than risking the native stack.
+const MAX_DEPTH: usize = 256;
+
+/// Why a Python value is not JSON, and where.
+#[derive(Debug)]
+pub struct NotJson {
+    pub path: String,
+    pub reason: String,
+}
+
+impl NotJson {
+    pub fn describe(&self) -> String {
+        if self.path.is_empty() {
+            self.reason.clone()
+        } else {
+            format!("{} at '{}'", self.reason, self.path)
+        }
+    }
+}
+
+pub fn py_to_value(obj: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
+    let mut path = Vec::new();
+    to_value(obj, &mut path, 0)
+}
+
+fn fail(path: &[String], reason: String) -> NotJson {
+    NotJson { path: path.join("."), reason }
+}
+
+fn to_value(obj: &Bound<'_, PyAny>, path: &mut Vec<String>, depth: usize) -> Result<Value, NotJson> {
+    if depth > MAX_DEPTH {
+        return Err(fail(path, format!("nesting deeper than {MAX_DEPTH} levels")));
+    }
+    // Exact-type checks first: they are the common case and the cheapest.
+    if let Ok(s) = obj.cast_exact::<PyString>() {
+        return s.to_str().map(|s| Value::String(s.to_owned())).map_err(|_| fail(path, "a string that is not valid UTF-8 (lone surrogate)".into()));
+    }
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = obj.cast_exact::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if obj.is_exact_instance_of::<PyInt>() {
+        return int_value(obj, path);
+    }
+    if let Ok(f) = obj.cast_exact::<PyFloat>() {
+        return float_value(f.value(), path);
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut map = Map::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let key = match k.cast::<PyString>() {
+                Ok(s) => s.to_str().map_err(|_| fail(path, "a key that is not valid UTF-8".into()))?.to_owned(),
+                Err(_) => {
+                    let ty = type_name(&k);
+                    return Err(fail(path, format!("a dict key of type {ty} (JSON object keys are strings)")));
+                }
+            };
+            path.push(key.clone());
+            let value = to_value(&v, path, depth + 1)?;
+            path.pop();
+            map.insert(key, value);
+        }
+        return Ok(Value::Object(map));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        let mut out = Vec::with_capacity(l.len());
+        for (i, item) in l.iter().enumerate() {
+            path.push(i.to_string());
+            out.push(to_value(&item, path, depth + 1)?);
+            path.pop();
+        }
+        return Ok(Value::Array(out));
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        let mut out = Vec::with_capacity(t.len());
+        for (i, item) in t.iter().enumerate() {
+            path.push(i.to_string());
+            out.push(to_value(&item, path, depth + 1)?);
+            path.pop();
+        }
+        return Ok(Value::Array(out));
+    }
+    // Subclasses (an IntEnum, a str subclass) are accepted by value; bool before int.
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return int_value(obj, path);
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return float_value(f.value(), path);
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return s.to_str().map(|s| Value::String(s.to_owned())).map_err(|_| fail(path, "a string that is not valid UTF-8".into()));
+    }
+    Err(fail(path, format!("a value of type {} (not JSON)", type_name(obj))))
+}
+
+fn int_value(obj: &Bound<'_, PyAny>, path: &[String]) -> Result<Value, NotJson> {
+    if let Ok(i) = obj.extract::<i64>() {
+        return Ok(Value::Number(i.into()));
+    }
+    if let Ok(u) = obj.extract::<u64>() {
+        return Ok(Value::Number(u.into()));
+    }
+    Err(fail(path, "an integer outside the 64-bit range JSON tools can exchange".into()))
+}
+
+fn float_value(f: f64, path: &[String]) -> Result<Value, NotJson> {
+    Number::from_f64(f).map(Value::Number).ok_or_else(|| fail(path, format!("the float {f} (NaN and infinity are not JSON)")))
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().qualname().map(|n| n.to_string()).unwrap_or_else(|_| "object".into())
+}
+
+pub fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(value_to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (k, v) in map {
+                dict.set_item(k, value_to_py(py, v)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}

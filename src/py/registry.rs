@@ -1,0 +1,511 @@
+//! `ToolRegistry` for Python: the core registry holding Python tool objects and Rust built-ins.
+//!
+//! The hot path (`execute_tool`) does one lookup, one JSON conversion of the arguments, one
+//! validation with the validator compiled at registration, and one call. Renderings are cached
+//! per registry version; each tool's OpenAI dict is built once and shared, so treat the dicts
+//! returned by `to_openai_schema()` as read-only (copy before mutating).
+
+use crate::py::convert::{py_to_value, value_to_py};
+use crate::py::errors::{flow_control_class, registration, tool_registration_error};
+use crate::py::response::PyToolResponse;
+use crate::py::tool::{base_methods, call_native, not_a_tool, overrides, PyTool};
+use crate::registry::{ConflictMode, Entry, Registry};
+use crate::tool::{NativeTool, ToolSpec};
+use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+/// How a registered tool is run on the sync path.
+pub enum Runner {
+    /// A Rust built-in: called directly with the GIL released.
+    Native(Arc<dyn NativeTool>),
+    /// A Tool subclass: `run(parameters)`; the result must be a ToolResponse or a str.
+    Run,
+    /// An `@tool` function whose arguments need no conversion: `func(**kwargs)` called straight
+    /// from Rust, the result converted like any `@tool` result.
+    Kwargs { func: Py<PyAny>, names: Vec<Py<PyString>> },
+    /// A tool that only implements `arun`.
+    AsyncOnly,
+}
+
+pub struct Payload {
+    pub obj: Py<PyAny>,
+    pub runner: Runner,
+    /// The OpenAI dict, converted to Python on first use and then shared.
+    openai_py: PyOnceLock<Py<PyAny>>,
+}
+
+type PyEntry = Entry<Payload>;
+
+struct Rendered {
+    version: u64,
+    openai: Vec<Py<PyAny>>,
+    index: HashMap<String, usize>,
+    description: Py<PyString>,
+    catalog: Py<PyString>,
+}
+
+#[pyclass(module = "agentmaker._native", name = "ToolRegistry", subclass, frozen)]
+pub struct PyToolRegistry {
+    inner: RwLock<Registry<Payload>>,
+    rendered: Mutex<Option<Rendered>>,
+}
+
+fn bool_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
+    obj.getattr(name)?.is_truthy()
+}
+
+/// Reads everything the registry needs from a Python tool object.
+fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
+    let py = obj.py();
+    let Ok(tool) = obj.cast::<PyTool>() else {
+        return Err(not_a_tool(obj));
+    };
+    let (name, description, origin, native) = {
+        let t = tool.borrow();
+        (t.name.clone(), t.description.clone(), t.origin.clone(), t.native.clone())
+    };
+    let cls = obj.get_type().qualname()?.to_string();
+    if name.is_empty() {
+        return Err(tool_registration_error(
+            py,
+            format!("tool of class {cls} has no name: call super().__init__(name, description) in its __init__"),
+        ));
+    }
+    // `origin` is the root of trust for permissions: a class attribute or property that shows
+    // another value than the stamped one is an attempt to forge it.
+    let shown: String = obj.getattr("origin")?.extract().unwrap_or_default();
+    if shown != origin {
+        return Err(tool_registration_error(
+            py,
+            format!("tool '{name}' (class {cls}) overrides origin with {shown:?}; origin is stamped by the framework ({origin:?}) and cannot be set by a tool"),
+        ));
+    }
+    let mut spec = ToolSpec::new(name.clone(), description, Vec::new());
+    spec.requires_confirmation = bool_attr(obj, "requires_confirmation")?;
+    spec.external_content = bool_attr(obj, "external_content")?;
+    spec.supports_parallel = bool_attr(obj, "supports_parallel")?;
+
+    let methods = base_methods(py)?;
+    let runs_natively = native.is_some() && !overrides(obj, "run", &methods.0)?;
+    if runs_natively {
+        // Built-ins describe themselves in Rust; no Python round trip needed.
+        let native = native.expect("checked above");
+        let nspec = native.spec();
+        spec.parameters = nspec.parameters.clone();
+        spec.input_schema = nspec.input_schema.clone();
+        return build_entry(py, spec, obj, Runner::Native(native));
+    }
+
+    let schema = obj.call_method0("get_input_schema")?;
+    if schema.is_none() {
+        let params = obj.call_method0("get_parameters")?;
+        let iter = params.try_iter().map_err(|_| {
+            tool_registration_error(py, format!("get_parameters() of tool '{name}' must return a list of ToolParameter"))
+        })?;
+        for item in iter {
+            let item = item?;
+            let Ok(param) = item.cast::<crate::py::parameter::PyToolParameter>() else {
+                let ty = item.get_type().qualname()?.to_string();
+                return Err(tool_registration_error(
+                    py,
+                    format!("get_parameters() of tool '{name}' returned a {ty}; every item must be a ToolParameter"),
+                ));
+            };
+            spec.parameters.push(param.borrow().to_core(py, &name)?);
+        }
+    } else {
+        let value = py_to_value(&schema).map_err(|e| {
+            tool_registration_error(py, format!("get_input_schema() of tool '{name}' returned something that is not JSON: {}", e.describe()))
+        })?;
+        spec.input_schema = Some(value);
+    }
+
+    let fast = obj.getattr_opt("_fast_call")?;
+    let runner = match fast.filter(|f| !f.is_none()) {
+        Some(fast) => {
+            let (func, names): (Py<PyAny>, Vec<String>) = fast.extract()?;
+            Runner::Kwargs { func, names: names.iter().map(|n| PyString::intern(py, n).unbind()).collect() }
+        }
+        None => {
+            let has_run = overrides(obj, "run", &methods.0)?;
+            let has_arun = overrides(obj, "arun", &methods.1)?;
+            match (has_run, has_arun) {
+                (true, _) => Runner::Run,
+                (false, true) => Runner::AsyncOnly,
+                (false, false) => {
+                    return Err(tool_registration_error(
+                        py,
+                        format!("tool '{name}' (class {cls}) implements neither run() nor arun(); override at least one"),
+                    ))
+                }
+            }
+        }
+    };
+    build_entry(py, spec, obj, runner)
+}
+
+fn build_entry(py: Python<'_>, spec: ToolSpec, obj: &Bound<'_, PyAny>, runner: Runner) -> PyResult<PyEntry> {
+    let payload = Payload { obj: obj.clone().unbind(), runner, openai_py: PyOnceLock::new() };
+    Registry::prepare(spec, payload).map_err(|e| registration(py, e))
+}
+
+fn error_response(py: Python<'_>, text: String) -> PyResult<Py<PyToolResponse>> {
+    Py::new(py, PyToolResponse::error_text(py, text))
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().qualname().map(|n| n.to_string()).unwrap_or_else(|_| "object".into())
+}
+
+/// Turns an exception raised by a tool into an error response. Flow-control signals for the
+/// Agent loop and non-`Exception` errors (KeyboardInterrupt, SystemExit) propagate.
+pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py<PyToolResponse>> {
+    let exc = err.value(py);
+    if exc.is_instance(flow_control_class(py)?.bind(py))? || !exc.is_instance_of::<pyo3::exceptions::PyException>() {
+        return Err(err);
+    }
+    let ty = type_name(exc);
+    let msg = exc.str().map(|s| s.to_string()).unwrap_or_default();
+    log_tool_exception(py, tool, &err);
+    let text = if msg.is_empty() {
+        format!("Error: tool '{tool}' raised during execution: {ty}")
+    } else {
+        format!("Error: tool '{tool}' raised during execution: {ty}: {msg}")
+    };
+    error_response(py, text)
+}
+
+/// Keeps the traceback available to developers (logger `agentmaker.tools`, level DEBUG) while
+/// the model only gets the one-line error.
+fn log_tool_exception(py: Python<'_>, tool: &str, err: &PyErr) {
+    static LOGGER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let logger = LOGGER.get_or_try_init(py, || {
+        py.import("logging")?.getattr("getLogger")?.call1(("agentmaker.tools",)).map(Bound::unbind)
+    });
+    if let Ok(logger) = logger {
+        let kwargs = PyDict::new(py);
+        let _ = kwargs.set_item("exc_info", err.value(py));
+        let _ = logger.bind(py).call_method("debug", ("tool %r raised during execution", tool), Some(&kwargs));
+    }
+}
+
+/// Wraps what a Tool subclass's `run` returned: a ToolResponse, or a str as a success.
+pub fn wrap_run_result(py: Python<'_>, tool: &str, result: Bound<'_, PyAny>) -> PyResult<Py<PyToolResponse>> {
+    if let Ok(resp) = result.cast::<PyToolResponse>() {
+        return Ok(resp.clone().unbind());
+    }
+    if let Ok(s) = result.cast::<PyString>() {
+        return Py::new(py, PyToolResponse::new_py(py, s.to_str()?.to_owned(), crate::response::ToolStatus::Success, None));
+    }
+    error_response(
+        py,
+        format!("Error: tool '{tool}' returned a {} instead of a ToolResponse (or str); this is a bug in the tool", type_name(&result)),
+    )
+}
+
+/// Wraps what an `@tool` function returned: str and ToolResponse as they are, None as an
+/// empty success, JSON values as JSON text with the value kept in `data`, and anything else
+/// through the Python converter (dataclasses, pydantic models).
+pub fn wrap_callable_result(py: Python<'_>, tool: &str, result: Bound<'_, PyAny>) -> PyResult<Py<PyToolResponse>> {
+    if result.is_instance_of::<PyToolResponse>() || result.is_instance_of::<PyString>() {
+        return wrap_run_result(py, tool, result);
+    }
+    if result.is_none() {
+        return Py::new(py, PyToolResponse::new_py(py, String::new(), crate::response::ToolStatus::Success, None));
+    }
+    if let Ok(value) = py_to_value(&result) {
+        let text = serde_json::to_string(&value).unwrap_or_default();
+        return Py::new(py, PyToolResponse::new_py(py, text, crate::response::ToolStatus::Success, Some(result.unbind())));
+    }
+    let converted = py.import("agentmaker._callable")?.getattr("result_to_response")?.call1((tool, result))?;
+    wrap_run_result(py, tool, converted)
+}
+
+impl PyToolRegistry {
+    fn entry(&self, name: &str) -> Option<Arc<PyEntry>> {
+        self.inner.read().expect("registry lock poisoned").get(name).cloned()
+    }
+
+    fn unknown(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyToolResponse>> {
+        let text = self.inner.read().expect("registry lock poisoned").unknown_tool_message(name, &|_| true);
+        error_response(py, text)
+    }
+
+    /// Lookup, argument conversion and validation: the checks every path runs before a tool.
+    fn admit(&self, py: Python<'_>, name: &str, parameters: &Bound<'_, PyAny>) -> PyResult<Result<(Arc<PyEntry>, Value), Py<PyToolResponse>>> {
+        let Some(entry) = self.entry(name) else {
+            return Ok(Err(self.unknown(py, name)?));
+        };
+        if !parameters.is_instance_of::<PyDict>() {
+            return Ok(Err(error_response(
+                py,
+                format!("Error: tool '{name}' expects its arguments as a JSON object, got {}", type_name(parameters)),
+            )?));
+        }
+        let args = match py_to_value(parameters) {
+            Ok(v) => v,
+            Err(e) => {
+                return Ok(Err(error_response(
+                    py,
+                    format!("Error: tool '{name}' failed parameter validation: the arguments are not JSON: {}", e.describe()),
+                )?))
+            }
+        };
+        if let Err(text) = entry.check_args(&args) {
+            return Ok(Err(error_response(py, text)?));
+        }
+        Ok(Ok((entry, args)))
+    }
+
+    fn rendered<R>(&self, py: Python<'_>, f: impl FnOnce(&Rendered) -> R) -> PyResult<R> {
+        let mut cache = self.rendered.lock().expect("render cache poisoned");
+        let reg = self.inner.read().expect("registry lock poisoned");
+        if cache.as_ref().map(|r| r.version) != Some(reg.version()) {
+            let mut openai = Vec::with_capacity(reg.len());
+            let mut index = HashMap::with_capacity(reg.len());
+            for (i, entry) in reg.entries().enumerate() {
+                let dict = entry
+                    .payload
+                    .openai_py
+                    .get_or_try_init(py, || value_to_py(py, &entry.openai).map(Bound::unbind))?;
+                openai.push(dict.clone_ref(py));
+                index.insert(entry.spec.name.clone(), i);
+            }
+            *cache = Some(Rendered {
+                version: reg.version(),
+                openai,
+                index,
+                description: PyString::new(py, &reg.tools_description::<&str>(None)).unbind(),
+                catalog: PyString::new(py, &reg.catalog::<&str>(None)).unbind(),
+            });
+        }
+        Ok(f(cache.as_ref().expect("filled above")))
+    }
+}
+
+fn names_arg(names: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<String>>> {
+    match names {
+        None => Ok(None),
+        Some(n) if n.is_none() => Ok(None),
+        Some(n) if n.is_instance_of::<PyString>() => {
+            Err(PyTypeError::new_err("names must be a list of tool names, not a single str"))
+        }
+        Some(n) => {
+            let mut out = Vec::new();
+            for item in n.try_iter()? {
+                out.push(item?.extract::<String>().map_err(|_| PyTypeError::new_err("names must contain only str"))?);
+            }
+            Ok(Some(out))
+        }
+    }
+}
+
+#[pymethods]
+impl PyToolRegistry {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        PyToolRegistry { inner: RwLock::new(Registry::new()), rendered: Mutex::new(None) }
+    }
+
+    /// Register one tool. A duplicate name raises ToolRegistrationError unless ``overwrite=True``
+    /// (the replaced tool keeps its position).
+    #[pyo3(signature = (tool, overwrite = false))]
+    fn register(&self, py: Python<'_>, tool: &Bound<'_, PyAny>, overwrite: bool) -> PyResult<()> {
+        let entry = prepare(tool)?;
+        self.inner.write().expect("registry lock poisoned").register(entry, overwrite).map_err(|e| registration(py, e))
+    }
+
+    /// Register several tools at once; returns the names registered. ``on_conflict`` is
+    /// ``"raise"`` (nothing is registered if any name is taken), ``"skip"`` or ``"overwrite"``.
+    /// If any tool is refused, the registry is left exactly as it was.
+    #[pyo3(signature = (tools, on_conflict = "raise"))]
+    fn register_all(&self, py: Python<'_>, tools: &Bound<'_, PyAny>, on_conflict: &str) -> PyResult<Vec<String>> {
+        let mode: ConflictMode = on_conflict.parse().map_err(|e| registration(py, e))?;
+        let iter = tools
+            .try_iter()
+            .map_err(|_| tool_registration_error(py, format!("register_all() expects an iterable of tools, got {}", type_name(tools))))?;
+        let mut entries = Vec::new();
+        for tool in iter {
+            entries.push(prepare(&tool?)?);
+        }
+        self.inner.write().expect("registry lock poisoned").register_all(entries, mode).map_err(|e| registration(py, e))
+    }
+
+    /// Remove a tool by name and return it. Raises KeyError if it is not registered.
+    fn unregister(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        match self.inner.write().expect("registry lock poisoned").unregister(name) {
+            Some(entry) => Ok(entry.payload.obj.clone_ref(py)),
+            None => Err(PyKeyError::new_err(format!("no tool named {name:?} is registered"))),
+        }
+    }
+
+    /// The tool registered under ``name``, or None.
+    fn get(&self, py: Python<'_>, name: &str) -> Option<Py<PyAny>> {
+        self.entry(name).map(|e| e.payload.obj.clone_ref(py))
+    }
+
+    /// Registered names in registration order.
+    fn names(&self) -> Vec<String> {
+        self.inner.read().expect("registry lock poisoned").names().map(str::to_string).collect()
+    }
+
+    /// Registered tools in registration order.
+    fn list_tools(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
+        self.inner.read().expect("registry lock poisoned").entries().map(|e| e.payload.obj.clone_ref(py)).collect()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.read().expect("registry lock poisoned").len()
+    }
+
+    fn __contains__(&self, name: &Bound<'_, PyAny>) -> bool {
+        match name.cast::<PyString>() {
+            Ok(s) => s.to_str().map(|s| self.inner.read().expect("registry lock poisoned").contains(s)).unwrap_or(false),
+            Err(_) => false,
+        }
+    }
+
+    /// The root JSON Schema of a tool's arguments (the one validation uses), or None.
+    fn get_schema<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.entry(name).map(|e| value_to_py(py, &e.schema)).transpose()
+    }
+
+    /// One ``- name: description`` line per tool.
+    #[pyo3(signature = (names = None))]
+    fn get_catalog(&self, py: Python<'_>, names: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyString>> {
+        match names_arg(names)? {
+            None => self.rendered(py, |r| r.catalog.clone_ref(py)),
+            Some(names) => Ok(PyString::new(py, &self.inner.read().expect("registry lock poisoned").catalog(Some(&names))).unbind()),
+        }
+    }
+
+    /// The full text description: each tool with its parameter list. ``names`` renders only
+    /// those tools, in that order.
+    #[pyo3(signature = (names = None))]
+    fn get_tools_description(&self, py: Python<'_>, names: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyString>> {
+        match names_arg(names)? {
+            None => self.rendered(py, |r| r.description.clone_ref(py)),
+            Some(names) => Ok(PyString::new(py, &self.inner.read().expect("registry lock poisoned").tools_description(Some(&names))).unbind()),
+        }
+    }
+
+    /// The ``tools`` argument for OpenAI-style function calling. ``names`` selects a subset in
+    /// that order (duplicates and unknown names are dropped). The dicts are shared between calls.
+    #[pyo3(signature = (names = None))]
+    fn _openai_tools<'py>(&self, py: Python<'py>, names: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyList>> {
+        let names = names_arg(names)?;
+        self.rendered(py, |r| match names {
+            None => PyList::new(py, r.openai.iter().map(|d| d.bind(py))),
+            Some(names) => {
+                let mut seen = std::collections::HashSet::new();
+                let picked = names
+                    .iter()
+                    .filter(|n| seen.insert(n.as_str()))
+                    .filter_map(|n| r.index.get(n))
+                    .map(|&i| r.openai[i].bind(py));
+                PyList::new(py, picked)
+            }
+        })?
+    }
+
+    /// Validate arguments for a tool without running it: an error ToolResponse, or None when
+    /// the call may proceed (used to validate before asking a person to confirm).
+    fn validate(&self, py: Python<'_>, name: &str, parameters: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyToolResponse>>> {
+        Ok(self.admit(py, name, parameters)?.err())
+    }
+
+    /// Run a tool: look it up, validate the arguments against its schema, run it and wrap the
+    /// result. Bad model input and exceptions raised by the tool come back as error responses.
+    fn execute_tool(&self, py: Python<'_>, name: &str, parameters: &Bound<'_, PyAny>) -> PyResult<Py<PyToolResponse>> {
+        let (entry, args) = match self.admit(py, name, parameters)? {
+            Ok(ok) => ok,
+            Err(resp) => return Ok(resp),
+        };
+        let obj = entry.payload.obj.bind(py);
+        match &entry.payload.runner {
+            Runner::Native(native) => Py::new(py, call_native(py, native, &args)?),
+            Runner::Run => match obj.call_method1(pyo3::intern!(py, "run"), (parameters,)) {
+                Ok(result) => wrap_run_result(py, name, result),
+                Err(err) => exception_response(py, name, err),
+            },
+            Runner::Kwargs { func, names } => {
+                let params = parameters.cast::<PyDict>()?;
+                let kwargs = PyDict::new(py);
+                for key in names {
+                    if let Some(v) = params.get_item(key.bind(py))? {
+                        kwargs.set_item(key.bind(py), v)?;
+                    }
+                }
+                match func.bind(py).call((), Some(&kwargs)) {
+                    Ok(result) => wrap_callable_result(py, name, result),
+                    Err(err) => exception_response(py, name, err),
+                }
+            }
+            Runner::AsyncOnly => error_response(
+                py,
+                format!("Error: tool '{name}' is async-only; it must be run through the async entry point (aexecute_tool / Agent.arun)"),
+            ),
+        }
+    }
+
+    /// For the async path: an error ToolResponse, or the tool object to await ``arun`` on.
+    /// (Rust built-ins that never block are run right here.)
+    fn _admit<'py>(&self, py: Python<'py>, name: &str, parameters: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
+        let (entry, args) = match self.admit(py, name, parameters)? {
+            Ok(ok) => ok,
+            Err(resp) => return Ok(resp.into_any()),
+        };
+        if let Runner::Native(native) = &entry.payload.runner {
+            if !native.blocks() {
+                return Ok(Py::new(py, call_native(py, native, &args)?)?.into_any());
+            }
+        }
+        let kind = match entry.payload.runner {
+            Runner::Kwargs { .. } => "callable",
+            _ => "tool",
+        };
+        Ok((entry.payload.obj.clone_ref(py), kind).into_pyobject(py)?.into_any().unbind())
+    }
+
+    /// Wraps a value returned by ``arun``: ``kind`` is ``"tool"`` or ``"callable"``.
+    fn _wrap(&self, py: Python<'_>, name: &str, kind: &str, result: &Bound<'_, PyAny>) -> PyResult<Py<PyToolResponse>> {
+        if kind == "callable" {
+            wrap_callable_result(py, name, result.clone())
+        } else {
+            wrap_run_result(py, name, result.clone())
+        }
+    }
+
+    /// Converts an exception raised by a tool into an error response (re-raises flow control).
+    fn _exception(&self, py: Python<'_>, name: &str, exc: &Bound<'_, PyAny>) -> PyResult<Py<PyToolResponse>> {
+        exception_response(py, name, PyErr::from_value(exc.clone()))
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Ok(reg) = self.inner.try_read() {
+            for entry in reg.entries() {
+                visit.call(&entry.payload.obj)?;
+                if let Runner::Kwargs { func, .. } = &entry.payload.runner {
+                    visit.call(func)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        if let Ok(mut reg) = self.inner.try_write() {
+            *reg = Registry::new();
+        }
+        if let Ok(mut cache) = self.rendered.try_lock() {
+            *cache = None;
+        }
+    }
+}

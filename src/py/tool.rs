@@ -1,0 +1,297 @@
+//! `Tool`, the base class of every tool, subclassable from Python.
+
+use crate::py::convert::{py_to_value, value_to_py};
+use crate::py::parameter::PyToolParameter;
+use crate::py::response::PyToolResponse;
+use crate::tool::{NativeTool, BUILTIN_ORIGIN};
+use pyo3::exceptions::{PyNotImplementedError, PyStopIteration};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Base class of every tool.
+///
+/// Subclass it, call ``super().__init__(name, description)``, implement ``get_parameters()``
+/// and ``run(parameters)`` and/or ``async arun(parameters)``. The class-level flags
+/// ``requires_confirmation``, ``external_content`` and ``supports_parallel`` mean what the
+/// ``@tool`` keywords mean. ``origin`` is stamped by the framework (``"builtin"`` for tools
+/// defined in this process, ``"mcp:{namespace}"`` for remote ones) and cannot be set by a tool.
+#[pyclass(module = "agentmaker", name = "Tool", subclass, dict, weakref)]
+pub struct PyTool {
+    pub name: String,
+    pub description: String,
+    pub origin: String,
+    pub native: Option<Arc<dyn NativeTool>>,
+}
+
+impl PyTool {
+    /// The base of a Rust built-in.
+    pub fn native(tool: Arc<dyn NativeTool>) -> Self {
+        let spec = tool.spec();
+        PyTool {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            origin: BUILTIN_ORIGIN.to_string(),
+            native: Some(tool),
+        }
+    }
+
+    /// Base for a tool whose origin the framework stamps (e.g. `mcp:{namespace}`).
+    pub fn with_origin(name: String, description: String, origin: String) -> Self {
+        PyTool { name, description, origin, native: None }
+    }
+}
+
+/// `Tool.run` and `Tool.arun` as found on the base class, to tell whether a subclass overrides them.
+pub fn base_methods(py: Python<'_>) -> PyResult<&'static (Py<PyAny>, Py<PyAny>)> {
+    static CELL: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
+    CELL.get_or_try_init(py, || {
+        let base = py.get_type::<PyTool>();
+        Ok((base.getattr("run")?.unbind(), base.getattr("arun")?.unbind()))
+    })
+}
+
+pub fn overrides(obj: &Bound<'_, PyAny>, method: &str, base: &Py<PyAny>) -> PyResult<bool> {
+    Ok(!obj.get_type().getattr(method)?.is(base))
+}
+
+fn args_value(tool: &str, parameters: &Bound<'_, PyAny>) -> Result<Value, String> {
+    if !parameters.is_instance_of::<PyDict>() {
+        return Err(format!("Error: tool '{tool}' expects its arguments as a JSON object (a dict)"));
+    }
+    py_to_value(parameters).map_err(|e| format!("Error: tool '{tool}' got arguments that are not JSON: {}", e.describe()))
+}
+
+/// An awaitable that is already complete: `await` returns the value without a trip through
+/// the event loop (used for cheap Rust tools on the async path).
+#[pyclass(module = "agentmaker._native")]
+pub struct Ready {
+    value: Option<Py<PyAny>>,
+}
+
+impl Ready {
+    pub fn new(value: Py<PyAny>) -> Self {
+        Ready { value: Some(value) }
+    }
+}
+
+#[pymethods]
+impl Ready {
+    fn __await__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let value = self.value.take().unwrap_or_else(|| py.None());
+        Err(PyStopIteration::new_err((value,)))
+    }
+}
+
+pub fn call_native(py: Python<'_>, tool: &Arc<dyn NativeTool>, args: &Value) -> PyResult<PyToolResponse> {
+    let tool = Arc::clone(tool);
+    let resp = py.detach(move || tool.call(args));
+    PyToolResponse::from_core(py, resp)
+}
+
+#[pymethods]
+impl PyTool {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        PyTool { name: String::new(), description: String::new(), origin: BUILTIN_ORIGIN.to_string(), native: None }
+    }
+
+    #[pyo3(signature = (name, description = String::new()))]
+    fn __init__(&mut self, name: String, description: String) {
+        self.name = name;
+        self.description = description;
+    }
+
+    #[classattr]
+    fn requires_confirmation() -> bool {
+        false
+    }
+
+    #[classattr]
+    fn external_content() -> bool {
+        false
+    }
+
+    #[classattr]
+    fn supports_parallel() -> bool {
+        false
+    }
+
+    /// End the agent run right after this tool's result is recorded.
+    #[classattr]
+    fn stop_after_tool_call() -> bool {
+        false
+    }
+
+    /// Per-call timeout in seconds, or None for the agent's default.
+    #[classattr]
+    fn timeout(py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    #[setter]
+    fn set_name(&mut self, name: String) {
+        self.name = name;
+    }
+
+    #[getter]
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    #[setter]
+    fn set_description(&mut self, description: String) {
+        self.description = description;
+    }
+
+    /// Where the tool comes from: ``"builtin"`` or ``"mcp:{namespace}"``. Read-only.
+    #[getter]
+    fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The parameters the model may pass. Override in subclasses.
+    fn get_parameters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        if let Some(native) = &self.native {
+            for p in &native.spec().parameters {
+                let param = PyToolParameter {
+                    name: p.name.clone(),
+                    type_: p.type_.clone(),
+                    description: p.description.clone(),
+                    required: p.required,
+                    default: match &p.default {
+                        Some(v) => value_to_py(py, v)?.unbind(),
+                        None => py.None(),
+                    },
+                    schema: match &p.schema {
+                        Some(v) => value_to_py(py, v)?.unbind(),
+                        None => py.None(),
+                    },
+                };
+                list.append(Py::new(py, param)?)?;
+            }
+        }
+        Ok(list)
+    }
+
+    /// A complete root JSON Schema that replaces the one built from ``get_parameters()``, or None.
+    fn get_input_schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match self.native.as_ref().and_then(|n| n.spec().input_schema.clone()) {
+            Some(schema) => value_to_py(py, &schema),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+
+    /// Whether this particular call must be confirmed. Defaults to ``requires_confirmation``.
+    fn needs_confirmation(slf: &Bound<'_, Self>, parameters: &Bound<'_, PyAny>) -> PyResult<bool> {
+        if let Some(native) = slf.borrow().native.clone() {
+            // Unreadable arguments fail validation later; asking for confirmation is the safe side.
+            return Ok(match args_value("", parameters) {
+                Ok(args) => native.needs_confirmation(&args),
+                Err(_) => true,
+            });
+        }
+        slf.getattr("requires_confirmation")?.is_truthy()
+    }
+
+    /// Whether this call's result is external content to wrap. Defaults to ``external_content``.
+    fn is_external_content(slf: &Bound<'_, Self>, parameters: &Bound<'_, PyAny>) -> PyResult<bool> {
+        if let Some(native) = slf.borrow().native.clone() {
+            return Ok(match args_value("", parameters) {
+                Ok(args) => native.is_external_content(&args),
+                Err(_) => true,
+            });
+        }
+        slf.getattr("external_content")?.is_truthy()
+    }
+
+    /// Run the tool synchronously. Subclasses override this (or ``arun``).
+    fn run(slf: &Bound<'_, Self>, parameters: &Bound<'_, PyAny>) -> PyResult<PyToolResponse> {
+        let py = slf.py();
+        let (name, native) = {
+            let this = slf.borrow();
+            (this.name.clone(), this.native.clone())
+        };
+        match native {
+            Some(native) => match args_value(&name, parameters) {
+                Ok(args) => call_native(py, &native, &args),
+                Err(text) => Ok(PyToolResponse::error_text(py, text)),
+            },
+            None => Err(PyNotImplementedError::new_err(format!(
+                "Tool '{name}' does not implement run(); it is an async tool: call it through arun() or registry.aexecute_tool()"
+            ))),
+        }
+    }
+
+    /// Run the tool asynchronously. The default runs ``run`` on a worker thread, so a
+    /// synchronous tool works unchanged in an async agent.
+    fn arun<'py>(slf: &Bound<'py, Self>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let (name, native) = {
+            let this = slf.borrow();
+            (this.name.clone(), this.native.clone())
+        };
+        if let Some(native) = &native {
+            if !native.blocks() {
+                let resp = Self::run(slf, parameters)?;
+                return Ok(Bound::new(py, Ready::new(Py::new(py, resp)?.into_any()))?.into_any());
+            }
+        } else if !overrides(slf.as_any(), "run", &base_methods(py)?.0)? {
+            return Err(PyNotImplementedError::new_err(format!(
+                "Tool '{name}' implements neither run() nor arun(); override at least one"
+            )));
+        }
+        let to_thread = py.import("asyncio")?.getattr("to_thread")?;
+        to_thread.call1((slf.getattr("run")?, parameters))
+    }
+
+    /// Build a tool from a typed function, exactly like ``@tool``.
+    #[classmethod]
+    #[pyo3(signature = (func, **kwargs))]
+    fn from_callable<'py>(
+        cls: &Bound<'py, pyo3::types::PyType>,
+        func: &Bound<'py, PyAny>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = cls.py();
+        py.import("agentmaker._callable")?.getattr("from_callable")?.call((func,), kwargs)
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let cls = slf.get_type().qualname()?.to_string();
+        let this = slf.borrow();
+        Ok(format!("<{cls} name={:?} origin={:?}>", this.name, this.origin))
+    }
+}
+
+/// Raised by `register` for anything that is not a Tool instance.
+pub fn not_a_tool(obj: &Bound<'_, PyAny>) -> PyErr {
+    let py = obj.py();
+    let ty = obj.get_type().qualname().map(|n| n.to_string()).unwrap_or_default();
+    let hint = if obj.is_callable() {
+        "; to register a plain function use register_callable(func), or decorate it with @tool"
+    } else {
+        ""
+    };
+    crate::py::errors::tool_registration_error(
+        py,
+        format!("expected a Tool (a Tool subclass instance, an @tool function or a built-in), got {ty}{hint}"),
+    )
+}

@@ -1,0 +1,173 @@
+//! Argument validation: one compiled JSON Schema validator per tool, built at registration.
+
+use serde_json::Value;
+
+/// At most this many problems are reported for one call; a model that sends garbage does not
+/// need a thousand lines back.
+const MAX_ISSUES: usize = 20;
+/// Offending values are echoed back to the model; a 1 MB string must not be.
+const MAX_MESSAGE_CHARS: usize = 300;
+
+/// One problem with the arguments, located by a dotted path (`items.0.name`; empty for the root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issue {
+    pub path: String,
+    pub message: String,
+}
+
+impl Issue {
+    /// `parameter 'a.b': message`, or the bare message for a problem with the whole object.
+    pub fn render(&self) -> String {
+        if self.path.is_empty() {
+            self.message.clone()
+        } else {
+            format!("parameter '{}': {}", self.path, self.message)
+        }
+    }
+}
+
+/// A compiled validator for one root schema.
+pub struct SchemaValidator {
+    inner: jsonschema::Validator,
+}
+
+impl std::fmt::Debug for SchemaValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SchemaValidator")
+    }
+}
+
+impl SchemaValidator {
+    /// Compiles `schema` (Draft 2020-12 unless it says otherwise). Formats such as `date-time`
+    /// and `uuid` are checked, so a bad date is reported with its path instead of failing later
+    /// inside the conversion code. Remote `$ref`s cannot resolve: no retriever is compiled in.
+    pub fn compile(schema: &Value) -> Result<SchemaValidator, String> {
+        if !schema.is_object() {
+            return Err("the root schema must be a JSON object".into());
+        }
+        if let Some(t) = schema.get("type") {
+            if t != "object" {
+                return Err(format!("the root schema must have \"type\": \"object\", got {t}"));
+            }
+        }
+        jsonschema::options()
+            .should_validate_formats(true)
+            .build(schema)
+            .map(|inner| SchemaValidator { inner })
+            .map_err(|e| truncate(&e.to_string(), 500))
+    }
+
+    pub fn is_valid(&self, instance: &Value) -> bool {
+        self.inner.is_valid(instance)
+    }
+
+    /// Every problem (up to a cap), sorted by path so the report is stable.
+    pub fn issues(&self, instance: &Value) -> Vec<Issue> {
+        let mut issues: Vec<Issue> = self
+            .inner
+            .iter_errors(instance)
+            .take(MAX_ISSUES)
+            .map(|err| {
+                let mut path = dotted(err.instance_path().as_str());
+                let message = match err.kind() {
+                    jsonschema::error::ValidationErrorKind::Required { property } => {
+                        let prop = property.as_str().map(str::to_string).unwrap_or_else(|| property.to_string());
+                        if !path.is_empty() {
+                            path.push('.');
+                        }
+                        path.push_str(&prop);
+                        "is required but missing".to_string()
+                    }
+                    _ => truncate(&err.to_string(), MAX_MESSAGE_CHARS),
+                };
+                Issue { path, message }
+            })
+            .collect();
+        issues.sort_by(|a, b| a.path.cmp(&b.path));
+        issues.dedup();
+        issues
+    }
+}
+
+/// `Error: tool 'x' failed parameter validation: parameter 'a': ...; parameter 'b': ...`
+pub fn render_failure(tool: &str, issues: &[Issue]) -> String {
+    let parts: Vec<String> = issues.iter().map(Issue::render).collect();
+    format!("Error: tool '{tool}' failed parameter validation: {}", parts.join("; "))
+}
+
+/// JSON pointer `/a/0/b~1c` to dotted `a.0.b/c`.
+fn dotted(pointer: &str) -> String {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|seg| seg.replace("~1", "/").replace("~0", "~"))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+pub(crate) fn truncate(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((idx, _)) => format!("{}…", &text[..idx]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "days": {"type": "integer"},
+                "items": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "string"}}, "required": ["n"]}},
+                "action": {"enum": ["read", "append"]},
+                "when": {"type": "string", "format": "date"}
+            },
+            "required": ["city"]
+        })
+    }
+
+    #[test]
+    fn valid_arguments_pass() {
+        let v = SchemaValidator::compile(&schema()).unwrap();
+        assert!(v.is_valid(&json!({"city": "Paris", "days": 3, "extra": 1})));
+        assert!(v.issues(&json!({"city": "Paris"})).is_empty());
+    }
+
+    #[test]
+    fn every_problem_has_its_path() {
+        let v = SchemaValidator::compile(&schema()).unwrap();
+        let issues = v.issues(&json!({"days": "x", "items": [{"n": "a"}, {}], "action": "delete", "when": "2024-13-99"}));
+        let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(paths, ["action", "city", "days", "items.1.n", "when"]);
+        let text = render_failure("weather", &issues);
+        assert!(text.starts_with("Error: tool 'weather' failed parameter validation: parameter 'action': "), "{text}");
+        assert!(text.contains("parameter 'city': is required but missing"), "{text}");
+        assert!(text.contains("parameter 'items.1.n': is required but missing"), "{text}");
+        assert!(text.contains("\"x\" is not of type \"integer\""), "{text}");
+    }
+
+    #[test]
+    fn huge_values_are_not_echoed_whole() {
+        let v = SchemaValidator::compile(&schema()).unwrap();
+        let issues = v.issues(&json!({"city": 5, "days": "y".repeat(100_000)}));
+        assert!(issues.iter().all(|i| i.message.chars().count() <= MAX_MESSAGE_CHARS + 1));
+    }
+
+    #[test]
+    fn bad_schemas_are_refused_at_compile_time() {
+        assert!(SchemaValidator::compile(&json!({"type": "object", "properties": {"a": {"type": "nonsense"}}})).is_err());
+        assert!(SchemaValidator::compile(&json!([1])).is_err());
+        assert!(SchemaValidator::compile(&json!({"type": "string"})).is_err());
+    }
+
+    #[test]
+    fn dotted_paths_unescape_pointer_tokens() {
+        assert_eq!(dotted(""), "");
+        assert_eq!(dotted("/a/0/b~1c/d~0e"), "a.0.b/c.d~e");
+    }
+}
