@@ -342,7 +342,7 @@ impl PyToolRegistry {
     fn unregister(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         match self.inner.write().expect("registry lock poisoned").unregister(name) {
             Some(entry) => Ok(entry.payload.obj.clone_ref(py)),
-            None => Err(PyKeyError::new_err(format!("no tool named {name:?} is registered"))),
+            None => Err(PyKeyError::new_err(format!("no tool named '{name}' is registered"))),
         }
     }
 
@@ -453,6 +453,18 @@ impl PyToolRegistry {
                 format!("Error: tool '{name}' is async-only; it must be run through the async entry point (aexecute_tool / Agent.arun)"),
             ),
         }
+    }
+
+    /// How the Agent should run a tool: ``"inline"`` (a Rust built-in that never blocks),
+    /// ``"sync"`` (may block: inline on the sync path, a worker thread on the async path),
+    /// ``"async"`` (only ``arun``: must be awaited), or None for an unknown name.
+    fn _exec_kind(&self, name: &str) -> Option<&'static str> {
+        let entry = self.entry(name)?;
+        Some(match &entry.payload.runner {
+            Runner::Native(native) if !native.blocks() => "inline",
+            Runner::AsyncOnly => "async",
+            _ => "sync",
+        })
     }
 
     /// For the async path: an error ToolResponse, or the tool object to await ``arun`` on.
