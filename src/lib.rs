@@ -7,6 +7,9 @@
 
 pub mod builtins;
 pub mod error;
+pub mod guard;
+pub mod permissions;
+pub mod policy;
 pub mod prompts;
 pub mod registry;
 pub mod response;

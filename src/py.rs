@@ -2,7 +2,10 @@
 
 mod convert;
 mod errors;
+mod guard;
 mod parameter;
+mod permissions;
+mod policy;
 mod registry;
 mod response;
 mod tool;
@@ -16,5 +19,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tool::PyTool>()?;
     m.add_class::<tool::Ready>()?;
     m.add_class::<registry::PyToolRegistry>()?;
+    m.add_class::<permissions::PyToolPermissions>()?;
+    m.add_class::<guard::PyGuard>()?;
+    m.add_class::<policy::PyRunBudget>()?;
+    m.add_function(wrap_pyfunction!(policy::check_run_limits, m)?)?;
     Ok(())
 }

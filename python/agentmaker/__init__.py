@@ -4,26 +4,49 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 :class:`ToolRegistry`, and let an :class:`Agent` call them.
 """
 
-from agentmaker._native import Tool, ToolParameter, ToolResponse
+from agentmaker._native import Tool, ToolParameter, ToolPermissions, ToolResponse
 from agentmaker._registry import ToolRegistry
+from agentmaker.agent import Agent, RunResult, RunUsage, ToolCallRecord
+from agentmaker.confirm import cli_confirm
+from agentmaker.llm import LLMClient, LLMResponse
+from agentmaker.run_policy import RunPolicy
 from agentmaker.errors import (
     AgentmakerError,
     AgentRunFlow,
+    LLMResponseError,
+    RetryAgentRun,
+    RunCancelled,
+    RunLimitExceeded,
+    StopAgentRun,
     ToolConfigError,
     ToolError,
     ToolRegistrationError,
 )
 
 __all__ = [
+    "Agent",
     "AgentRunFlow",
     "AgentmakerError",
+    "LLMClient",
+    "LLMResponse",
+    "LLMResponseError",
+    "RetryAgentRun",
+    "RunCancelled",
+    "RunLimitExceeded",
+    "RunPolicy",
+    "RunResult",
+    "RunUsage",
+    "StopAgentRun",
     "Tool",
     "ToolConfigError",
     "ToolError",
+    "ToolCallRecord",
     "ToolParameter",
+    "ToolPermissions",
     "ToolRegistrationError",
     "ToolRegistry",
     "ToolResponse",
+    "cli_confirm",
 ]
 
 __version__ = "0.1.0"

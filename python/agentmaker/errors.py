@@ -16,6 +16,11 @@ __all__ = [
     "ToolRegistrationError",
     "ToolConfigError",
     "AgentRunFlow",
+    "StopAgentRun",
+    "RetryAgentRun",
+    "RunLimitExceeded",
+    "RunCancelled",
+    "LLMResponseError",
 ]
 
 
@@ -43,3 +48,42 @@ class AgentRunFlow(Exception):
 
     The registry lets these propagate instead of turning them into error responses.
     """
+
+
+class StopAgentRun(AgentRunFlow):
+    """Raised by a tool to end the whole agent run now; ``message`` becomes the final output."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message)
+        self.message = str(message)
+
+
+class RetryAgentRun(AgentRunFlow):
+    """Raised by a tool to hand ``message`` back to the model as the tool's result so it
+    reconsiders and tries again; the run continues."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message)
+        self.message = str(message)
+
+
+class RunLimitExceeded(AgentmakerError):
+    """A RunPolicy cap was reached. ``kind`` is ``"llm_calls"``, ``"tool_calls"``, ``"tokens"``
+    or ``"deadline"``."""
+
+    def __init__(self, message: str, kind: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class RunCancelled(AgentmakerError):
+    """The RunPolicy's ``cancel`` callback asked the run to stop."""
+
+
+class LLMResponseError(AgentmakerError):
+    """The model endpoint failed or answered with something that is not a usable reply."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body

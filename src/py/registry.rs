@@ -227,6 +227,41 @@ pub fn wrap_callable_result(py: Python<'_>, tool: &str, result: Bound<'_, PyAny>
     wrap_run_result(py, tool, converted)
 }
 
+/// Runs a tool whose arguments passed `admit`, and wraps the result.
+fn run_admitted(
+    py: Python<'_>,
+    name: &str,
+    entry: &PyEntry,
+    args: &Value,
+    parameters: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyToolResponse>> {
+    let obj = entry.payload.obj.bind(py);
+    match &entry.payload.runner {
+        Runner::Native(native) => Py::new(py, call_native(py, native, args)?),
+        Runner::Run => match obj.call_method1(pyo3::intern!(py, "run"), (parameters,)) {
+            Ok(result) => wrap_run_result(py, name, result),
+            Err(err) => exception_response(py, name, err),
+        },
+        Runner::Kwargs { func, names } => {
+            let params = parameters.cast::<PyDict>()?;
+            let kwargs = PyDict::new(py);
+            for key in names {
+                if let Some(v) = params.get_item(key.bind(py))? {
+                    kwargs.set_item(key.bind(py), v)?;
+                }
+            }
+            match func.bind(py).call((), Some(&kwargs)) {
+                Ok(result) => wrap_callable_result(py, name, result),
+                Err(err) => exception_response(py, name, err),
+            }
+        }
+        Runner::AsyncOnly => error_response(
+            py,
+            format!("Error: tool '{name}' is async-only; it must be run through the async entry point (aexecute_tool / Agent.arun)"),
+        ),
+    }
+}
+
 impl PyToolRegistry {
     fn entry(&self, name: &str) -> Option<Arc<PyEntry>> {
         self.inner.read().expect("registry lock poisoned").get(name).cloned()
@@ -424,47 +459,32 @@ impl PyToolRegistry {
     /// Run a tool: look it up, validate the arguments against its schema, run it and wrap the
     /// result. Bad model input and exceptions raised by the tool come back as error responses.
     fn execute_tool(&self, py: Python<'_>, name: &str, parameters: &Bound<'_, PyAny>) -> PyResult<Py<PyToolResponse>> {
-        let (entry, args) = match self.admit(py, name, parameters)? {
-            Ok(ok) => ok,
-            Err(resp) => return Ok(resp),
-        };
-        let obj = entry.payload.obj.bind(py);
-        match &entry.payload.runner {
-            Runner::Native(native) => Py::new(py, call_native(py, native, &args)?),
-            Runner::Run => match obj.call_method1(pyo3::intern!(py, "run"), (parameters,)) {
-                Ok(result) => wrap_run_result(py, name, result),
-                Err(err) => exception_response(py, name, err),
-            },
-            Runner::Kwargs { func, names } => {
-                let params = parameters.cast::<PyDict>()?;
-                let kwargs = PyDict::new(py);
-                for key in names {
-                    if let Some(v) = params.get_item(key.bind(py))? {
-                        kwargs.set_item(key.bind(py), v)?;
-                    }
-                }
-                match func.bind(py).call((), Some(&kwargs)) {
-                    Ok(result) => wrap_callable_result(py, name, result),
-                    Err(err) => exception_response(py, name, err),
-                }
-            }
-            Runner::AsyncOnly => error_response(
-                py,
-                format!("Error: tool '{name}' is async-only; it must be run through the async entry point (aexecute_tool / Agent.arun)"),
-            ),
+        match self.admit(py, name, parameters)? {
+            Ok((entry, args)) => run_admitted(py, name, &entry, &args, parameters),
+            Err(resp) => Ok(resp),
         }
     }
 
-    /// How the Agent should run a tool: ``"inline"`` (a Rust built-in that never blocks),
-    /// ``"sync"`` (may block: inline on the sync path, a worker thread on the async path),
-    /// ``"async"`` (only ``arun``: must be awaited), or None for an unknown name.
-    fn _exec_kind(&self, name: &str) -> Option<&'static str> {
+    /// ``execute_tool`` that also says whether the tool was entered: ``(response, executed)``.
+    /// The Agent uses it to count only calls that really ran (not unknown or invalid ones).
+    fn _execute_checked(&self, py: Python<'_>, name: &str, parameters: &Bound<'_, PyAny>) -> PyResult<(Py<PyToolResponse>, bool)> {
+        match self.admit(py, name, parameters)? {
+            Ok((entry, args)) => Ok((run_admitted(py, name, &entry, &args, parameters)?, true)),
+            Err(resp) => Ok((resp, false)),
+        }
+    }
+
+    /// The tool and how the Agent should run it, or None for an unknown name. The kind is
+    /// ``"inline"`` (a Rust built-in that never blocks), ``"sync"`` (may block: inline on the
+    /// sync path, a worker thread on the async path) or ``"async"`` (only ``arun``: awaited).
+    fn _lookup(&self, py: Python<'_>, name: &str) -> Option<(Py<PyAny>, &'static str)> {
         let entry = self.entry(name)?;
-        Some(match &entry.payload.runner {
+        let kind = match &entry.payload.runner {
             Runner::Native(native) if !native.blocks() => "inline",
             Runner::AsyncOnly => "async",
             _ => "sync",
-        })
+        };
+        Some((entry.payload.obj.clone_ref(py), kind))
     }
 
     /// For the async path: an error ToolResponse, or the tool object to await ``arun`` on.

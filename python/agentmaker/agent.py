@@ -1,0 +1,613 @@
+"""The agent loop: ask the model, run the tools it calls through the gates, feed results back.
+
+``Agent.run`` and ``Agent.arun`` share one coroutine. ``run`` steps it by hand and only starts a
+(reused, per-thread) event loop when something really has to wait: see ``_drive``. On the sync
+path, sync tools run inline on the calling thread; on the async path they run on worker threads
+so the event loop is never blocked.
+
+Timeouts: an async tool past its timeout is cancelled. A sync tool cannot be interrupted in
+Python: when it overruns, its call returns a timeout error at once and the run goes on, but the
+tool's thread keeps running until the function returns (it is a daemon thread, so it never keeps
+the process alive). Tools that must really stop should be async or enforce their own limits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import wait as wait_futures
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _native
+from ._calls import ToolCallRecord, parse_call
+from ._drive import NEED_LOOP, in_running_loop, run_sync
+from ._registry import ToolRegistry
+from ._threads import shared_threads
+from .llm import LLMResponse
+from .errors import RetryAgentRun, StopAgentRun
+from .run_policy import RunBudget, RunPolicy
+
+__all__ = ["Agent", "RunResult", "RunUsage", "ToolCallRecord"]
+
+DEFAULT_INSTRUCTIONS = "You are a helpful assistant."
+EMPTY_REPLY_NUDGE = "Please give a text answer."
+NO_ANSWER = "(No valid answer was obtained from the model; please retry.)"
+TURNS_EXHAUSTED = "(Max turns reached without a final answer; consider increasing max_turns.)"
+_MAX_LISTED = 40  # names listed in an "unknown tool" error
+
+
+@dataclass(frozen=True, slots=True)
+class RunUsage:
+    """Counts for one run: model calls, tool executions (refused calls excluded), tokens."""
+
+    llm_calls: int = 0
+    tool_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """The outcome of ``Agent.run``/``arun``.
+
+    ``status``: ``completed`` (the model answered, or gave up with the no-answer notice),
+    ``stopped`` (a tool raised StopAgentRun or has ``stop_after_tool_call``), or ``max_turns``
+    (the turn budget ran out; ``final_output`` says so). ``tool_calls`` lists every call the
+    model made, in order, with its status and duration; ``messages`` is the full transcript.
+    """
+
+    final_output: str
+    status: str
+    usage: RunUsage
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return self.final_output
+
+
+class _Run:
+    """Working state of one run."""
+
+    __slots__ = (
+        "direct",
+        "sync_entry",
+        "messages",
+        "records",
+        "budget",
+        "serial",
+        "guard",
+        "turn",
+        "llm_calls",
+        "tool_calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+        "visible",
+    )
+
+    def __init__(self, sync_entry: bool, policy: RunPolicy | None) -> None:
+        self.direct = sync_entry  # stepped by hand, no event loop yet
+        self.sync_entry = sync_entry
+        self.messages: list[dict[str, Any]] = []
+        self.records: list[ToolCallRecord] = []
+        self.budget = RunBudget(policy) if policy is not None else None
+        self.serial = policy is not None and policy.has_numeric_cap
+        self.guard: Any = None
+        self.turn = 0
+        self.llm_calls = 0
+        self.tool_calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.total_tokens = 0
+        self.visible: list[str] | None = None
+
+
+def _positive_number(value: Any, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{what} must be a positive number of seconds or None, got {value!r}")
+    return float(value)
+
+
+class Agent:
+    """An LLM agent that can call tools.
+
+    ``llm`` is any object meeting the contract in :mod:`agentmaker.llm` (``LLMClient``,
+    ``agentmaker.testing.ScriptedLLM``, or your own). Tools come from ``tools`` (a list,
+    registered into a new ``ToolRegistry``) or ``tool_registry`` (used as is), not both; with
+    neither, the agent answers plainly.
+
+    - ``instructions``: the system prompt (default: a generic helpful-assistant line).
+    - ``confirm(tool, parameters) -> bool``: approves high-risk calls; only a return of exactly
+      ``True`` approves. It receives a copy of the parameters. It may be ``async``. Without it,
+      calls that need confirmation are refused. A confirm that raises refuses.
+    - ``permissions``: a ``ToolPermissions``; denied tools are hidden from the model and refused
+      before confirmation.
+    - ``run_policy``: a ``RunPolicy`` applied to every run.
+    - ``max_turns``: model calls per run before giving up.
+    - ``tool_timeout``: default per-call timeout in seconds (a tool's own ``timeout`` wins).
+    - ``max_concurrency``: bound on calls running at once in a parallel batch (default: no bound
+      for async tools; sync tools are bounded by the worker threads).
+    - ``tool_retriever``: accepted for Tool-RAG; selection is wired in a later release.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        llm: Any,
+        *,
+        tools: Iterable[Any] | None = None,
+        tool_registry: Any = None,
+        instructions: str | None = None,
+        confirm: Callable[[Any, dict], Any] | None = None,
+        permissions: Any = None,
+        tool_retriever: Any = None,
+        run_policy: RunPolicy | None = None,
+        max_turns: int = 10,
+        tool_timeout: float | None = None,
+        max_concurrency: int | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"Agent name must be a non-empty string, got {name!r}")
+        if not callable(getattr(llm, "chat", None)):
+            raise TypeError(
+                f"llm must have a chat(messages, *, tools=None) method (see agentmaker.llm), got {llm!r}"
+            )
+        if tools is not None and tool_registry is not None:
+            raise ValueError("pass either tools=[...] or tool_registry=..., not both")
+        if tools is not None:
+            if isinstance(tools, ToolRegistry):
+                tool_registry = tools
+            else:
+                if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
+                    raise TypeError(f"tools must be a list of tools, got {tools!r}")
+                tool_registry = ToolRegistry()
+                tool_registry.register_all(list(tools))
+        elif tool_registry is not None:
+            for method in ("get", "to_openai_schema", "execute_tool", "aexecute_tool", "validate"):
+                if not callable(getattr(tool_registry, method, None)):
+                    raise TypeError(
+                        f"tool_registry must be a ToolRegistry (it has no {method}()), got {tool_registry!r}"
+                    )
+        if tool_registry is not None and getattr(llm, "supports_function_calling", True) is False:
+            raise ValueError(
+                f"{llm!r} does not support function calling, so it cannot be given tools; "
+                "use a model with function calling or drop tools="
+            )
+        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns <= 0:
+            raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
+        if confirm is not None and not callable(confirm):
+            raise TypeError(f"confirm must be a callable (tool, parameters) -> bool, got {confirm!r}")
+        if permissions is not None and not isinstance(permissions, _native.ToolPermissions):
+            raise TypeError(f"permissions must be a ToolPermissions, got {permissions!r}")
+        if run_policy is not None and not isinstance(run_policy, RunPolicy):
+            raise TypeError(f"run_policy must be a RunPolicy, got {run_policy!r}")
+        if max_concurrency is not None and (
+            isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1
+        ):
+            raise ValueError(f"max_concurrency must be a positive integer or None, got {max_concurrency!r}")
+        if instructions is not None and not isinstance(instructions, str):
+            raise TypeError(f"instructions must be a string, got {instructions!r}")
+        self.name = name
+        self.llm = llm
+        self.tool_registry = tool_registry
+        self.instructions = instructions
+        self.confirm = confirm
+        self.permissions = permissions
+        self.tool_retriever = tool_retriever
+        self.run_policy = run_policy
+        self.max_turns = max_turns
+        self.tool_timeout = _positive_number(tool_timeout, "tool_timeout")
+        self.max_concurrency = max_concurrency
+        # Permissions are immutable, so a decision per (name, origin) holds for the agent's life.
+        self._denials: dict[tuple[str, str | None], str | None] = {}
+
+    def __repr__(self) -> str:
+        return f"Agent(name={self.name!r}, llm={self.llm!r})"
+
+    # ----------------------------------------------------------------------------------- entry points
+
+    def run(self, input: Any) -> RunResult:
+        """Run the agent to a final answer and return the :class:`RunResult`.
+
+        Works in plain scripts and in threads (also while another thread runs an event loop).
+        Inside a running event loop use ``await agent.arun(...)`` instead.
+        """
+        if in_running_loop():
+            raise RuntimeError(
+                "Agent.run() was called while an event loop is running in this thread; "
+                "use `await agent.arun(...)` instead"
+            )
+        return run_sync(self._drive(input, _Run(True, self.run_policy)))
+
+    async def arun(self, input: Any) -> RunResult:
+        """The async form of :meth:`run`."""
+        return await self._drive(input, _Run(False, self.run_policy))
+
+    # ------------------------------------------------------------------------------------- the loop
+
+    def _denial(self, tool: Any) -> str | None:
+        perms = self.permissions
+        if perms is None:
+            return None
+        key = (tool.name, getattr(tool, "origin", None))
+        try:
+            return self._denials[key]
+        except KeyError:
+            reason = perms.denial_reason(tool)
+            self._denials[key] = reason
+            return reason
+
+    def _tool_schema(self, run: _Run) -> list | None:
+        reg = self.tool_registry
+        if reg is None or len(reg) == 0:
+            return None
+        if self.permissions is None:
+            schema = reg.to_openai_schema()
+        else:
+            names = [n for n in reg.names() if self._denial(reg.get(n)) is None]
+            run.visible = names
+            schema = reg.to_openai_schema(names=names)
+        return schema or None
+
+    async def _drive(self, input: Any, run: _Run) -> RunResult:
+        if not isinstance(input, (str, list)):
+            raise TypeError(f"run input must be a string (or a list of content parts), got {input!r}")
+        llm = self.llm
+        chat = llm.chat
+        if not run.sync_entry:
+            chat = getattr(llm, "achat", None) or chat
+        messages = run.messages
+        messages.append({"role": "system", "content": self.instructions or DEFAULT_INSTRUCTIONS})
+        messages.append({"role": "user", "content": input})
+        tools = self._tool_schema(run)
+        budget = run.budget
+        nudged = False
+        for turn in range(1, self.max_turns + 1):
+            run.turn = turn
+            if budget is not None:
+                budget.admit_llm()
+            resp = chat(messages, tools=tools) if tools else chat(messages)
+            if type(resp) is not LLMResponse and inspect.isawaitable(resp):
+                if run.direct:
+                    await NEED_LOOP
+                    run.direct = False
+                resp = await resp
+            content = getattr(resp, "content", None)
+            if not isinstance(content, str):
+                content = "" if content is None else str(content)
+            run.llm_calls += 1
+            usage = getattr(resp, "usage", None)
+            tokens = 0
+            if usage:
+                tokens = _account(run, usage)
+            if budget is not None:
+                budget.record_llm(tokens)
+            calls = getattr(resp, "tool_calls", None)
+            if not calls:
+                text = content.strip()
+                if text:
+                    messages.append({"role": "assistant", "content": content})
+                    return self._result(run, text, "completed")
+                if nudged:
+                    return self._result(run, NO_ANSWER, "completed")
+                nudged = True
+                messages.append({"role": "assistant", "content": content})
+                messages.append({"role": "user", "content": EMPTY_REPLY_NUDGE})
+                continue
+            stop = await self._turn(run, resp, content, calls)
+            if stop is not None:
+                return self._result(run, stop, "stopped")
+        return self._result(run, TURNS_EXHAUSTED, "max_turns")
+
+    def _result(self, run: _Run, text: str, status: str) -> RunResult:
+        usage = RunUsage(
+            run.llm_calls, run.tool_calls, run.prompt_tokens, run.completion_tokens, run.total_tokens
+        )
+        return RunResult(text, status, usage, run.records, run.messages)
+
+    async def _turn(self, run: _Run, resp: Any, content: str, calls: Any) -> str | None:
+        """Run one response's tool calls; returns the final output if a tool stopped the run."""
+        if not isinstance(calls, (list, tuple)):
+            calls = [calls]
+        recs = [self._prepare(run, c, i) for i, c in enumerate(calls)]
+        extra = getattr(resp, "assistant_message", None)
+        assistant = dict(extra) if extra else {}
+        assistant["role"] = "assistant"
+        assistant["content"] = content
+        assistant["tool_calls"] = [r._wire for r in recs]
+        messages = run.messages
+        messages.append(assistant)
+        run.records.extend(recs)
+        n = len(recs)
+        i = 0
+        stop: str | None = None
+        while i < n:
+            rec = recs[i]
+            j = i + 1
+            if rec._parallel:
+                while j < n and recs[j]._parallel:
+                    j += 1
+            if j - i >= 2:
+                await self._batch(run, recs[i:j])
+            elif rec.status is None:
+                await self._serial(run, rec)
+            for r in recs[i:j]:
+                messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
+                if stop is None and r._stop is not None:
+                    stop = r._stop
+            i = j
+            if stop is not None:
+                for r in recs[i:]:
+                    r.refuse("skipped", "(not run: an earlier tool call ended the run)")
+                    messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
+                return stop
+        return None
+
+    def _prepare(self, run: _Run, call: Any, index: int) -> ToolCallRecord:
+        rec = parse_call(call, index, run.turn)
+        if rec.status is not None:
+            return rec
+        reg = self.tool_registry
+        name = rec.name
+        found = reg._lookup(name) if reg is not None else None
+        if found is None:
+            rec.refuse("unknown_tool", self._unknown_tool_text(run, name))
+            return rec
+        tool, kind = found
+        reason = self._denial(tool)
+        if reason is not None:
+            rec.refuse("denied", f"(not allowed to call: {reason})")
+            return rec
+        params = rec._params
+        rec._tool = tool
+        rec._kind = kind
+        try:
+            needs = bool(tool.needs_confirmation(params))
+        except Exception as exc:  # a broken per-call rule must not wave the call through
+            bad = reg.validate(name, params)
+            if bad is not None:
+                rec.refuse("invalid", bad.text)
+            else:
+                rec.refuse(
+                    "not_confirmed",
+                    f"Error: tool '{name}' could not decide whether the call needs confirmation "
+                    f"({type(exc).__name__}: {exc}); it was not executed.",
+                )
+            return rec
+        # Validate now when something must happen between validation and execution (a person
+        # approving, an exact budget admission) or when the async path cannot report whether
+        # the tool was entered; otherwise the registry validates as part of the call.
+        if needs or kind == "async" or run.budget is not None:
+            bad = reg.validate(name, params)
+            if bad is not None:
+                rec.refuse("invalid", bad.text)
+                return rec
+        rec._confirm = needs
+        timeout = getattr(tool, "timeout", None)
+        rec._timeout = float(timeout) if timeout is not None else self.tool_timeout
+        rec._parallel = not needs and not run.serial and bool(getattr(tool, "supports_parallel", False))
+        return rec
+
+    def _unknown_tool_text(self, run: _Run, name: str) -> str:
+        reg = self.tool_registry
+        if reg is None:
+            return f"Error: tool '{name}' does not exist; this agent has no tools."
+        if run.visible is None:
+            names = list(reg.names())
+            if self.permissions is not None:
+                names = [n for n in names if self._denial(reg.get(n)) is None]
+            run.visible = names
+        names = run.visible
+        listed = ", ".join(names[:_MAX_LISTED]) if names else "(none)"
+        if len(names) > _MAX_LISTED:
+            listed += f", ... ({len(names) - _MAX_LISTED} more)"
+        return f"Error: tool '{name}' does not exist. Available tools: {listed}"
+
+    # ---------------------------------------------------------------------------------- execution
+
+    async def _serial(self, run: _Run, rec: ToolCallRecord) -> None:
+        if rec._confirm:
+            refusal = await self._ask(run, rec)
+            if refusal is not None:
+                rec.refuse("not_confirmed", refusal)
+                return
+        if run.budget is not None:
+            run.budget.admit_tool()
+            run.budget.record_tool()
+        await self._execute(run, rec, threaded=not run.sync_entry and rec._kind == "sync")
+
+    async def _ask(self, run: _Run, rec: ToolCallRecord) -> str | None:
+        """The confirmation gate: None when approved, else the refusal text for the model."""
+        confirm = self.confirm
+        name = rec.name
+        if confirm is None:
+            return (
+                f"Error: tool '{name}' is a high-risk operation and needs confirmation, but no confirm "
+                "callback is configured; the call was refused (give the Agent confirm=..., e.g. cli_confirm)."
+            )
+        args = copy.deepcopy(rec._params)
+        try:
+            if run.sync_entry or inspect.iscoroutinefunction(confirm):
+                answer = confirm(rec._tool, args)
+            else:  # a blocking prompt must not stall the event loop
+                answer = await asyncio.wrap_future(shared_threads().submit(confirm, rec._tool, args))
+            if inspect.isawaitable(answer):
+                if run.direct:
+                    await NEED_LOOP
+                    run.direct = False
+                answer = await answer
+        except Exception as exc:
+            return (
+                f"Error: the confirmation for tool '{name}' failed ({type(exc).__name__}: {exc}); "
+                "the call was not executed."
+            )
+        if answer is True:
+            return None
+        return f"Error: tool '{name}' was not approved; the call was not executed."
+
+    async def _execute(self, run: _Run, rec: ToolCallRecord, threaded: bool) -> None:
+        """Run an admitted call and fill in its record. Flow-control exceptions are absorbed."""
+        reg = self.tool_registry
+        name, params, timeout = rec.name, rec._params, rec._timeout
+        started = time.perf_counter()
+        try:
+            kind = rec._kind
+            if kind == "inline" or (kind == "sync" and not threaded and timeout is None):
+                outcome = reg._execute_checked(name, params)
+            elif kind == "sync":
+                fut = shared_threads().submit(reg._execute_checked, name, params)
+                if run.direct:
+                    outcome = fut.result(timeout)
+                else:
+                    outcome = await asyncio.wait_for(asyncio.wrap_future(fut), timeout)
+            else:
+                if run.direct:
+                    await NEED_LOOP
+                    run.direct = False
+                run.tool_calls += 1
+                rec.executed = True
+                if timeout is None:
+                    outcome = await reg.aexecute_tool(name, params)
+                else:
+                    outcome = await asyncio.wait_for(reg.aexecute_tool(name, params), timeout)
+        except (FutureTimeout, TimeoutError):
+            self._entered(run, rec)
+            rec.duration = time.perf_counter() - started
+            rec.refuse(
+                "timeout", f"Error: tool '{name}' did not finish within {timeout:g} seconds; the call was abandoned."
+            )
+            return
+        except Exception as exc:
+            self._entered(run, rec)
+            rec.duration = time.perf_counter() - started
+            self._signal(rec, exc)
+            return
+        rec.duration = time.perf_counter() - started
+        self._absorb(run, rec, outcome)
+
+    @staticmethod
+    def _entered(run: _Run, rec: ToolCallRecord) -> None:
+        """Count a sync call whose outcome is an exception or a timeout (it was admitted)."""
+        if not rec.executed:
+            rec.executed = True
+            run.tool_calls += 1
+
+    @staticmethod
+    def _signal(rec: ToolCallRecord, exc: BaseException) -> None:
+        """A flow-control signal from the tool, or (last resort) an unexpected exception."""
+        if isinstance(exc, StopAgentRun):
+            rec.refuse("stopped", exc.message)
+            rec._stop = exc.message
+        elif isinstance(exc, RetryAgentRun):
+            rec.refuse("retry", exc.message)
+        else:  # the registry converts tool errors; this is the last net
+            rec.refuse("error", f"Error: tool '{rec.name}' raised during execution: {type(exc).__name__}: {exc}")
+
+    def _absorb(self, run: _Run, rec: ToolCallRecord, outcome: Any) -> None:
+        if type(outcome) is tuple:  # (response, executed) from the sync entry point
+            resp, executed = outcome
+            if not executed:
+                rec.refuse("invalid", resp.text)
+                return
+            if not rec.executed:
+                rec.executed = True
+                run.tool_calls += 1
+        else:
+            resp = outcome
+        tool = rec._tool
+        text = getattr(resp, "text", None)
+        if not isinstance(text, str):
+            rec.status = "error"
+            text = f"Error: tool '{rec.name}' returned {type(resp).__name__} instead of a ToolResponse"
+        else:
+            status = resp.status
+            rec.status = status if isinstance(status, str) else str(status)
+            rec.data = resp.data
+        try:
+            external = bool(tool.is_external_content(rec._params))
+        except Exception:  # when unsure, treat the text as untrusted
+            external = True
+        if external:
+            guard = run.guard
+            if guard is None:
+                guard = run.guard = _native.Guard()
+            text = guard.wrap(rec.name, text)
+        rec.output = text
+        if getattr(tool, "stop_after_tool_call", False):
+            rec._stop = text
+
+    async def _batch(self, run: _Run, recs: list[ToolCallRecord]) -> None:
+        """Run adjacent parallel-safe calls together; results land in each record, in order."""
+        todo = [r for r in recs if r.status is None]
+        budget = run.budget
+        if budget is not None:  # only deadline/cancel apply here: numeric caps force serial runs
+            for _ in todo:
+                budget.admit_tool()
+                budget.record_tool()
+        bound = self.max_concurrency
+        if run.direct and all(r._timeout is None and r._kind != "async" for r in todo):
+            self._batch_on_threads(run, todo, bound)
+            return
+        if run.direct:
+            await NEED_LOOP
+            run.direct = False
+        if bound is None or bound >= len(todo):
+            await asyncio.gather(*(self._execute(run, r, True) for r in todo))
+            return
+        sem = asyncio.Semaphore(bound)
+
+        async def bounded(r: ToolCallRecord) -> None:
+            async with sem:
+                await self._execute(run, r, True)
+
+        await asyncio.gather(*(bounded(r) for r in todo))
+
+    def _batch_on_threads(self, run: _Run, todo: list[ToolCallRecord], bound: int | None) -> None:
+        """Sync tools of a batch on worker threads, without an event loop (the sync path)."""
+        reg = self.tool_registry
+        threads = shared_threads()
+        window = bound or len(todo)
+        pending: dict[Any, ToolCallRecord] = {}
+        started: dict[int, float] = {}
+        queue = list(reversed(todo))
+        while queue or pending:
+            while queue and len(pending) < window:
+                r = queue.pop()
+                started[id(r)] = time.perf_counter()
+                pending[threads.submit(reg._execute_checked, r.name, r._params)] = r
+            done, _ = wait_futures(list(pending), return_when=FIRST_COMPLETED)
+            for fut in done:
+                r = pending.pop(fut)
+                r.duration = time.perf_counter() - started[id(r)]
+                try:
+                    outcome = fut.result()
+                except Exception as exc:
+                    self._entered(run, r)
+                    self._signal(r, exc)
+                else:
+                    self._absorb(run, r, outcome)
+
+
+def _account(run: _Run, usage: Any) -> int:
+    get = usage.get if isinstance(usage, dict) else (lambda k, d=None: getattr(usage, k, d))
+    prompt = get("prompt_tokens", 0) or 0
+    completion = get("completion_tokens", 0) or 0
+    total = get("total_tokens", None)
+    if not isinstance(total, int):
+        total = (prompt if isinstance(prompt, int) else 0) + (completion if isinstance(completion, int) else 0)
+    if isinstance(prompt, int):
+        run.prompt_tokens += prompt
+    if isinstance(completion, int):
+        run.completion_tokens += completion
+    run.total_tokens += total
+    return total

@@ -1,0 +1,88 @@
+"""Run limits: RunPolicy and the per-run budget that enforces it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import _native
+from .errors import RunCancelled, RunLimitExceeded
+
+__all__ = ["RunBudget", "RunPolicy"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunPolicy:
+    """Limits for one run of an agent.
+
+    - ``max_llm_calls`` (>= 1): model calls per run.
+    - ``max_tool_calls`` (>= 0): tool executions per run; exact: the call past the cap never
+      starts (0 means no tool may run). Calls refused before execution (denied, unknown,
+      invalid, unconfirmed) do not count.
+    - ``max_tokens`` (>= 1): sum of ``usage["total_tokens"]`` over the run's model calls.
+    - ``deadline_seconds`` (> 0): wall-clock budget from the start of the run.
+    - ``cancel``: a callable checked before each model call and each tool execution; returning
+      True ends the run with :class:`RunCancelled`.
+
+    Crossing a limit raises :class:`RunLimitExceeded`. Any numeric cap makes tool calls run one
+    at a time, so each admission is exact; ``deadline_seconds`` and ``cancel`` keep parallel
+    batches.
+    """
+
+    max_llm_calls: int | None = None
+    max_tool_calls: int | None = None
+    max_tokens: int | None = None
+    deadline_seconds: float | None = None
+    cancel: Callable[[], bool] | None = None
+
+    def __post_init__(self) -> None:
+        # Range and type rules (bool is not a count) live in the core.
+        _native.check_run_limits(
+            self.max_llm_calls, self.max_tool_calls, self.max_tokens, self.deadline_seconds
+        )
+        if self.cancel is not None and not callable(self.cancel):
+            raise ValueError(f"RunPolicy.cancel must be a callable or None, got {self.cancel!r}")
+
+    @property
+    def has_numeric_cap(self) -> bool:
+        return (
+            self.max_llm_calls is not None or self.max_tool_calls is not None or self.max_tokens is not None
+        )
+
+
+class RunBudget:
+    """One run's accounting against a policy (the counters and checks live in the core)."""
+
+    __slots__ = ("_core", "_cancel", "_start")
+
+    def __init__(self, policy: RunPolicy) -> None:
+        self._core = _native.RunBudget(
+            policy.max_llm_calls, policy.max_tool_calls, policy.max_tokens, policy.deadline_seconds
+        )
+        self._cancel = policy.cancel
+        self._start = time.monotonic()
+
+    def _check_cancel(self) -> None:
+        if self._cancel is not None and self._cancel():
+            raise RunCancelled("run was cancelled")
+
+    @staticmethod
+    def _raise(err: tuple[str, str] | None) -> None:
+        if err is not None:
+            kind, message = err
+            raise RunLimitExceeded(message, kind)
+
+    def admit_llm(self) -> None:
+        self._check_cancel()
+        self._raise(self._core.admit_llm(time.monotonic() - self._start))
+
+    def record_llm(self, tokens: int) -> None:
+        self._raise(self._core.record_llm(tokens, time.monotonic() - self._start))
+
+    def admit_tool(self) -> None:
+        self._check_cancel()
+        self._raise(self._core.admit_tool(time.monotonic() - self._start))
+
+    def record_tool(self) -> None:
+        self._core.record_tool()

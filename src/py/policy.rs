@@ -1,0 +1,134 @@
+//! RunPolicy validation and per-run accounting for Python.
+
+use crate::policy::{LimitExceeded, PolicyError, RunBudget, RunLimits};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt};
+
+fn repr(value: &Bound<'_, PyAny>) -> String {
+    value.repr().map(|r| r.to_string()).unwrap_or_else(|_| "<unprintable>".to_owned())
+}
+
+fn count(field: &'static str, min: u64, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let bad = || PyValueError::new_err(PolicyError::BadCount { field, min, got: repr(value) }.to_string());
+    // bool is an int subclass in Python, but True is not a count.
+    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
+        return Err(bad());
+    }
+    match value.extract::<i64>() {
+        Ok(v) if v >= min as i64 => Ok(Some(v)),
+        Ok(_) => Err(bad()),
+        // Beyond i64: a huge positive cap is the same as no practical cap.
+        Err(_) if value.gt(0)? => Ok(Some(i64::MAX)),
+        Err(_) => Err(bad()),
+    }
+}
+
+fn seconds(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let bad = || PyValueError::new_err(PolicyError::BadDeadline { got: repr(value) }.to_string());
+    if value.is_instance_of::<PyBool>() || !(value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>()) {
+        return Err(bad());
+    }
+    let v: f64 = value.extract().map_err(|_| bad())?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(bad());
+    }
+    Ok(Some(v))
+}
+
+fn limits(
+    max_llm_calls: Option<&Bound<'_, PyAny>>,
+    max_tool_calls: Option<&Bound<'_, PyAny>>,
+    max_tokens: Option<&Bound<'_, PyAny>>,
+    deadline_seconds: Option<&Bound<'_, PyAny>>,
+) -> PyResult<RunLimits> {
+    RunLimits::new(
+        count("max_llm_calls", 1, max_llm_calls)?,
+        count("max_tool_calls", 0, max_tool_calls)?,
+        count("max_tokens", 1, max_tokens)?,
+        seconds(deadline_seconds)?,
+    )
+    .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Validate RunPolicy limits; raises ValueError naming the field and the bad value.
+#[pyfunction]
+#[pyo3(signature = (max_llm_calls = None, max_tool_calls = None, max_tokens = None, deadline_seconds = None))]
+pub fn check_run_limits(
+    max_llm_calls: Option<&Bound<'_, PyAny>>,
+    max_tool_calls: Option<&Bound<'_, PyAny>>,
+    max_tokens: Option<&Bound<'_, PyAny>>,
+    deadline_seconds: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    limits(max_llm_calls, max_tool_calls, max_tokens, deadline_seconds).map(|_| ())
+}
+
+fn verdict(r: Result<(), LimitExceeded>) -> Option<(&'static str, String)> {
+    r.err().map(|e| (e.kind(), e.to_string()))
+}
+
+/// One run's counters against its limits. Each check returns None, or ``(kind, message)`` for
+/// the limit that was hit (the caller raises RunLimitExceeded). ``elapsed`` is seconds since
+/// the run started.
+#[pyclass(module = "agentmaker._native", name = "RunBudget")]
+pub struct PyRunBudget {
+    core: RunBudget,
+}
+
+#[pymethods]
+impl PyRunBudget {
+    #[new]
+    #[pyo3(signature = (max_llm_calls = None, max_tool_calls = None, max_tokens = None, deadline_seconds = None))]
+    fn new(
+        max_llm_calls: Option<&Bound<'_, PyAny>>,
+        max_tool_calls: Option<&Bound<'_, PyAny>>,
+        max_tokens: Option<&Bound<'_, PyAny>>,
+        deadline_seconds: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let limits = limits(max_llm_calls, max_tool_calls, max_tokens, deadline_seconds)?;
+        Ok(PyRunBudget { core: RunBudget::new(limits) })
+    }
+
+    fn admit_llm(&self, elapsed: f64) -> Option<(&'static str, String)> {
+        verdict(self.core.admit_llm(elapsed))
+    }
+
+    fn record_llm(&mut self, tokens: i64, elapsed: f64) -> Option<(&'static str, String)> {
+        verdict(self.core.record_llm(tokens.max(0) as u64, elapsed))
+    }
+
+    fn admit_tool(&self, elapsed: f64) -> Option<(&'static str, String)> {
+        verdict(self.core.admit_tool(elapsed))
+    }
+
+    fn record_tool(&mut self) {
+        self.core.record_tool();
+    }
+
+    #[getter]
+    fn llm_calls(&self) -> u64 {
+        self.core.llm_calls
+    }
+
+    #[getter]
+    fn tool_calls(&self) -> u64 {
+        self.core.tool_calls
+    }
+
+    #[getter]
+    fn total_tokens(&self) -> u64 {
+        self.core.total_tokens
+    }
+
+    /// True when any numeric cap is set (tool calls then run one at a time).
+    #[getter]
+    fn has_numeric_cap(&self) -> bool {
+        self.core.limits.has_numeric_cap()
+    }
+}
