@@ -1,0 +1,74 @@
+"""Tiny benchmark harness: per-call timings with a floor measured in the same run.
+
+Benchmarks are not tests: they print figures and ratios, they never assert.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+
+RESULTS: list[dict] = []
+
+
+def per_call_us(fn: Callable[[], object], *, number: int = 20_000, repeat: int = 7) -> float:
+    """Best-of-`repeat` mean time of one call, in microseconds (GC off while timing)."""
+    for _ in range(min(number, 1000)):
+        fn()
+    samples = []
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            start = time.perf_counter_ns()
+            for _ in range(number):
+                fn()
+            samples.append((time.perf_counter_ns() - start) / number / 1000)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return min(samples)
+
+
+def once_us(fn: Callable[[], object], *, repeat: int = 7, setup: Callable[[], object] | None = None) -> float:
+    """Best-of-`repeat` time of one call to `fn` (after `setup`), in microseconds."""
+    samples = []
+    for _ in range(repeat):
+        if setup is not None:
+            setup()
+        start = time.perf_counter_ns()
+        fn()
+        samples.append((time.perf_counter_ns() - start) / 1000)
+    return min(samples)
+
+
+def median_us(fn: Callable[[], object], *, repeat: int = 7) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter_ns()
+        fn()
+        samples.append((time.perf_counter_ns() - start) / 1000)
+    return statistics.median(samples)
+
+
+def report(group: str, name: str, value_us: float, *, floor_us: float | None = None, target_us: float | None = None,
+           note: str = "") -> None:
+    """Print one figure: its value, its overhead over the floor and the target it is held to."""
+    parts = [f"{group:<10} {name:<58} {fmt(value_us):>11}"]
+    if floor_us is not None:
+        parts.append(f"floor {fmt(floor_us)}  overhead {fmt(value_us - floor_us)}  ratio {value_us / floor_us:5.1f}x")
+    if target_us is not None:
+        measured = value_us - floor_us if floor_us is not None else value_us
+        parts.append(f"target {fmt(target_us)} [{'ok' if measured <= target_us else 'OVER'}]")
+    if note:
+        parts.append(note)
+    print("  ".join(parts), flush=True)
+    RESULTS.append({"group": group, "name": name, "us": value_us, "floor_us": floor_us, "target_us": target_us})
+
+
+def fmt(us: float) -> str:
+    if us >= 1000:
+        return f"{us / 1000:.2f} ms"
+    return f"{us:.2f} µs"
