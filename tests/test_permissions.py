@@ -5,7 +5,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-
 from agentmaker import Agent, Tool, ToolParameter, ToolPermissions, ToolRegistry, ToolResponse
 from agentmaker.testing import ScriptedLLM
 

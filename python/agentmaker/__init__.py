@@ -8,8 +8,6 @@ from agentmaker._native import Tool, ToolParameter, ToolPermissions, ToolRespons
 from agentmaker._registry import ToolRegistry
 from agentmaker.agent import Agent, RunResult, RunUsage, ToolCallRecord
 from agentmaker.confirm import cli_confirm
-from agentmaker.llm import LLMClient, LLMResponse
-from agentmaker.run_policy import RunPolicy
 from agentmaker.errors import (
     AgentmakerError,
     AgentRunFlow,
@@ -22,6 +20,8 @@ from agentmaker.errors import (
     ToolError,
     ToolRegistrationError,
 )
+from agentmaker.llm import LLMClient, LLMResponse
+from agentmaker.run_policy import RunPolicy
 
 __all__ = [
     "Agent",
@@ -38,9 +38,9 @@ __all__ = [
     "RunUsage",
     "StopAgentRun",
     "Tool",
+    "ToolCallRecord",
     "ToolConfigError",
     "ToolError",
-    "ToolCallRecord",
     "ToolParameter",
     "ToolPermissions",
     "ToolRegistrationError",

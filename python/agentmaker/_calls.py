@@ -34,23 +34,23 @@ class ToolCallRecord:
     """
 
     __slots__ = (
-        "call_id",
-        "name",
-        "arguments",
-        "status",
-        "duration",
-        "output",
-        "data",
-        "executed",
+        "_confirm",
+        "_kind",
+        "_parallel",
+        "_params",
+        "_stop",
+        "_timeout",
         # private working state
         "_tool",
-        "_kind",
-        "_params",
-        "_confirm",
-        "_parallel",
-        "_timeout",
-        "_stop",
         "_wire",
+        "arguments",
+        "call_id",
+        "data",
+        "duration",
+        "executed",
+        "name",
+        "output",
+        "status",
     )
 
     def __init__(self) -> None:
@@ -102,7 +102,7 @@ def parse_call(call: Any, index: int, turn: int) -> ToolCallRecord:
     rec.arguments = raw
     good_id = isinstance(cid, str) and cid != ""
     rec.call_id = cid if good_id else f"call_missing_id_t{turn}_{index}"
-    if good_id and isinstance(call, dict) and isinstance(fn, dict):
+    if good_id and isinstance(call, dict) and isinstance(fn, dict) and (raw is None or isinstance(raw, str)):
         rec._wire = call
     else:
         # Rebuild the call so the assistant message we record is well formed (every tool

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import threading
 import types
 from collections.abc import Coroutine
@@ -43,7 +44,7 @@ NEED_LOOP = _NeedLoop()
 class _LoopHolder:
     """Owns one thread's private loop; closes it when the thread (or the interpreter) ends."""
 
-    __slots__ = ("loop", "__weakref__")
+    __slots__ = ("__weakref__", "loop")
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
@@ -51,17 +52,13 @@ class _LoopHolder:
     def close(self) -> None:
         loop = self.loop
         if not loop.is_closed() and not loop.is_running():
-            try:
+            with contextlib.suppress(Exception):  # best effort at teardown
                 loop.run_until_complete(loop.shutdown_asyncgens())
-            except Exception:
-                pass
             loop.close()
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # never raise from a finaliser
             self.close()
-        except Exception:
-            pass
 
 
 _local = threading.local()
@@ -101,7 +98,7 @@ def _resume(coro: Coroutine[Any, Any, T]):
         try:
             value = yield yielded
             exc = None
-        except BaseException as e:  # cancellation and friends go into the coroutine
+        except BaseException as e:  # noqa: BLE001 - cancellation and friends go into the coroutine
             value, exc = None, e
 
 

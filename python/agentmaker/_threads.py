@@ -54,7 +54,7 @@ class ToolThreads:
             if fut.set_running_or_notify_cancel():
                 try:
                     result = fn(*args)
-                except BaseException as exc:  # delivered to the waiter, never lost
+                except BaseException as exc:  # noqa: BLE001 - delivered to the waiter, never lost
                     fut.set_exception(exc)
                 else:
                     fut.set_result(result)

@@ -29,8 +29,8 @@ from ._calls import ToolCallRecord, parse_call
 from ._drive import NEED_LOOP, in_running_loop, run_sync
 from ._registry import ToolRegistry
 from ._threads import shared_threads
-from .llm import LLMResponse
 from .errors import RetryAgentRun, StopAgentRun
+from .llm import LLMResponse
 from .run_policy import RunBudget, RunPolicy
 
 __all__ = ["Agent", "RunResult", "RunUsage", "ToolCallRecord"]
@@ -77,19 +77,19 @@ class _Run:
     """Working state of one run."""
 
     __slots__ = (
-        "direct",
-        "sync_entry",
-        "messages",
-        "records",
         "budget",
-        "serial",
-        "guard",
-        "turn",
-        "llm_calls",
-        "tool_calls",
-        "prompt_tokens",
         "completion_tokens",
+        "direct",
+        "guard",
+        "llm_calls",
+        "messages",
+        "prompt_tokens",
+        "records",
+        "serial",
+        "sync_entry",
+        "tool_calls",
         "total_tokens",
+        "turn",
         "visible",
     )
 
@@ -373,7 +373,7 @@ class Agent:
         rec._kind = kind
         try:
             needs = bool(tool.needs_confirmation(params))
-        except Exception as exc:  # a broken per-call rule must not wave the call through
+        except Exception as exc:  # noqa: BLE001 - a broken per-call rule must not wave the call through
             bad = reg.validate(name, params)
             if bad is not None:
                 rec.refuse("invalid", bad.text)
@@ -446,7 +446,7 @@ class Agent:
                     await NEED_LOOP
                     run.direct = False
                 answer = await answer
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a failing approval refuses the call
             return (
                 f"Error: the confirmation for tool '{name}' failed ({type(exc).__name__}: {exc}); "
                 "the call was not executed."
@@ -487,7 +487,7 @@ class Agent:
                 "timeout", f"Error: tool '{name}' did not finish within {timeout:g} seconds; the call was abandoned."
             )
             return
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - signals and last-resort errors
             self._entered(run, rec)
             rec.duration = time.perf_counter() - started
             self._signal(rec, exc)
@@ -535,7 +535,7 @@ class Agent:
             rec.data = resp.data
         try:
             external = bool(tool.is_external_content(rec._params))
-        except Exception:  # when unsure, treat the text as untrusted
+        except Exception:  # noqa: BLE001 - when unsure, treat the text as untrusted
             external = True
         if external:
             guard = run.guard
@@ -591,7 +591,7 @@ class Agent:
                 r.duration = time.perf_counter() - started[id(r)]
                 try:
                     outcome = fut.result()
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - signals and last-resort errors
                     self._entered(run, r)
                     self._signal(r, exc)
                 else:

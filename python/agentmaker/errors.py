@@ -11,16 +11,16 @@ back to the model as error ``ToolResponse`` values.
 from __future__ import annotations
 
 __all__ = [
+    "AgentRunFlow",
     "AgentmakerError",
+    "LLMResponseError",
+    "RetryAgentRun",
+    "RunCancelled",
+    "RunLimitExceeded",
+    "StopAgentRun",
+    "ToolConfigError",
     "ToolError",
     "ToolRegistrationError",
-    "ToolConfigError",
-    "AgentRunFlow",
-    "StopAgentRun",
-    "RetryAgentRun",
-    "RunLimitExceeded",
-    "RunCancelled",
-    "LLMResponseError",
 ]
 
 

@@ -25,6 +25,7 @@ import json
 import os
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,6 +99,14 @@ class LLMClient:
         self._api_key = api_key if api_key is not None else os.environ.get(_SECRET_ENV)
         self._headers = dict(headers or {})
         self._params = params
+        host = urllib.parse.urlsplit(self.base_url).hostname or ""
+        # A local server is reached directly even when the environment sets a proxy.
+        local = host in ("localhost", "::1") or host.startswith("127.")
+        self._opener = (
+            urllib.request.build_opener(urllib.request.ProxyHandler({}))
+            if local
+            else urllib.request.build_opener()
+        )
 
     def __repr__(self) -> str:
         # The key is deliberately left out.
@@ -123,7 +132,7 @@ class LLMClient:
         )
         started = time.perf_counter()
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with self._opener.open(req, timeout=self.timeout) as resp:
                 raw_bytes = resp.read()
         except urllib.error.HTTPError as exc:
             text = exc.read().decode("utf-8", "replace")[:2000]

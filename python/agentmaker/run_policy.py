@@ -54,7 +54,7 @@ class RunPolicy:
 class RunBudget:
     """One run's accounting against a policy (the counters and checks live in the core)."""
 
-    __slots__ = ("_core", "_cancel", "_start")
+    __slots__ = ("_cancel", "_core", "_start")
 
     def __init__(self, policy: RunPolicy) -> None:
         self._core = _native.RunBudget(

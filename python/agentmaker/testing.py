@@ -15,7 +15,7 @@ class ScriptedRequest:
     """What one ``chat`` call received: ``messages`` (a copy, taken when first read), ``tools``
     (the function-calling list, or None when the agent sent no tools) and other ``kwargs``."""
 
-    __slots__ = ("_source", "_length", "_messages", "tools", "kwargs")
+    __slots__ = ("_length", "_messages", "_source", "kwargs", "tools")
 
     def __init__(self, messages: list, tools: list | None, kwargs: dict) -> None:
         # The agent only ever appends to its message list, so remembering the list and its
