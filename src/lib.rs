@@ -7,6 +7,7 @@
 
 pub mod builtins;
 pub mod error;
+pub mod mcp;
 pub mod guard;
 pub mod permissions;
 pub mod policy;

@@ -1,0 +1,49 @@
+//! MCP client: remote tools from an MCP server, treated as untrusted.
+//!
+//! Built on the Rust `rmcp` SDK. A [`client::McpClient`] owns one connection (a stdio child
+//! process or a streamable-HTTP endpoint); [`client::McpClient::load_tools`] lists the server's
+//! tools and turns each into an [`client::McpTool`], a [`crate::tool::NativeTool`] with a
+//! namespaced display name, origin `mcp:{namespace}`, external content, confirmation per the
+//! client, a fingerprint ([`fingerprint`]) and a prepared input schema ([`schema`]). Texts
+//! from the server are cleaned by [`sanitize`]; results are bounded by [`result`].
+
+pub mod catalog;
+pub mod client;
+pub mod fingerprint;
+pub mod http;
+pub mod result;
+pub mod sanitize;
+pub mod schema;
+pub mod stdio;
+
+use crate::error::ConfigError;
+use crate::prompts::Prompts;
+use std::collections::HashMap;
+
+/// Prompt keys used by MCP tools (overridable with `prompts=`).
+pub struct MessageKey;
+
+impl MessageKey {
+    pub const NO_SESSION: &'static str = "tool.msg.mcp.no_session";
+    pub const TIMEOUT: &'static str = "tool.msg.mcp.timeout";
+    pub const NO_TEXT: &'static str = "tool.msg.mcp.no_text";
+    pub const ERROR: &'static str = "tool.msg.mcp.error";
+    pub const FAILED: &'static str = "tool.msg.mcp.failed";
+}
+
+/// Default English texts for [`MessageKey`].
+pub const DEFAULT_PROMPTS: &[(&str, &str)] = &[
+    (
+        MessageKey::NO_SESSION,
+        "Error: the MCP session is not established or has been closed; call within the `async with MCPClient(...)` block.",
+    ),
+    (MessageKey::TIMEOUT, "Error: the MCP tool call timed out (>{timeout}s) and was aborted"),
+    (MessageKey::NO_TEXT, "(the tool produced no text output)"),
+    (MessageKey::ERROR, "Error: {text}"),
+    (MessageKey::FAILED, "Error: the MCP tool call failed: {err}"),
+];
+
+/// The MCP prompts with user overrides applied (unknown keys are refused).
+pub fn default_prompts(overrides: Option<HashMap<String, String>>) -> Result<Prompts, ConfigError> {
+    Prompts::new(DEFAULT_PROMPTS, overrides)
+}

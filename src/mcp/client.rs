@@ -1,0 +1,432 @@
+//! One connection to an MCP server and the tools it offers.
+//!
+//! Lifecycle: [`McpClient::new`] checks the configuration (URL rules included) without
+//! connecting; [`McpClient::connect`] starts the transport and runs `initialize`;
+//! [`McpClient::load_tools`] lists and vets the catalog; [`McpClient::close`] ends the session
+//! and, for stdio, the server's whole process group. Every wait on the server (initialize,
+//! each page of the listing, every call) is bounded by `timeout` unless it is `None`.
+
+use super::catalog::{build_catalog, parse_page, CatalogEntry, CatalogError, CatalogRules, ListedTool};
+use super::http::{check_url, http_client, parse_headers, HeaderClient, HeaderSource};
+use super::result::convert_result;
+use super::sanitize::sanitize_marked;
+use super::stdio::{ChildProcess, StdioConfig};
+use super::MessageKey;
+use crate::prompts::Prompts;
+use crate::response::ToolResponse;
+use crate::tool::{check_tool_name, NativeTool, ToolSpec};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientRequest, CustomRequest, Implementation, InitializeRequestParams,
+    ServerResult,
+};
+use rmcp::service::{Peer, RoleClient, RunningService, ServiceError, ServiceExt};
+use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long a stdio server gets to exit after its stdin is closed before its group is killed.
+const EXIT_GRACE: Duration = Duration::from_millis(1500);
+/// Error texts quoting the server are cut to this many characters.
+const ERROR_CHARS: usize = 500;
+
+/// Where the server is.
+#[derive(Clone)]
+pub enum TransportConfig {
+    Stdio(StdioConfig),
+    Http(HttpConfig),
+}
+
+#[derive(Clone, Default)]
+pub struct HttpConfig {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    /// Sent as `Authorization: Bearer <token>`.
+    pub bearer: Option<String>,
+    pub header_source: Option<Arc<dyn HeaderSource>>,
+    pub allow_insecure_http: bool,
+}
+
+/// Everything `MCPClient(...)` takes.
+#[derive(Clone)]
+pub struct ClientConfig {
+    pub transport: TransportConfig,
+    pub namespace: String,
+    pub requires_confirmation: bool,
+    pub expected_fingerprints: Option<BTreeMap<String, String>>,
+    pub max_tools: usize,
+    pub max_result_chars: usize,
+    pub max_desc_chars: usize,
+    pub timeout: Option<Duration>,
+    pub prompts: Prompts,
+}
+
+pub const DEFAULT_MAX_TOOLS: usize = 128;
+pub const DEFAULT_MAX_RESULT_CHARS: usize = 50_000;
+pub const DEFAULT_MAX_DESC_CHARS: usize = 4096;
+
+/// Failures of the client itself (a tool call never fails this way: it returns an error
+/// [`ToolResponse`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum McpError {
+    #[error("{0}")]
+    Config(String),
+    #[error("MCPClient is already connected")]
+    AlreadyConnected,
+    #[error("MCP session not established or already closed: load_tools() must be called while the `async with MCPClient(...)` block is alive")]
+    NotConnected,
+    #[error("could not start the MCP server {target}: {reason}")]
+    Spawn { target: String, reason: String },
+    #[error("MCP server handshake with {target} failed: {reason}")]
+    Handshake { target: String, reason: String },
+    #[error("MCP server handshake timed out (>{secs}s): {target}")]
+    HandshakeTimeout { target: String, secs: String },
+    #[error("MCP tool listing timed out (>{secs}s)")]
+    ListTimeout { secs: String },
+    #[error("MCP tool listing failed: {reason}")]
+    List { reason: String },
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+}
+
+/// A number of seconds as a user wrote it (`30`, `0.5`).
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0}")
+    } else {
+        format!("{s}")
+    }
+}
+
+/// The live part of a connection, shared by the client and its tools.
+pub struct Session {
+    peer: Peer<RoleClient>,
+    running: tokio::sync::Mutex<Option<RunningService<RoleClient, InitializeRequestParams>>>,
+    child: tokio::sync::Mutex<Option<ChildProcess>>,
+    closed: AtomicBool,
+    runtime: tokio::runtime::Handle,
+    child_pid: Option<u32>,
+}
+
+impl Session {
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    async fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        if let Some(running) = self.running.lock().await.take() {
+            // Cancelling ends the service loop and drops the transport, which closes the
+            // server's stdin (stdio) or ends the HTTP session.
+            let _ = tokio::time::timeout(Duration::from_secs(5), running.cancel()).await;
+        }
+        if let Some(mut child) = self.child.lock().await.take() {
+            child.shutdown(EXIT_GRACE).await;
+        }
+    }
+}
+
+pub struct McpClient {
+    config: Arc<ClientConfig>,
+    session: Mutex<Option<Arc<Session>>>,
+}
+
+impl McpClient {
+    /// Checks the configuration; nothing is started and nothing is contacted.
+    pub fn new(config: ClientConfig) -> Result<McpClient, McpError> {
+        check_tool_name(&config.namespace)
+            .map_err(|_| McpError::Config("namespace must match ^[a-zA-Z0-9_-]{1,64}$".into()))?;
+        if config.max_tools < 1 {
+            return Err(McpError::Config(format!("max_tools must be >= 1, got {}", config.max_tools)));
+        }
+        if config.max_result_chars < 1 {
+            return Err(McpError::Config(format!("max_result_chars must be >= 1, got {}", config.max_result_chars)));
+        }
+        if config.max_desc_chars < 1 {
+            return Err(McpError::Config(format!("max_desc_chars must be >= 1, got {}", config.max_desc_chars)));
+        }
+        if config.timeout.is_some_and(|t| t.is_zero()) {
+            return Err(McpError::Config("timeout must be positive or None".into()));
+        }
+        match &config.transport {
+            TransportConfig::Stdio(s) => {
+                if s.command.is_empty() {
+                    return Err(McpError::Config("command must not be empty".into()));
+                }
+            }
+            TransportConfig::Http(h) => {
+                check_url(&h.url, h.allow_insecure_http).map_err(|e| McpError::Config(e.to_string()))?;
+                parse_headers(&h.headers).map_err(McpError::Config)?;
+                if let Some(token) = &h.bearer {
+                    parse_headers(&[("authorization".into(), format!("Bearer {token}"))])
+                        .map_err(|_| McpError::Config("auth token contains characters not allowed in an HTTP header".into()))?;
+                }
+            }
+        }
+        Ok(McpClient { config: Arc::new(config), session: Mutex::new(None) })
+    }
+
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    fn target(&self) -> String {
+        match &self.config.transport {
+            TransportConfig::Stdio(s) => sanitize_marked(&s.command, 200),
+            TransportConfig::Http(h) => sanitize_marked(&h.url, 200),
+        }
+    }
+
+    fn current(&self) -> Option<Arc<Session>> {
+        self.session.lock().ok().and_then(|s| s.clone())
+    }
+
+    /// The server's process id (stdio only), for tests and diagnostics.
+    pub fn server_pid(&self) -> Option<u32> {
+        self.current().and_then(|s| s.child_pid)
+    }
+
+    pub fn is_connected(&self) -> bool {
+        self.current().is_some_and(|s| !s.is_closed())
+    }
+
+    /// Starts the transport and runs the `initialize` handshake. Must run inside a tokio
+    /// runtime, whose handle later serves the blocking [`NativeTool::call`].
+    pub async fn connect(&self) -> Result<(), McpError> {
+        if self.current().is_some() {
+            return Err(McpError::AlreadyConnected);
+        }
+        let info = InitializeRequestParams::new(
+            ClientCapabilities::default(),
+            Implementation::new("agentmaker", env!("CARGO_PKG_VERSION")),
+        );
+        let target = self.target();
+        let timeout = self.config.timeout;
+        let (running, child) = match &self.config.transport {
+            TransportConfig::Stdio(cfg) => {
+                let (child, stdout, stdin) = ChildProcess::spawn(cfg)
+                    .map_err(|e| McpError::Spawn { target: target.clone(), reason: e.to_string() })?;
+                match bounded(timeout, info.serve((stdout, stdin))).await {
+                    Some(Ok(running)) => (running, Some(child)),
+                    Some(Err(e)) => {
+                        let mut reason = sanitize_marked(&e.to_string(), ERROR_CHARS);
+                        let mut child = child;
+                        child.shutdown(Duration::from_millis(200)).await;
+                        let tail = child.stderr_tail();
+                        if !tail.is_empty() {
+                            reason.push_str(&format!("; server stderr: {}", sanitize_marked(&tail, ERROR_CHARS)));
+                        }
+                        return Err(McpError::Handshake { target, reason });
+                    }
+                    None => {
+                        let mut child = child;
+                        child.shutdown(Duration::ZERO).await;
+                        return Err(McpError::HandshakeTimeout { target, secs: timeout.map(secs).unwrap_or_default() });
+                    }
+                }
+            }
+            TransportConfig::Http(h) => {
+                let mut headers = parse_headers(&h.headers).map_err(McpError::Config)?;
+                if let Some(token) = &h.bearer {
+                    headers.extend(
+                        parse_headers(&[("authorization".into(), format!("Bearer {token}"))]).map_err(McpError::Config)?,
+                    );
+                }
+                let client = HeaderClient { inner: http_client().map_err(McpError::Config)?, source: h.header_source.clone() };
+                let cfg = StreamableHttpClientTransportConfig::with_uri(h.url.as_str()).custom_headers(headers);
+                let transport = StreamableHttpClientTransport::with_client(client, cfg);
+                match bounded(timeout, info.serve(transport)).await {
+                    Some(Ok(running)) => (running, None),
+                    Some(Err(e)) => {
+                        return Err(McpError::Handshake { target, reason: sanitize_marked(&e.to_string(), ERROR_CHARS) })
+                    }
+                    None => return Err(McpError::HandshakeTimeout { target, secs: timeout.map(secs).unwrap_or_default() }),
+                }
+            }
+        };
+        let session = Arc::new(Session {
+            peer: running.peer().clone(),
+            child_pid: child.as_ref().and_then(ChildProcess::pid),
+            running: tokio::sync::Mutex::new(Some(running)),
+            child: tokio::sync::Mutex::new(child),
+            closed: AtomicBool::new(false),
+            runtime: tokio::runtime::Handle::current(),
+        });
+        let mut slot = self.session.lock().map_err(|_| McpError::Config("client state poisoned".into()))?;
+        if slot.is_some() {
+            drop(slot);
+            session.close().await;
+            return Err(McpError::AlreadyConnected);
+        }
+        *slot = Some(session);
+        Ok(())
+    }
+
+    /// Ends the session; tools loaded from it answer with the `no_session` error afterwards.
+    /// Closing twice is harmless.
+    pub async fn close(&self) {
+        let session = self.session.lock().ok().and_then(|mut s| s.take());
+        if let Some(s) = session {
+            s.close().await;
+        }
+    }
+
+    /// Lists the server's tools (following `nextCursor`) and vets them into [`McpTool`]s.
+    pub async fn load_tools(&self) -> Result<Vec<McpTool>, McpError> {
+        let session = self.current().filter(|s| !s.is_closed()).ok_or(McpError::NotConnected)?;
+        let timeout = self.config.timeout;
+        let listed = match bounded(timeout, list_all(&session.peer, self.config.max_tools)).await {
+            Some(r) => r?,
+            None => return Err(McpError::ListTimeout { secs: timeout.map(secs).unwrap_or_default() }),
+        };
+        let rules = CatalogRules {
+            namespace: &self.config.namespace,
+            max_tools: self.config.max_tools,
+            max_desc_chars: self.config.max_desc_chars,
+            expected_fingerprints: self.config.expected_fingerprints.as_ref(),
+        };
+        let entries = build_catalog(listed, &rules)?;
+        Ok(entries.into_iter().map(|e| McpTool::new(e, &self.config, session.clone())).collect())
+    }
+}
+
+/// Runs `fut` under the optional timeout; `None` means it timed out.
+async fn bounded<F: Future>(timeout: Option<Duration>, fut: F) -> Option<F::Output> {
+    match timeout {
+        Some(t) => tokio::time::timeout(t, fut).await.ok(),
+        None => Some(fut.await),
+    }
+}
+
+/// `tools/list` sent as a plain request so the answer comes back as raw JSON (see
+/// `catalog.rs`); pages are followed while the total stays within `max_tools`.
+async fn list_all(peer: &Peer<RoleClient>, max_tools: usize) -> Result<Vec<ListedTool>, McpError> {
+    let mut all = Vec::new();
+    let mut cursor: Option<String> = None;
+    // Each page but the last should add a tool; a server cycling through empty pages is cut off.
+    for _ in 0..=max_tools {
+        let params = cursor.as_ref().map(|c| serde_json::json!({"cursor": c}));
+        let request = ClientRequest::CustomRequest(CustomRequest::new("tools/list", params));
+        let result = peer.send_request(request).await.map_err(|e| McpError::List { reason: service_error(&e) })?;
+        let raw = match result {
+            ServerResult::CustomResult(c) => c.0,
+            other => serde_json::to_value(&other).map_err(|e| McpError::List { reason: e.to_string() })?,
+        };
+        let (tools, next) = parse_page(&raw)?;
+        all.extend(tools);
+        if all.len() > max_tools {
+            return Err(CatalogError::TooManyTools { count: all.len(), max: max_tools }.into());
+        }
+        match next {
+            Some(c) => cursor = Some(c),
+            None => return Ok(all),
+        }
+    }
+    Err(McpError::List { reason: "the server kept returning more pages".into() })
+}
+
+/// A transport or protocol failure, worded for the model and cleaned.
+fn service_error(e: &ServiceError) -> String {
+    match e {
+        ServiceError::TransportClosed => "the MCP server closed the connection (it may have exited)".into(),
+        ServiceError::McpError(data) => sanitize_marked(&format!("{} (code {})", data.message, data.code.0), ERROR_CHARS),
+        other => sanitize_marked(&other.to_string(), ERROR_CHARS),
+    }
+}
+
+/// One remote tool, callable while its session is open.
+pub struct McpTool {
+    spec: ToolSpec,
+    remote_name: String,
+    fingerprint: String,
+    origin: String,
+    session: Arc<Session>,
+    config: Arc<ClientConfig>,
+}
+
+impl McpTool {
+    fn new(e: CatalogEntry, config: &Arc<ClientConfig>, session: Arc<Session>) -> McpTool {
+        let mut spec = ToolSpec::new(e.display_name, e.description, Vec::new());
+        spec.input_schema = Some(e.input_schema);
+        spec.requires_confirmation = config.requires_confirmation;
+        spec.external_content = true;
+        // Calls on one connection are independent requests; concurrency is the server's call.
+        spec.supports_parallel = true;
+        McpTool {
+            spec,
+            remote_name: e.remote_name,
+            fingerprint: e.fingerprint,
+            origin: format!("mcp:{}", config.namespace),
+            session,
+            config: config.clone(),
+        }
+    }
+
+    pub fn remote_name(&self) -> &str {
+        &self.remote_name
+    }
+
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    /// `mcp:{namespace}`, set by us, never by the server.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// Calls the remote tool. Never fails: problems become error responses.
+    pub fn call_async(&self, args: Value) -> impl Future<Output = ToolResponse> + Send + 'static {
+        let session = self.session.clone();
+        let config = self.config.clone();
+        let name = self.remote_name.clone();
+        async move { call_remote(session, config, name, args).await }
+    }
+
+    /// Runs the call on the session's runtime and waits for it on this thread (not a tokio
+    /// worker: the binding calls this with the GIL released from a plain thread).
+    pub fn call_blocking(&self, args: Value) -> ToolResponse {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let fut = self.call_async(args);
+        self.session.runtime.spawn(async move {
+            let _ = tx.send(fut.await);
+        });
+        rx.recv().unwrap_or_else(|_| ToolResponse::error(self.config.prompts.get(MessageKey::NO_SESSION)))
+    }
+}
+
+async fn call_remote(session: Arc<Session>, config: Arc<ClientConfig>, name: String, args: Value) -> ToolResponse {
+    let prompts = &config.prompts;
+    if session.is_closed() {
+        return ToolResponse::error(prompts.get(MessageKey::NO_SESSION));
+    }
+    let arguments = match args {
+        Value::Object(map) => map,
+        Value::Null => Default::default(),
+        other => {
+            let err = format!("arguments must be a JSON object, got {other}");
+            return ToolResponse::error(prompts.fmt(MessageKey::FAILED, &[("err", &sanitize_marked(&err, 200))]));
+        }
+    };
+    let params = CallToolRequestParams::new(name).with_arguments(arguments);
+    match bounded(config.timeout, session.peer.call_tool(params)).await {
+        Some(Ok(result)) => convert_result(&result, config.max_result_chars, prompts),
+        Some(Err(_)) if session.is_closed() => ToolResponse::error(prompts.get(MessageKey::NO_SESSION)),
+        Some(Err(e)) => ToolResponse::error(prompts.fmt(MessageKey::FAILED, &[("err", &service_error(&e))])),
+        None => ToolResponse::error(prompts.fmt(MessageKey::TIMEOUT, &[("timeout", &config.timeout.map(secs).unwrap_or_default())])),
+    }
+}
+
+impl NativeTool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call(&self, args: &Value) -> ToolResponse {
+        self.call_blocking(args.clone())
+    }
+}

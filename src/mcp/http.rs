@@ -1,0 +1,227 @@
+//! The streamable-HTTP transport: URL rules, TLS, and headers on every request.
+//!
+//! `auth` is either a bearer token or a [`HeaderSource`] asked for headers before every HTTP
+//! request (so a token can be refreshed between calls). An `httpx.Auth` object is not
+//! accepted: its protocol is a generator that receives httpx `Request`/`Response` objects and
+//! may resend requests, which only works when httpx itself performs the HTTP exchange; here the
+//! exchange is made by reqwest in Rust, so there is no httpx request for it to act on.
+
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::common::client_side_sse::BoxedSseResponse;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
+use reqwest::header::{HeaderName, HeaderValue};
+use std::collections::HashMap;
+use std::sync::{Arc, Once};
+
+/// Supplies extra headers for each HTTP request (a Python callable in the binding). It is
+/// called on a blocking thread, never on the async executor.
+pub trait HeaderSource: Send + Sync {
+    fn headers(&self) -> Result<Vec<(String, String)>, String>;
+}
+
+/// Why a URL was refused before connecting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    #[error("MCP URL must be an absolute http:// or https:// endpoint")]
+    NotHttp,
+    #[error("MCP URL must not contain embedded credentials; pass them with headers= or auth=")]
+    Credentials,
+    #[error("cleartext MCP HTTP is refused for non-loopback hosts; use https:// or pass allow_insecure_http=True explicitly")]
+    Insecure,
+}
+
+/// Applies the URL rules: http(s) with a host, no `user:password@`, and `http` only to a
+/// loopback host (`localhost`, 127.0.0.0/8, ::1; other names are not resolved) unless
+/// `allow_insecure_http`.
+pub fn check_url(url: &str, allow_insecure_http: bool) -> Result<reqwest::Url, UrlError> {
+    let parsed = reqwest::Url::parse(url).map_err(|_| UrlError::NotHttp)?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
+        return Err(UrlError::NotHttp);
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(UrlError::Credentials);
+    }
+    if parsed.scheme() == "http" && !allow_insecure_http {
+        let loopback = match parsed.host() {
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        };
+        if !loopback {
+            return Err(UrlError::Insecure);
+        }
+    }
+    Ok(parsed)
+}
+
+/// Parses user headers; names and values must be legal HTTP.
+pub fn parse_headers(pairs: &[(String, String)]) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+    let mut out = HashMap::with_capacity(pairs.len());
+    for (k, v) in pairs {
+        let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| format!("invalid HTTP header name {k:?}"))?;
+        let value = HeaderValue::from_str(v).map_err(|_| format!("invalid value for HTTP header {k:?}"))?;
+        out.insert(name, value);
+    }
+    Ok(out)
+}
+
+/// reqwest with rustls on the `ring` provider (installed once for the process; if the
+/// application already installed a provider, that one is used). Redirects are not followed:
+/// a redirect would replay our headers to wherever the server points.
+pub fn http_client() -> Result<reqwest::Client, String> {
+    static PROVIDER: Once = Once::new();
+    PROVIDER.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| format!("could not build the HTTP client: {e}"))
+}
+
+/// reqwest plus per-request headers from a [`HeaderSource`].
+#[derive(Clone)]
+pub struct HeaderClient {
+    pub inner: reqwest::Client,
+    pub source: Option<Arc<dyn HeaderSource>>,
+}
+
+type HttpResult<T> = Result<T, StreamableHttpError<reqwest::Error>>;
+
+impl HeaderClient {
+    async fn merged(&self, mut headers: HashMap<HeaderName, HeaderValue>) -> HttpResult<HashMap<HeaderName, HeaderValue>> {
+        let Some(source) = self.source.clone() else {
+            return Ok(headers);
+        };
+        let pairs = tokio::task::spawn_blocking(move || source.headers())
+            .await?
+            .map_err(|e| StreamableHttpError::Io(std::io::Error::other(format!("auth callable failed: {e}"))))?;
+        let extra = parse_headers(&pairs)
+            .map_err(|e| StreamableHttpError::Io(std::io::Error::other(format!("auth callable returned {e}"))))?;
+        headers.extend(extra);
+        Ok(headers)
+    }
+}
+
+impl StreamableHttpClient for HeaderClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        let headers = self.merged(custom_headers).await?;
+        self.inner.post_message(uri, message, session_id, auth_header, headers).await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        let headers = self.merged(custom_headers).await?;
+        self.inner
+            .post_message_with_max_sse_event_size(uri, message, session_id, auth_header, headers, max_sse_event_size)
+            .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        let headers = self.merged(custom_headers).await?;
+        self.inner
+            .post_message_with_response_limits(uri, message, session_id, auth_header, headers, limits)
+            .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<()> {
+        let headers = self.merged(custom_headers).await?;
+        self.inner.delete_session(uri, session_id, auth_header, headers).await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<BoxedSseResponse> {
+        let headers = self.merged(custom_headers).await?;
+        self.inner.get_stream(uri, session_id, last_event_id, auth_header, headers).await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> HttpResult<BoxedSseResponse> {
+        let headers = self.merged(custom_headers).await?;
+        self.inner
+            .get_stream_with_max_sse_event_size(uri, session_id, last_event_id, auth_header, headers, max_sse_event_size)
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_rules() {
+        assert!(check_url("https://mcp.example.com/mcp", false).is_ok());
+        assert!(check_url("http://127.0.0.1:8000/mcp", false).is_ok());
+        assert!(check_url("http://127.9.9.9/mcp", false).is_ok());
+        assert!(check_url("http://localhost:1/mcp", false).is_ok());
+        assert!(check_url("http://[::1]:1/mcp", false).is_ok());
+        assert_eq!(check_url("http://mcp.example.com/mcp", false).unwrap_err(), UrlError::Insecure);
+        assert_eq!(check_url("http://10.0.0.1/mcp", false).unwrap_err(), UrlError::Insecure);
+        assert_eq!(check_url("http://localhost.evil.com/mcp", false).unwrap_err(), UrlError::Insecure);
+        assert!(check_url("http://mcp.example.com/mcp", true).is_ok());
+        assert_eq!(check_url("https://user:pw@mcp.example.com/", false).unwrap_err(), UrlError::Credentials);
+        assert_eq!(check_url("https://user@mcp.example.com/", false).unwrap_err(), UrlError::Credentials);
+        assert_eq!(check_url("ftp://x/", false).unwrap_err(), UrlError::NotHttp);
+        assert_eq!(check_url("/relative", false).unwrap_err(), UrlError::NotHttp);
+        assert_eq!(check_url("file:///etc/passwd", false).unwrap_err(), UrlError::NotHttp);
+    }
+
+    #[test]
+    fn header_parsing() {
+        let h = parse_headers(&[("X-Api-Key".into(), "k".into())]).unwrap();
+        assert_eq!(h.get(&HeaderName::from_static("x-api-key")).unwrap(), "k");
+        assert!(parse_headers(&[("bad name".into(), "v".into())]).is_err());
+        assert!(parse_headers(&[("x".into(), "a\nb".into())]).is_err());
+    }
+
+    #[test]
+    fn client_builds_with_ring() {
+        assert!(http_client().is_ok());
+    }
+}

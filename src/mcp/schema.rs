@@ -1,0 +1,292 @@
+//! Preparing a remote tool's `inputSchema` before anything uses it.
+//!
+//! The prepared schema is what the model is shown and what arguments are validated against
+//! locally (the registry compiles it once at registration); preparing it here also compiles it,
+//! so a schema the validator would reject fails `load_tools`, naming the tool.
+
+use super::sanitize::sanitize_marked;
+use serde_json::{Map, Value};
+
+/// Serialized size bound, counted while walking (no serializer runs on unchecked input).
+pub const MAX_SCHEMA_BYTES: usize = 128 * 1024;
+/// Nesting bound: objects and arrays, the root being depth 1.
+pub const MAX_SCHEMA_DEPTH: usize = 32;
+/// Bound on the number of JSON values (objects, arrays and scalars) in one schema.
+pub const MAX_SCHEMA_NODES: usize = 4096;
+/// Bound on property definitions summed over every `properties` object.
+pub const MAX_SCHEMA_PROPERTIES: usize = 512;
+
+/// Keywords whose string value is a reference that a validator would resolve.
+const REF_KEYWORDS: [&str; 3] = ["$ref", "$dynamicRef", "$recursiveRef"];
+
+/// Keywords whose value maps names (not keywords) to subschemas.
+const NAME_MAPS: [&str; 5] = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+
+/// Why a schema was refused; the text is shown after `tool '...' has an unusable inputSchema: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaError {
+    #[error("it must be a JSON object, got {kind}")]
+    NotAnObject { kind: &'static str },
+    #[error("it is larger than {MAX_SCHEMA_BYTES} bytes")]
+    TooLarge,
+    #[error("it nests deeper than {MAX_SCHEMA_DEPTH} levels")]
+    TooDeep,
+    #[error("it has more than {MAX_SCHEMA_NODES} nodes")]
+    TooManyNodes,
+    #[error("it defines more than {MAX_SCHEMA_PROPERTIES} properties")]
+    TooManyProperties,
+    #[error("{keyword} must be a local reference starting with '#', got {value}")]
+    NonLocalRef { keyword: &'static str, value: String },
+    #[error("\"properties\" must be an object")]
+    PropertiesNotObject,
+    #[error("the root type must be \"object\", got {got}")]
+    RootNotObject { got: String },
+    #[error("\"required\" must be a list of property names")]
+    BadRequired,
+    #[error("it is not a valid JSON Schema: {reason}")]
+    Invalid { reason: String },
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Checks the bounds and reference rules on `schema` and returns the copy the model will see:
+/// every string under a `description` or `title` key sanitized and cut to `max_desc_chars`,
+/// and `"type": "object"` / `"properties": {}` added at the root when missing.
+pub fn prepare_input_schema(schema: &Value, max_desc_chars: usize) -> Result<Value, SchemaError> {
+    let Value::Object(_) = schema else {
+        return Err(SchemaError::NotAnObject { kind: kind(schema) });
+    };
+    let mut walk = Walk { bytes: 0, nodes: 0, properties: 0, max_desc_chars };
+    let mut prepared = walk.copy(schema, 1, false)?;
+    let Value::Object(root) = &mut prepared else {
+        return Err(SchemaError::NotAnObject { kind: kind(schema) });
+    };
+    match root.get("type") {
+        None => {
+            root.insert("type".into(), Value::String("object".into()));
+        }
+        Some(Value::String(t)) if t == "object" => {}
+        Some(other) => {
+            let mut got = other.to_string();
+            if got.len() > 80 {
+                got = format!("{}…", got.chars().take(80).collect::<String>());
+            }
+            return Err(SchemaError::RootNotObject { got });
+        }
+    }
+    if !root.contains_key("properties") {
+        root.insert("properties".into(), Value::Object(Map::new()));
+    }
+    if let Some(req) = root.get("required") {
+        let ok = req.as_array().is_some_and(|a| a.iter().all(Value::is_string));
+        if !ok {
+            return Err(SchemaError::BadRequired);
+        }
+    }
+    if let Err(reason) = crate::validation::SchemaValidator::compile(&prepared) {
+        let first_line = reason.lines().next().unwrap_or("").chars().take(300).collect::<String>();
+        return Err(SchemaError::Invalid { reason: first_line });
+    }
+    Ok(prepared)
+}
+
+struct Walk {
+    bytes: usize,
+    nodes: usize,
+    properties: usize,
+    max_desc_chars: usize,
+}
+
+impl Walk {
+    fn add_bytes(&mut self, n: usize) -> Result<(), SchemaError> {
+        self.bytes = self.bytes.saturating_add(n);
+        if self.bytes > MAX_SCHEMA_BYTES {
+            return Err(SchemaError::TooLarge);
+        }
+        Ok(())
+    }
+
+    fn node(&mut self) -> Result<(), SchemaError> {
+        self.nodes += 1;
+        if self.nodes > MAX_SCHEMA_NODES {
+            return Err(SchemaError::TooManyNodes);
+        }
+        Ok(())
+    }
+
+    /// Depth-first copy; the depth check comes before descending, so recursion is bounded by
+    /// `MAX_SCHEMA_DEPTH` whatever the input.
+    /// `names` is true for the value of a keyword whose keys are names rather than keywords
+    /// (`properties`, `$defs`, ...), so a property called `$ref` or `description` is not
+    /// mistaken for the keyword.
+    fn copy(&mut self, v: &Value, depth: usize, names: bool) -> Result<Value, SchemaError> {
+        self.node()?;
+        match v {
+            Value::Object(map) => {
+                if depth > MAX_SCHEMA_DEPTH {
+                    return Err(SchemaError::TooDeep);
+                }
+                self.add_bytes(2)?;
+                let mut out = Map::new();
+                for (k, child) in map {
+                    // Quotes, colon and comma around each key.
+                    self.add_bytes(k.len() + 4)?;
+                    if names {
+                        out.insert(k.clone(), self.copy(child, depth + 1, false)?);
+                        continue;
+                    }
+                    if let Some(kw) = REF_KEYWORDS.iter().find(|kw| **kw == k.as_str()) {
+                        match child {
+                            Value::String(r) if r.starts_with('#') => {}
+                            other => {
+                                let mut value = other.to_string();
+                                if value.len() > 120 {
+                                    value = format!("{}…", value.chars().take(120).collect::<String>());
+                                }
+                                return Err(SchemaError::NonLocalRef { keyword: kw, value });
+                            }
+                        }
+                    }
+                    if k == "properties" {
+                        match child {
+                            Value::Object(props) => {
+                                self.properties += props.len();
+                                if self.properties > MAX_SCHEMA_PROPERTIES {
+                                    return Err(SchemaError::TooManyProperties);
+                                }
+                            }
+                            // A property literally named "properties" inside `properties` is
+                            // an object too, so this only fires on a malformed keyword.
+                            _ => return Err(SchemaError::PropertiesNotObject),
+                        }
+                    }
+                    let copied = match child {
+                        Value::String(s) if k == "description" || k == "title" => {
+                            self.node()?;
+                            self.add_bytes(s.len() + 2)?;
+                            Value::String(sanitize_marked(s, self.max_desc_chars))
+                        }
+                        _ => self.copy(child, depth + 1, NAME_MAPS.contains(&k.as_str()))?,
+                    };
+                    out.insert(k.clone(), copied);
+                }
+                Ok(Value::Object(out))
+            }
+            Value::Array(items) => {
+                if depth > MAX_SCHEMA_DEPTH {
+                    return Err(SchemaError::TooDeep);
+                }
+                self.add_bytes(2 + items.len())?;
+                let mut out = Vec::with_capacity(items.len().min(MAX_SCHEMA_NODES));
+                for item in items {
+                    out.push(self.copy(item, depth + 1, false)?);
+                }
+                Ok(Value::Array(out))
+            }
+            Value::String(s) => {
+                self.add_bytes(s.len() + 2)?;
+                Ok(v.clone())
+            }
+            _ => {
+                self.add_bytes(8)?;
+                Ok(v.clone())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn deep(n: usize) -> Value {
+        let mut v = json!({"type": "string"});
+        for _ in 0..n {
+            v = json!({"type": "object", "properties": {"x": v}});
+        }
+        v
+    }
+
+    #[test]
+    fn defaults_are_added_and_descriptions_cleaned() {
+        let p = prepare_input_schema(&json!({"properties": {"q": {"type": "string", "description": "find\u{202e} it"}}}), 4096).unwrap();
+        assert_eq!(p, json!({"properties": {"q": {"type": "string", "description": "find it"}}, "type": "object"}));
+        let p = prepare_input_schema(&json!({}), 4096).unwrap();
+        assert_eq!(p, json!({"type": "object", "properties": {}}));
+        let p = prepare_input_schema(&json!({"description": "abcdef"}), 3).unwrap();
+        assert_eq!(p["description"], "abc…(truncated)");
+    }
+
+    #[test]
+    fn a_property_named_description_is_a_schema_not_text() {
+        let s = json!({"type": "object", "properties": {"description": {"type": "string", "description": "d"}}, "required": ["description"]});
+        assert_eq!(prepare_input_schema(&s, 10).unwrap(), s);
+    }
+
+    #[test]
+    fn property_names_are_not_keywords() {
+        let s = json!({"type": "object", "properties": {"$ref": {"type": "string"}, "title": {"type": "integer", "title": "T"}}});
+        assert_eq!(prepare_input_schema(&s, 10).unwrap(), s);
+    }
+
+    #[test]
+    fn local_refs_and_defs_are_kept() {
+        let s = json!({"type": "object", "$defs": {"pt": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}},
+                       "properties": {"p": {"$ref": "#/$defs/pt"}}, "required": ["p"], "additionalProperties": false});
+        assert_eq!(prepare_input_schema(&s, 100).unwrap(), s);
+    }
+
+    #[test]
+    fn refusals() {
+        let cases: Vec<(Value, &str)> = vec![
+            (json!([]), "must be a JSON object, got an array"),
+            (json!("x"), "got a string"),
+            (json!(null), "got null"),
+            (json!({"type": "array"}), "root type must be \"object\", got \"array\""),
+            (json!({"type": ["object"]}), "root type"),
+            (json!({"properties": {"a": {"$ref": "https://evil.example/s.json"}}}), "$ref must be a local reference starting with '#', got \"https://evil.example/s.json\""),
+            (json!({"properties": {"a": {"$dynamicRef": "other.json#x"}}}), "$dynamicRef must be a local"),
+            (json!({"$ref": 5}), "$ref must be a local reference starting with '#', got 5"),
+            (json!({"properties": []}), "\"properties\" must be an object"),
+            (json!({"required": "a"}), "\"required\" must be a list"),
+            (json!({"properties": {"a": {"type": "bogus"}}}), "not a valid JSON Schema"),
+            (deep(40), "deeper than 32"),
+            (json!({"enum": vec![1; 5000]}), "more than 4096 nodes"),
+            (json!({"description": "x".repeat(200_000)}), "larger than 131072 bytes"),
+        ];
+        for (schema, want) in cases {
+            let err = prepare_input_schema(&schema, 100).unwrap_err().to_string();
+            assert!(err.contains(want), "{err} / {want}");
+        }
+        let mut props = Map::new();
+        for i in 0..600 {
+            props.insert(format!("p{i}"), json!({}));
+        }
+        let err = prepare_input_schema(&json!({"properties": props}), 10).unwrap_err();
+        assert_eq!(err, SchemaError::TooManyProperties);
+    }
+
+    #[test]
+    fn deep_within_bound_is_accepted() {
+        assert!(prepare_input_schema(&deep(14), 100).is_ok());
+    }
+
+    #[test]
+    fn huge_schema_is_refused_quickly() {
+        let big: Vec<Value> = (0..200_000).map(|i| json!(format!("value-{i}"))).collect();
+        let t = std::time::Instant::now();
+        let err = prepare_input_schema(&json!({"type": "object", "properties": {"a": {"enum": big}}}), 100).unwrap_err();
+        assert!(matches!(err, SchemaError::TooLarge | SchemaError::TooManyNodes), "{err}");
+        assert!(t.elapsed().as_millis() < 200);
+    }
+}

@@ -1,0 +1,419 @@
+//! The stdio transport: the server as a child process in its own process group.
+//!
+//! rmcp's line reader drops a line over its size limit and ignores lines it cannot parse, so a
+//! request whose answer is too large (or nests too deep for serde_json, which stops at 128
+//! levels) would simply wait for the timeout. [`LineGuard`] sits between the child's stdout
+//! and rmcp: it forwards complete JSON lines, drops non-JSON noise, and replaces an oversized
+//! or over-deep answer by a JSON-RPC error for the same request id, so the caller gets a clear
+//! error at once and the connection keeps working.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// Largest accepted message (one line), as rmcp's own default and its HTTP client's.
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Deepest accepted nesting in one message; serde_json refuses beyond 128.
+pub const MAX_MESSAGE_DEPTH: usize = 100;
+/// How much of an oversized line is kept to find its request id.
+const ID_SCAN_BYTES: usize = 4096;
+/// Last bytes of the server's stderr kept for error messages.
+const STDERR_TAIL_BYTES: usize = 4096;
+/// Variables passed on from our environment when the caller does not replace them; the rest
+/// (API keys, tokens) is not handed to an untrusted server.
+pub const INHERITED_ENV: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Overflow {
+    Size,
+    Depth,
+}
+
+/// An `AsyncRead` filter that only lets complete, bounded JSON lines through.
+pub struct LineGuard<R> {
+    inner: R,
+    chunk: Box<[u8]>,
+    line: Vec<u8>,
+    out: Vec<u8>,
+    out_pos: usize,
+    discarding: bool,
+    eof: bool,
+    in_string: bool,
+    escape: bool,
+    depth: usize,
+    max_line: usize,
+}
+
+impl<R> LineGuard<R> {
+    pub fn new(inner: R) -> Self {
+        Self::with_limit(inner, MAX_MESSAGE_BYTES)
+    }
+
+    pub fn with_limit(inner: R, max_line: usize) -> Self {
+        LineGuard {
+            inner,
+            chunk: vec![0u8; 64 * 1024].into_boxed_slice(),
+            line: Vec::new(),
+            out: Vec::new(),
+            out_pos: 0,
+            discarding: false,
+            eof: false,
+            in_string: false,
+            escape: false,
+            depth: 0,
+            max_line,
+        }
+    }
+
+    fn reset_scan(&mut self) {
+        self.in_string = false;
+        self.escape = false;
+        self.depth = 0;
+    }
+
+    fn end_line(&mut self) {
+        let trimmed = self.line.iter().position(|b| !b.is_ascii_whitespace()).map(|i| self.line[i]);
+        if matches!(trimmed, Some(b'{') | Some(b'[')) {
+            self.out.extend_from_slice(&self.line);
+            self.out.push(b'\n');
+        }
+        self.line.clear();
+        self.reset_scan();
+    }
+
+    fn overflow(&mut self, kind: Overflow) {
+        let prefix = &self.line[..self.line.len().min(ID_SCAN_BYTES)];
+        if let Some(id) = response_id(prefix) {
+            let message = match kind {
+                Overflow::Size => format!("the server's message was larger than {} bytes and was discarded", self.max_line),
+                Overflow::Depth => format!("the server's message nested deeper than {MAX_MESSAGE_DEPTH} levels and was discarded"),
+            };
+            let err = serde_json::json!({"code": -32603, "message": message});
+            self.out.extend_from_slice(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{err}}}\n").as_bytes());
+        }
+        self.line.clear();
+        self.reset_scan();
+        self.discarding = true;
+    }
+
+    /// Feeds `n` bytes of `self.chunk`.
+    fn process(&mut self, n: usize) {
+        let mut start = 0usize;
+        let mut i = 0usize;
+        while i < n {
+            let b = self.chunk[i];
+            if self.discarding {
+                if b == b'\n' {
+                    self.discarding = false;
+                    start = i + 1;
+                }
+                i += 1;
+                continue;
+            }
+            if b == b'\n' {
+                self.line.extend_from_slice(&self.chunk[start..i]);
+                self.end_line();
+                i += 1;
+                start = i;
+                continue;
+            }
+            if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                } else if b == b'\\' {
+                    self.escape = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+            } else {
+                match b {
+                    b'"' => self.in_string = true,
+                    b'{' | b'[' => {
+                        self.depth += 1;
+                        if self.depth > MAX_MESSAGE_DEPTH {
+                            self.line.extend_from_slice(&self.chunk[start..i]);
+                            self.overflow(Overflow::Depth);
+                            i += 1;
+                            continue;
+                        }
+                    }
+                    b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            i += 1;
+            if self.line.len() + (i - start) > self.max_line {
+                self.line.extend_from_slice(&self.chunk[start..i.min(start + ID_SCAN_BYTES)]);
+                self.overflow(Overflow::Size);
+            }
+        }
+        if !self.discarding && start < n {
+            self.line.extend_from_slice(&self.chunk[start..n]);
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for LineGuard<R> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        loop {
+            if this.out_pos < this.out.len() {
+                let n = (this.out.len() - this.out_pos).min(buf.remaining());
+                buf.put_slice(&this.out[this.out_pos..this.out_pos + n]);
+                this.out_pos += n;
+                if this.out_pos == this.out.len() {
+                    this.out.clear();
+                    this.out_pos = 0;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            if this.eof {
+                return Poll::Ready(Ok(()));
+            }
+            let mut rb = ReadBuf::new(&mut this.chunk);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut rb) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(())) => {
+                    let n = rb.filled().len();
+                    if n == 0 {
+                        this.eof = true;
+                    } else {
+                        this.process(n);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The raw JSON text of the top-level `"id"` of a response, read from the start of a line;
+/// `None` for requests and notifications (they carry `"method"`) or when no plain id is seen.
+fn response_id(prefix: &[u8]) -> Option<String> {
+    let mut depth = 0usize;
+    let mut i = 0usize;
+    let mut id = None;
+    let mut last_key: Option<(usize, usize)> = None;
+    while i < prefix.len() {
+        match prefix[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < prefix.len() && prefix[j] != b'"' {
+                    if prefix[j] == b'\\' {
+                        j += 1;
+                    }
+                    j += 1;
+                }
+                if j >= prefix.len() {
+                    break;
+                }
+                // A string at depth 1 followed by ':' is a key.
+                let mut k = j + 1;
+                while k < prefix.len() && prefix[k].is_ascii_whitespace() {
+                    k += 1;
+                }
+                if depth == 1 && k < prefix.len() && prefix[k] == b':' {
+                    last_key = Some((start, j));
+                    i = k + 1;
+                    let key = &prefix[start..j];
+                    if key == b"method" {
+                        return None;
+                    }
+                    if key == b"id" {
+                        let mut v = i;
+                        while v < prefix.len() && prefix[v].is_ascii_whitespace() {
+                            v += 1;
+                        }
+                        let vstart = v;
+                        if v < prefix.len() && prefix[v] == b'"' {
+                            v += 1;
+                            while v < prefix.len() && prefix[v] != b'"' && prefix[v] != b'\\' {
+                                v += 1;
+                            }
+                            if v < prefix.len() && prefix[v] == b'"' {
+                                id = Some(String::from_utf8_lossy(&prefix[vstart..=v]).into_owned());
+                            }
+                        } else {
+                            while v < prefix.len() && (prefix[v].is_ascii_digit() || prefix[v] == b'-') {
+                                v += 1;
+                            }
+                            if v > vstart {
+                                id = Some(String::from_utf8_lossy(&prefix[vstart..v]).into_owned());
+                            }
+                        }
+                        i = v;
+                    }
+                    continue;
+                }
+                i = j + 1;
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    let _ = last_key;
+    id
+}
+
+/// How the server is started.
+#[derive(Debug, Clone, Default)]
+pub struct StdioConfig {
+    pub command: String,
+    pub args: Vec<String>,
+    /// Added on top of [`INHERITED_ENV`].
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<String>,
+}
+
+/// The running child. Dropping it kills the whole process group.
+pub struct ChildProcess {
+    child: Option<Child>,
+    pgid: Option<i32>,
+    stderr_tail: Arc<Mutex<VecDeque<u8>>>,
+}
+
+impl ChildProcess {
+    /// Spawns the server and returns it with the stdio pair for rmcp.
+    pub fn spawn(cfg: &StdioConfig) -> std::io::Result<(ChildProcess, LineGuard<ChildStdout>, ChildStdin)> {
+        let mut cmd = Command::new(&cfg.command);
+        cmd.args(&cfg.args).env_clear();
+        for key in INHERITED_ENV {
+            if let Ok(v) = std::env::var(key) {
+                cmd.env(key, v);
+            }
+        }
+        cmd.envs(cfg.env.iter().map(|(k, v)| (k, v)));
+        if let Some(dir) = &cfg.cwd {
+            cmd.current_dir(dir);
+        }
+        // Own process group: closing the client can kill everything the server started.
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
+        let mut child = cmd.spawn()?;
+        let stdin = child.stdin.take().ok_or_else(|| std::io::Error::other("child stdin missing"))?;
+        let stdout = child.stdout.take().ok_or_else(|| std::io::Error::other("child stdout missing"))?;
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
+        if let Some(mut stderr) = child.stderr.take() {
+            // Drained continuously (a full pipe would block the server) into a small ring.
+            let tail = stderr_tail.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                while let Ok(n) = stderr.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    if let Ok(mut t) = tail.lock() {
+                        for &b in &buf[n.saturating_sub(STDERR_TAIL_BYTES)..n] {
+                            if t.len() == STDERR_TAIL_BYTES {
+                                t.pop_front();
+                            }
+                            t.push_back(b);
+                        }
+                    }
+                }
+            });
+        }
+        let pgid = child.id().and_then(|p| i32::try_from(p).ok());
+        Ok((ChildProcess { child: Some(child), pgid, stderr_tail }, LineGuard::new(stdout), stdin))
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(Child::id)
+    }
+
+    /// The last few KiB the server wrote to stderr, cleaned for display.
+    pub fn stderr_tail(&self) -> String {
+        let bytes: Vec<u8> = self.stderr_tail.lock().map(|t| t.iter().copied().collect()).unwrap_or_default();
+        super::sanitize::sanitize(&String::from_utf8_lossy(&bytes), STDERR_TAIL_BYTES).text.trim().to_string()
+    }
+
+    fn kill_group(&self) {
+        if let Some(pgid) = self.pgid {
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+
+    /// Call after rmcp closed the server's stdin: gives the server `grace` to exit on its own,
+    /// then kills its process group (anything it left behind included) and reaps it.
+    pub async fn shutdown(&mut self, grace: Duration) {
+        if let Some(mut child) = self.child.take() {
+            let exited = tokio::time::timeout(grace, child.wait()).await.is_ok();
+            self.kill_group();
+            if !exited {
+                let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+            }
+        }
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            self.kill_group();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn filtered(input: &[u8], limit: usize) -> String {
+        let mut g = LineGuard::with_limit(input, limit);
+        let mut out = Vec::new();
+        g.read_to_end(&mut out).await.unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[tokio::test]
+    async fn json_lines_pass_noise_is_dropped() {
+        let out = filtered(b"{\"a\":1}\nhello there\n  [1]\n\n{\"partial\"", 100).await;
+        assert_eq!(out, "{\"a\":1}\n  [1]\n");
+    }
+
+    #[tokio::test]
+    async fn oversized_response_becomes_an_error_for_its_id() {
+        let big = format!("{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{{\"text\":\"{}\"}}}}\n{{\"ok\":true}}\n", "x".repeat(500));
+        let out = filtered(big.as_bytes(), 200).await;
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        let err: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(err["id"], 7);
+        assert!(err["error"]["message"].as_str().unwrap().contains("larger than 200 bytes"));
+        assert_eq!(lines[1], "{\"ok\":true}");
+    }
+
+    #[tokio::test]
+    async fn too_deep_response_becomes_an_error_string_ids_too() {
+        let deep = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"result\":{}{}}}\n", "[".repeat(200), "]".repeat(200));
+        let out = filtered(deep.as_bytes(), 1 << 20).await;
+        let err: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(err["id"], "r-1");
+        assert!(err["error"]["message"].as_str().unwrap().contains("deeper than 100"));
+        // Brackets inside strings do not count.
+        let s = format!("{{\"id\":1,\"result\":\"{}\"}}\n", "[".repeat(300));
+        assert_eq!(filtered(s.as_bytes(), 1 << 20).await, s);
+    }
+
+    #[tokio::test]
+    async fn oversized_requests_are_dropped_without_a_reply() {
+        let req = format!("{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"id\":3,\"params\":\"{}\"}}\n", "y".repeat(500));
+        assert_eq!(filtered(req.as_bytes(), 100).await, "");
+    }
+
+    #[test]
+    fn id_extraction() {
+        assert_eq!(response_id(br#"{"jsonrpc": "2.0", "id": 12, "result": {"id": 99"#).as_deref(), Some("12"));
+        assert_eq!(response_id(br#"{"result": {"id": 99}, "id": "a"}"#).as_deref(), Some("\"a\""));
+        assert_eq!(response_id(br#"{"method": "x", "id": 1"#), None);
+        assert_eq!(response_id(br#"{"text": "\"id\": 5", "#), None);
+    }
+}
