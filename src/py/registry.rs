@@ -477,14 +477,25 @@ impl PyToolRegistry {
     /// The tool and how the Agent should run it, or None for an unknown name. The kind is
     /// ``"inline"`` (a Rust built-in that never blocks), ``"sync"`` (may block: inline on the
     /// sync path, a worker thread on the async path) or ``"async"`` (only ``arun``: awaited).
+    /// A Python tool with both ``run`` and ``arun`` counts as async when its ``is_async``
+    /// attribute is true (an ``async def`` wrapped by ``@tool``).
     fn _lookup(&self, py: Python<'_>, name: &str) -> Option<(Py<PyAny>, &'static str)> {
         let entry = self.entry(name)?;
+        let obj = entry.payload.obj.bind(py);
         let kind = match &entry.payload.runner {
             Runner::Native(native) if !native.blocks() => "inline",
+            Runner::Native(_) => "sync",
             Runner::AsyncOnly => "async",
-            _ => "sync",
+            Runner::Run | Runner::Kwargs { .. } => {
+                let is_async = obj.getattr_opt(pyo3::intern!(py, "is_async")).ok().flatten();
+                if is_async.is_some_and(|v| v.is_truthy().unwrap_or(false)) {
+                    "async"
+                } else {
+                    "sync"
+                }
+            }
         };
-        Some((entry.payload.obj.clone_ref(py), kind))
+        Some((obj.clone().unbind(), kind))
     }
 
     /// For the async path: an error ToolResponse, or the tool object to await ``arun`` on.

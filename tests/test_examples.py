@@ -1,0 +1,64 @@
+"""Every script in examples/ runs as a real subprocess, and says what it should."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+
+EXAMPLES = sorted((REPO / "examples").glob("*.py"))
+
+# Lines each example must print (in this order). An example not listed must still exit cleanly.
+EXPECTED: dict[str, list[str]] = {
+    "01_quickstart.py": [
+        "tool get_weather({'city': 'Paris', 'days': 2}) -> Paris: sunny, 24°C for the next 2 day(s)",
+        "It will be sunny in Paris, around 24°C.",
+    ],
+    "02_tools_and_registry.py": [
+        "calculator said: 35",
+        "The result is 35.",
+    ],
+}
+
+
+def run_example(path):
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run(
+        [sys.executable, str(path)],
+        cwd=path.parent,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        env=env,
+        check=False,
+    )
+
+
+def test_the_documented_examples_exist():
+    names = {p.name for p in EXAMPLES}
+    assert set(EXPECTED) <= names
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_runs(path):
+    proc = run_example(path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    expected = EXPECTED.get(path.name, [])
+    positions = []
+    for want in expected:
+        assert want in lines, f"{path.name} did not print {want!r}; it printed:\n{proc.stdout}"
+        positions.append(lines.index(want))
+    assert positions == sorted(positions), f"{path.name} printed the expected lines out of order"
+
+
+def test_registry_example_prints_the_catalog():
+    proc = run_example(REPO / "examples" / "02_tools_and_registry.py")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].startswith("- calculator: ")
+    assert "- to_upper: Uppercase a piece of text." in proc.stdout
+    assert proc.stdout.rstrip().endswith("The result is 35.")
