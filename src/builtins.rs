@@ -1,2 +1,5 @@
 //! Built-in tools implemented in Rust. Each one implements [`crate::tool::NativeTool`], so the
 //! registry calls it without crossing into Python.
+
+pub mod cli;
+pub mod notes;
