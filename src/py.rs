@@ -3,6 +3,7 @@
 mod convert;
 mod errors;
 mod guard;
+mod mcp;
 mod parameter;
 mod permissions;
 mod policy;
@@ -17,6 +18,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<response::PyToolResponse>()?;
     m.add_class::<parameter::PyToolParameter>()?;
     m.add_class::<tool::PyTool>()?;
+    m.add_class::<mcp::PyMcpClient>()?;
+    m.add_class::<mcp::PyMcpTool>()?;
     m.add_class::<tool::Ready>()?;
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<permissions::PyToolPermissions>()?;

@@ -4,7 +4,7 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 :class:`ToolRegistry`, and let an :class:`Agent` call them.
 """
 
-from agentmaker._native import Tool, ToolParameter, ToolPermissions, ToolResponse
+from agentmaker._native import MCPClient, MCPTool, Tool, ToolParameter, ToolPermissions, ToolResponse
 from agentmaker._registry import ToolRegistry
 from agentmaker.agent import Agent, RunResult, RunUsage, ToolCallRecord
 from agentmaker.confirm import cli_confirm
@@ -30,6 +30,8 @@ __all__ = [
     "LLMClient",
     "LLMResponse",
     "LLMResponseError",
+    "MCPClient",
+    "MCPTool",
     "RetryAgentRun",
     "RunCancelled",
     "RunLimitExceeded",

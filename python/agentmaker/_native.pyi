@@ -1,5 +1,6 @@
 # Type stubs for the Rust extension module agentmaker._native (checked with mypy.stubtest).
-from collections.abc import Awaitable, Generator, Iterable
+from collections.abc import Awaitable, Callable, Generator, Iterable
+from os import PathLike
 from typing import Any, ClassVar, Literal, final
 
 from typing_extensions import disjoint_base
@@ -156,3 +157,61 @@ def check_run_limits(
     max_tokens: int | None = None,
     deadline_seconds: float | None = None,
 ) -> None: ...
+
+@final
+class MCPClient:
+    def __new__(
+        cls,
+        command: str | None = None,
+        args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | PathLike[str] | None = None,
+        url: str | None = None,
+        headers: dict[str, str] | None = None,
+        auth: str | Callable[[], dict[str, str]] | None = None,
+        *,
+        namespace: str,
+        requires_confirmation: bool = True,
+        expected_fingerprints: dict[str, str] | None = None,
+        max_tools: int = 128,
+        max_result_chars: int = 50000,
+        max_desc_chars: int = 4096,
+        timeout: float | None = 30.0,
+        allow_insecure_http: bool = False,
+        prompts: dict[str, str] | None = None,
+    ) -> MCPClient: ...
+    def __aenter__(self) -> Awaitable[MCPClient]: ...
+    def __aexit__(self, *_exc: object) -> Awaitable[bool]: ...
+    def aclose(self) -> Awaitable[None]: ...
+    def load_tools(self) -> Awaitable[list[MCPTool]]: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def command(self) -> str | None: ...
+    @property
+    def args(self) -> list[str]: ...
+    @property
+    def url(self) -> str | None: ...
+    @property
+    def requires_confirmation(self) -> bool: ...
+    @property
+    def timeout(self) -> float | None: ...
+    @property
+    def max_tools(self) -> int: ...
+    @property
+    def max_result_chars(self) -> int: ...
+    @property
+    def expected_fingerprints(self) -> dict[str, str] | None: ...
+    @property
+    def connected(self) -> bool: ...
+    @property
+    def server_pid(self) -> int | None: ...
+
+@final
+class MCPTool(Tool):
+    @property
+    def remote_name(self) -> str: ...
+    @property
+    def fingerprint(self) -> str: ...
+    @property
+    def requires_confirmation(self) -> bool: ...  # type: ignore[override]

@@ -256,13 +256,20 @@ impl McpClient {
             closed: AtomicBool::new(false),
             runtime: tokio::runtime::Handle::current(),
         });
-        let mut slot = self.session.lock().map_err(|_| McpError::Config("client state poisoned".into()))?;
-        if slot.is_some() {
-            drop(slot);
+        // Two concurrent connects: the loser closes what it opened.
+        let loser = {
+            let mut slot = self.session.lock().map_err(|_| McpError::Config("client state poisoned".into()))?;
+            if slot.is_some() {
+                Some(session)
+            } else {
+                *slot = Some(session);
+                None
+            }
+        };
+        if let Some(session) = loser {
             session.close().await;
             return Err(McpError::AlreadyConnected);
         }
-        *slot = Some(session);
         Ok(())
     }
 

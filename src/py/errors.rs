@@ -30,6 +30,7 @@ macro_rules! python_error {
 
 python_error!(tool_registration_error, "ToolRegistrationError");
 python_error!(tool_config_error, "ToolConfigError");
+python_error!(tool_error, "ToolError");
 
 /// The flow-control base class: exceptions of this kind are signals to the Agent loop and pass
 /// through the registry instead of becoming error responses.

@@ -1,0 +1,416 @@
+//! `MCPClient` and `MCPTool`: the Python face of `crate::mcp`.
+//!
+//! Every wait on the server happens on the shared tokio runtime: async methods return
+//! awaitables built with `future_into_py` (the GIL is never held across an `.await`), and the
+//! sync `execute_tool` path blocks in `McpTool::call_blocking` with the GIL released.
+
+use crate::mcp::client::{
+    ClientConfig, HttpConfig, McpClient, McpError, McpTool, TransportConfig, DEFAULT_MAX_DESC_CHARS,
+    DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_TOOLS,
+};
+use crate::mcp::http::HeaderSource;
+use crate::mcp::stdio::StdioConfig;
+use crate::py::convert::py_to_value;
+use crate::py::errors::{config, tool_config_error, tool_error};
+use crate::py::response::PyToolResponse;
+use crate::py::tool::PyTool;
+use crate::tool::NativeTool;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::{PyTraverseError, PyVisit};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A Python callable returning a dict of headers, asked before every HTTP request. Called
+/// from a blocking thread (see `mcp::http`), so holding the GIL there blocks no executor.
+struct CallableHeaders(Py<PyAny>);
+
+impl HeaderSource for CallableHeaders {
+    fn headers(&self) -> Result<Vec<(String, String)>, String> {
+        Python::attach(|py| {
+            let out = self.0.bind(py).call0().map_err(|e| e.to_string())?;
+            let dict = out
+                .cast::<PyDict>()
+                .map_err(|_| "the auth callable must return a dict of header names to values".to_string())?;
+            let mut pairs = Vec::with_capacity(dict.len());
+            for (k, v) in dict.iter() {
+                let (Ok(k), Ok(v)) = (k.extract::<String>(), v.extract::<String>()) else {
+                    return Err("the auth callable must return str header names and values".to_string());
+                };
+                pairs.push((k, v));
+            }
+            Ok(pairs)
+        })
+    }
+}
+
+fn mcp_error(py: Python<'_>, err: McpError) -> PyErr {
+    match err {
+        McpError::Config(msg) => tool_config_error(py, msg),
+        other => tool_error(py, other.to_string()),
+    }
+}
+
+fn str_map(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<(String, String)>>> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        return Ok(None);
+    };
+    let dict = obj.cast::<PyDict>().map_err(|_| PyTypeError::new_err(format!("{what} must be a dict of str to str")))?;
+    let mut out = Vec::with_capacity(dict.len());
+    for (k, v) in dict.iter() {
+        let (Ok(k), Ok(v)) = (k.extract::<String>(), v.extract::<String>()) else {
+            return Err(PyTypeError::new_err(format!("{what} must be a dict of str to str")));
+        };
+        out.push((k, v));
+    }
+    Ok(Some(out))
+}
+
+fn positive_limit(value: i64, what: &str) -> PyResult<usize> {
+    if value < 1 {
+        return Err(PyValueError::new_err(format!("{what} must be >= 1, got {value}")));
+    }
+    Ok(usize::try_from(value).unwrap_or(usize::MAX))
+}
+
+/// Connection to one MCP server whose tools become :class:`MCPTool` objects.
+///
+/// Exactly one of ``command`` (a local server started as a child process, speaking MCP on its
+/// stdio) or ``url`` (a streamable-HTTP endpoint) is required. Use it as ``async with``; the
+/// tools work while the block is alive, and leaving it stops the server process (its whole
+/// process group) or ends the HTTP session.
+///
+/// ``namespace`` is yours, never the server's: tools are named ``{namespace}_{remote name}``
+/// and stamped with origin ``"mcp:{namespace}"``. ``requires_confirmation`` applies to every
+/// loaded tool. ``expected_fingerprints`` (``{display_name: sha256}``) is an exact pin set.
+/// ``timeout`` (seconds, or None) bounds the handshake, the listing and every call.
+///
+/// stdio: the child gets only ``HOME LOGNAME PATH SHELL TERM USER LANG LC_ALL LC_CTYPE
+/// TMPDIR`` from this process, plus ``env``; ``cwd`` sets its directory.
+///
+/// HTTP: ``https://`` is required except for loopback hosts (or with
+/// ``allow_insecure_http=True``); credentials inside the URL are refused. ``headers`` go on
+/// every request; ``auth`` is a bearer token (str) or a callable returning a dict of headers,
+/// called before every request. An ``httpx.Auth`` object is not accepted: its generator
+/// protocol needs httpx to perform the exchange, and here reqwest (Rust) performs it.
+#[pyclass(module = "agentmaker._native", name = "MCPClient", frozen)]
+pub struct PyMcpClient {
+    inner: Arc<McpClient>,
+    auth_callable: Option<Py<PyAny>>,
+    command: Option<String>,
+    args: Vec<String>,
+    url: Option<String>,
+}
+
+#[pymethods]
+impl PyMcpClient {
+    #[new]
+    #[pyo3(signature = (command=None, args=None, env=None, cwd=None, url=None, headers=None, auth=None, *,
+        namespace, requires_confirmation=true, expected_fingerprints=None, max_tools=DEFAULT_MAX_TOOLS as i64,
+        max_result_chars=DEFAULT_MAX_RESULT_CHARS as i64, max_desc_chars=DEFAULT_MAX_DESC_CHARS as i64,
+        timeout=Some(30.0), allow_insecure_http=false, prompts=None),
+        text_signature = "(command=None, args=None, env=None, cwd=None, url=None, headers=None, auth=None, *, namespace, requires_confirmation=True, expected_fingerprints=None, max_tools=128, max_result_chars=50000, max_desc_chars=4096, timeout=30.0, allow_insecure_http=False, prompts=None)")]
+    fn new(
+        py: Python<'_>,
+        command: Option<String>,
+        args: Option<Vec<String>>,
+        env: Option<&Bound<'_, PyAny>>,
+        cwd: Option<std::path::PathBuf>,
+        url: Option<String>,
+        headers: Option<&Bound<'_, PyAny>>,
+        auth: Option<&Bound<'_, PyAny>>,
+        namespace: String,
+        requires_confirmation: bool,
+        expected_fingerprints: Option<HashMap<String, String>>,
+        max_tools: i64,
+        max_result_chars: i64,
+        max_desc_chars: i64,
+        timeout: Option<f64>,
+        allow_insecure_http: bool,
+        prompts: Option<HashMap<String, String>>,
+    ) -> PyResult<Self> {
+        let timeout = match timeout {
+            None => None,
+            Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t.min(1e9))),
+            Some(t) => return Err(PyValueError::new_err(format!("timeout must be positive or None, got {t}"))),
+        };
+        let max_tools = positive_limit(max_tools, "max_tools")?;
+        let max_result_chars = positive_limit(max_result_chars, "max_result_chars")?;
+        let max_desc_chars = positive_limit(max_desc_chars, "max_desc_chars")?;
+        let env = str_map(env, "env")?;
+        let headers = str_map(headers, "headers")?;
+        let auth = auth.filter(|a| !a.is_none());
+        let transport = match (&command, &url) {
+            (Some(cmd), None) => {
+                if headers.is_some() || auth.is_some() {
+                    return Err(PyValueError::new_err(
+                        "stdio mode (command) does not accept headers/auth; they are for url=",
+                    ));
+                }
+                TransportConfig::Stdio(StdioConfig {
+                    command: cmd.clone(),
+                    args: args.clone().unwrap_or_default(),
+                    env: env.unwrap_or_default(),
+                    cwd: cwd.map(|p| p.to_string_lossy().into_owned()),
+                })
+            }
+            (None, Some(u)) => {
+                if args.as_ref().is_some_and(|a| !a.is_empty()) || env.is_some() || cwd.is_some() {
+                    return Err(PyValueError::new_err(
+                        "Remote HTTP mode (url) does not accept args/env/cwd; they are for command=",
+                    ));
+                }
+                let mut http = HttpConfig {
+                    url: u.clone(),
+                    headers: headers.unwrap_or_default(),
+                    allow_insecure_http,
+                    ..Default::default()
+                };
+                if let Some(a) = auth {
+                    if let Ok(token) = a.cast::<PyString>() {
+                        http.bearer = Some(token.to_string());
+                    } else if a.hasattr("auth_flow")? {
+                        return Err(PyTypeError::new_err(
+                            "auth: httpx.Auth objects are not supported (their request/response generator needs httpx to \
+                             perform the HTTP exchange; agentmaker's client is Rust). Pass a bearer token string, or a \
+                             callable returning a dict of headers that is called before every request.",
+                        ));
+                    } else if a.is_callable() {
+                        http.header_source = Some(Arc::new(CallableHeaders(a.clone().unbind())));
+                    } else {
+                        return Err(PyTypeError::new_err(
+                            "auth must be a bearer token string or a callable returning a dict of headers",
+                        ));
+                    }
+                }
+                TransportConfig::Http(http)
+            }
+            _ => {
+                return Err(PyValueError::new_err(
+                    "MCPClient transport must be exactly one: local uses command=..., remote uses url=... (not both, not neither)",
+                ))
+            }
+        };
+        let prompts = crate::mcp::default_prompts(prompts).map_err(|e| config(py, e))?;
+        let cfg = ClientConfig {
+            transport,
+            namespace,
+            requires_confirmation,
+            expected_fingerprints: expected_fingerprints.map(|m| m.into_iter().collect::<BTreeMap<_, _>>()),
+            max_tools,
+            max_result_chars,
+            max_desc_chars,
+            timeout,
+            prompts,
+        };
+        let inner = McpClient::new(cfg).map_err(|e| mcp_error(py, e))?;
+        Ok(PyMcpClient {
+            inner: Arc::new(inner),
+            auth_callable: auth.filter(|a| a.is_callable()).map(|a| a.clone().unbind()),
+            command,
+            args: args.unwrap_or_default(),
+            url,
+        })
+    }
+
+    /// Start the server (or open the HTTP session) and run the MCP handshake.
+    fn __aenter__<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let inner = slf.get().inner.clone();
+        let me: Py<PyAny> = slf.into_any().unbind();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            inner.connect().await.map_err(|e| Python::attach(|py| mcp_error(py, e)))?;
+            Ok(me)
+        })
+    }
+
+    /// Close the session and stop the server; exceptions from the block propagate.
+    #[pyo3(signature = (*_exc))]
+    fn __aexit__<'py>(&self, py: Python<'py>, _exc: &Bound<'py, pyo3::types::PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            inner.close().await;
+            Ok(false)
+        })
+    }
+
+    /// Close the session (same as leaving ``async with``). Closing twice is harmless.
+    fn aclose<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            inner.close().await;
+            Ok(())
+        })
+    }
+
+    /// List the server's tools and return them as :class:`MCPTool` objects, sorted by name.
+    ///
+    /// Raises ToolError when the catalog is refused: more than ``max_tools`` tools, a schema
+    /// that is too large, too deep or references anything outside itself, a bad name, or a
+    /// fingerprint that does not match the pins (the message names the tools).
+    fn load_tools<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let tools = inner.load_tools().await;
+            Python::attach(|py| {
+                let tools = tools.map_err(|e| mcp_error(py, e))?;
+                let list = PyList::empty(py);
+                for t in tools {
+                    list.append(PyMcpTool::create(py, t)?)?;
+                }
+                Ok(list.unbind())
+            })
+        })
+    }
+
+    #[getter]
+    fn namespace(&self) -> &str {
+        &self.inner.config().namespace
+    }
+
+    #[getter]
+    fn command(&self) -> Option<&str> {
+        self.command.as_deref()
+    }
+
+    #[getter]
+    fn args(&self) -> Vec<String> {
+        self.args.clone()
+    }
+
+    #[getter]
+    fn url(&self) -> Option<&str> {
+        self.url.as_deref()
+    }
+
+    #[getter]
+    fn requires_confirmation(&self) -> bool {
+        self.inner.config().requires_confirmation
+    }
+
+    #[getter]
+    fn timeout(&self) -> Option<f64> {
+        self.inner.config().timeout.map(|d| d.as_secs_f64())
+    }
+
+    #[getter]
+    fn max_tools(&self) -> usize {
+        self.inner.config().max_tools
+    }
+
+    #[getter]
+    fn max_result_chars(&self) -> usize {
+        self.inner.config().max_result_chars
+    }
+
+    #[getter]
+    fn expected_fingerprints(&self) -> Option<BTreeMap<String, String>> {
+        self.inner.config().expected_fingerprints.clone()
+    }
+
+    /// True between a successful ``__aenter__`` and the close.
+    #[getter]
+    fn connected(&self) -> bool {
+        self.inner.is_connected()
+    }
+
+    /// Process id of the stdio server while connected (None for HTTP or when closed).
+    #[getter]
+    fn server_pid(&self) -> Option<u32> {
+        if self.inner.is_connected() {
+            self.inner.server_pid()
+        } else {
+            None
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let target = self.url.clone().or_else(|| self.command.clone()).unwrap_or_default();
+        format!("<MCPClient namespace={:?} target={:?} connected={}>", self.inner.config().namespace, target, self.inner.is_connected())
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Some(cb) = &self.auth_callable {
+            visit.call(cb)?;
+        }
+        Ok(())
+    }
+}
+
+/// A tool offered by an MCP server (see :class:`MCPClient`). ``name`` is
+/// ``{namespace}_{remote name}`` made legal and unique, ``origin`` is ``"mcp:{namespace}"``,
+/// results are external content, and ``fingerprint`` is the sha256 of the definition the
+/// server sent (see the README section "MCP fingerprints").
+#[pyclass(module = "agentmaker._native", name = "MCPTool", extends = PyTool, frozen)]
+pub struct PyMcpTool {
+    tool: Arc<McpTool>,
+}
+
+impl PyMcpTool {
+    fn create(py: Python<'_>, tool: McpTool) -> PyResult<Py<PyMcpTool>> {
+        let tool = Arc::new(tool);
+        let spec = tool.spec();
+        let base = PyTool {
+            name: spec.name.clone(),
+            description: spec.description.clone(),
+            origin: tool.origin().to_string(),
+            native: Some(tool.clone() as Arc<dyn NativeTool>),
+        };
+        Py::new(py, PyClassInitializer::from(base).add_subclass(PyMcpTool { tool }))
+    }
+}
+
+#[pymethods]
+impl PyMcpTool {
+    /// The tool's name on the server (what ``tools/call`` receives).
+    #[getter]
+    fn remote_name(&self) -> &str {
+        self.tool.remote_name()
+    }
+
+    /// sha256 (hex) of the definition as the server sent it; pin it with ``expected_fingerprints``.
+    #[getter]
+    fn fingerprint(&self) -> &str {
+        self.tool.fingerprint()
+    }
+
+    /// Set per client (``MCPClient(requires_confirmation=...)``); True by default.
+    #[getter]
+    fn requires_confirmation(&self) -> bool {
+        self.tool.spec().requires_confirmation
+    }
+
+    #[classattr]
+    fn external_content() -> bool {
+        true
+    }
+
+    #[classattr]
+    fn supports_parallel() -> bool {
+        true
+    }
+
+    /// Call the remote tool; resolves to a ToolResponse (errors, timeouts and a closed session
+    /// are error responses, never exceptions).
+    fn arun<'py>(&self, py: Python<'py>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let args = match py_to_value(parameters) {
+            Ok(v) => v,
+            Err(e) => {
+                let resp = PyToolResponse::error_text(py, format!("Error: MCP tool arguments are not JSON: {}", e.describe()));
+                let ready = crate::py::tool::Ready::new(Py::new(py, resp)?.into_any());
+                return Ok(Bound::new(py, ready)?.into_any());
+            }
+        };
+        let fut = self.tool.call_async(args);
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let resp = fut.await;
+            Python::attach(|py| Py::new(py, PyToolResponse::from_core(py, resp)?))
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<MCPTool name={:?} remote_name={:?} origin={:?}>", self.tool.spec().name, self.tool.remote_name(), self.tool.origin())
+    }
+}
