@@ -4,8 +4,9 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 :class:`ToolRegistry`, and let an :class:`Agent` call them.
 """
 
-from agentmaker._native import MCPClient, MCPTool, Tool, ToolParameter, ToolPermissions, ToolResponse
+from agentmaker._native import Tool, ToolParameter, ToolPermissions, ToolResponse
 from agentmaker._registry import ToolRegistry
+from agentmaker._callable import tool
 from agentmaker.agent import Agent, RunResult, RunUsage, ToolCallRecord
 from agentmaker.confirm import cli_confirm
 from agentmaker.errors import (
@@ -30,8 +31,6 @@ __all__ = [
     "LLMClient",
     "LLMResponse",
     "LLMResponseError",
-    "MCPClient",
-    "MCPTool",
     "RetryAgentRun",
     "RunCancelled",
     "RunLimitExceeded",
@@ -49,6 +48,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResponse",
     "cli_confirm",
+    "tool",
 ]
 
 __version__ = "0.1.0"

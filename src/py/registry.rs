@@ -27,8 +27,9 @@ pub enum Runner {
     /// A Tool subclass: `run(parameters)`; the result must be a ToolResponse or a str.
     Run,
     /// An `@tool` function whose arguments need no conversion: `func(**kwargs)` called straight
-    /// from Rust, the result converted like any `@tool` result.
-    Kwargs { func: Py<PyAny>, names: Vec<Py<PyString>> },
+    /// from Rust, the result converted like any `@tool` result. `null_default[i]`: a null for
+    /// `names[i]` means "use the function's default", so the key is left out of the call.
+    Kwargs { func: Py<PyAny>, names: Vec<Py<PyString>>, null_default: Vec<bool> },
     /// A tool that only implements `arun`.
     AsyncOnly,
 }
@@ -129,8 +130,16 @@ fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
     let fast = obj.getattr_opt("_fast_call")?;
     let runner = match fast.filter(|f| !f.is_none()) {
         Some(fast) => {
-            let (func, names): (Py<PyAny>, Vec<String>) = fast.extract()?;
-            Runner::Kwargs { func, names: names.iter().map(|n| PyString::intern(py, n).unbind()).collect() }
+            // (func, names) or (func, names, names whose null means "use the default")
+            let (func, names, nulls): (Py<PyAny>, Vec<String>, Vec<String>) = match fast.extract() {
+                Ok(triple) => triple,
+                Err(_) => {
+                    let (func, names): (Py<PyAny>, Vec<String>) = fast.extract()?;
+                    (func, names, Vec::new())
+                }
+            };
+            let null_default = names.iter().map(|n| nulls.contains(n)).collect();
+            Runner::Kwargs { func, names: names.iter().map(|n| PyString::intern(py, n).unbind()).collect(), null_default }
         }
         None => {
             let has_run = overrides(obj, "run", &methods.0)?;
@@ -242,12 +251,14 @@ fn run_admitted(
             Ok(result) => wrap_run_result(py, name, result),
             Err(err) => exception_response(py, name, err),
         },
-        Runner::Kwargs { func, names } => {
+        Runner::Kwargs { func, names, null_default } => {
             let params = parameters.cast::<PyDict>()?;
             let kwargs = PyDict::new(py);
-            for key in names {
+            for (key, drop_null) in names.iter().zip(null_default) {
                 if let Some(v) = params.get_item(key.bind(py))? {
-                    kwargs.set_item(key.bind(py), v)?;
+                    if !(*drop_null && v.is_none()) {
+                        kwargs.set_item(key.bind(py), v)?;
+                    }
                 }
             }
             match func.bind(py).call((), Some(&kwargs)) {

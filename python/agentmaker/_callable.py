@@ -1,0 +1,182 @@
+"""Tools made from Python callables: ``@tool``, ``Tool.from_callable``,
+``ToolRegistry.register_callable`` and ``ToolRegistry.register_function``.
+
+How the registry runs these (see src/py/registry.rs): a tool whose ``_fast_call`` is
+``(func, names)`` or ``(func, names, null_defaults)`` is called from Rust as ``func(**kwargs)``
+with only the declared keys, skipping keys in ``null_defaults`` whose value is None (null means
+"use the default"); its result is wrapped in Rust (JSON values) or by ``result_to_response``.
+Every other callable tool runs through ``run`` / ``arun`` here, which convert the arguments
+(Enum members, dataclasses, datetimes ...) and wrap the result.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable
+
+from agentmaker._native import Tool, ToolParameter, ToolResponse
+from agentmaker._signature import CallableSpec, analyze, to_response
+from agentmaker.errors import ToolRegistrationError
+
+__all__ = ["FunctionTool", "DictFunctionTool", "from_callable", "function_tool", "result_to_response", "tool"]
+
+_FLAGS = ("requires_confirmation", "external_content", "supports_parallel", "timeout", "stop_after_tool_call")
+
+
+def _check_flags(flags: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    unknown = sorted(set(flags) - set(allowed))
+    if unknown:
+        raise TypeError(f"{where} got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+                        f"accepted: {', '.join(allowed)}")
+
+
+def _apply_flags(obj: Tool, flags: dict[str, Any]) -> None:
+    for key in ("requires_confirmation", "external_content", "supports_parallel", "stop_after_tool_call"):
+        if key in flags:
+            setattr(obj, key, bool(flags[key]))
+    if flags.get("timeout") is not None:
+        timeout = flags["timeout"]
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ToolRegistrationError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        obj.timeout = float(timeout)
+
+
+class FunctionTool(Tool):
+    """A tool inferred from a typed function. Calling it calls the function."""
+
+    def __init__(self, spec: CallableSpec, **flags: Any) -> None:
+        super().__init__(spec.name, spec.description)
+        self._spec = spec
+        _apply_flags(self, flags)
+        fast = None
+        if spec.plain and not spec.is_async:
+            names = [p.name for p in spec.params]
+            fast = (spec.func, names, list(spec.null_defaults)) if spec.null_defaults else (spec.func, names)
+        self._fast_call = fast
+        self.__wrapped__ = spec.func
+        self.__doc__ = getattr(spec.func, "__doc__", None)
+
+    @property
+    def func(self) -> Callable[..., Any]:
+        """The wrapped function."""
+        return self._spec.func
+
+    @property
+    def is_async(self) -> bool:
+        """True for an ``async def`` function: the Agent awaits it instead of using a thread."""
+        return self._spec.is_async
+
+    def get_parameters(self) -> list[ToolParameter]:
+        return [
+            ToolParameter(p.name, p.type, p.description, required=p.required, default=p.default, schema=p.schema)
+            for p in self._spec.params
+        ]
+
+    def get_input_schema(self) -> dict[str, Any]:
+        return self._spec.schema
+
+    def run(self, parameters: dict[str, Any]) -> ToolResponse:
+        return self._spec.call(parameters)
+
+    async def arun(self, parameters: dict[str, Any]) -> ToolResponse:
+        return await self._spec.acall(parameters)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._spec.func(*args, **kwargs)
+
+
+def from_callable(func: Callable[..., Any], *, name: str | None = None, description: str | None = None,
+                  **flags: Any) -> FunctionTool:
+    """Infer a tool from a typed callable (what ``@tool`` does)."""
+    _check_flags(flags, _FLAGS, "from_callable()")
+    if isinstance(func, Tool):
+        raise ToolRegistrationError(f"{func!r} already is a Tool; register it directly")
+    return FunctionTool(analyze(func, name=name, description=description), **flags)
+
+
+def tool(_func: Callable[..., Any] | None = None, *, name: str | None = None, description: str | None = None,
+         requires_confirmation: bool = False, external_content: bool = False, supports_parallel: bool = False,
+         timeout: float | None = None, stop_after_tool_call: bool = False) -> Any:
+    """Turn a type-annotated function into a :class:`Tool`.
+
+    Use bare (``@tool``) or with keywords (``@tool(name=..., requires_confirmation=True)``). The
+    schema is inferred from the signature and the docstring; a signature that cannot be mapped
+    raises :class:`ToolRegistrationError` right here, at definition time.
+    """
+    flags = {"requires_confirmation": requires_confirmation, "external_content": external_content,
+             "supports_parallel": supports_parallel, "timeout": timeout,
+             "stop_after_tool_call": stop_after_tool_call}
+
+    def decorate(func: Callable[..., Any]) -> FunctionTool:
+        return from_callable(func, name=name, description=description, **flags)
+
+    if _func is not None:
+        return decorate(_func)
+    return decorate
+
+
+class DictFunctionTool(Tool):
+    """A tool whose function takes the whole parameter dict (``register_function``)."""
+
+    def __init__(self, func: Callable[[dict[str, Any]], Any], name: str, description: str,
+                 parameters: list[Any], **flags: Any) -> None:
+        if not callable(func):
+            raise ToolRegistrationError(f"register_function() needs a callable, got {func!r}")
+        super().__init__(name, description)
+        for p in parameters:
+            if not isinstance(p, ToolParameter):
+                raise ToolRegistrationError(
+                    f"register_function() parameters must be ToolParameter objects, got {type(p).__name__}")
+        self._func = func
+        self._params = list(parameters)
+        self._is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+            getattr(type(func), "__call__", None))
+        _apply_flags(self, flags)
+        functools.update_wrapper(self, func, assigned=("__doc__",), updated=())
+
+    @property
+    def is_async(self) -> bool:
+        """True for an async function: the Agent awaits it instead of using a thread."""
+        return self._is_async
+
+    def get_parameters(self) -> list[ToolParameter]:
+        return list(self._params)
+
+    def run(self, parameters: dict[str, Any]) -> ToolResponse:
+        result = self._func(dict(parameters))
+        if self._is_async or inspect.isawaitable(result):
+            result = CallableSpec._finish_sync(result)
+            if result is _loop_running():
+                return ToolResponse.error(
+                    f"Error: tool '{self.name}' is an async function and this thread is already running an "
+                    "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead")
+        return to_response(result)
+
+    async def arun(self, parameters: dict[str, Any]) -> ToolResponse:
+        if not self._is_async:
+            return await super().arun(parameters)
+        result = self._func(dict(parameters))
+        if inspect.isawaitable(result):
+            result = await result
+        return to_response(result)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._func(*args, **kwargs)
+
+
+def _loop_running() -> Any:
+    from agentmaker import _signature
+
+    return _signature._LOOP_RUNNING
+
+
+def function_tool(func: Callable[[dict[str, Any]], Any], name: str, description: str, parameters: list[Any],
+                  **flags: Any) -> DictFunctionTool:
+    _check_flags(flags, _FLAGS, "register_function()")
+    return DictFunctionTool(func, name, description, parameters, **flags)
+
+
+def result_to_response(tool_name: str, result: Any) -> ToolResponse:
+    """Wrap a non-JSON result of a fast-path callable tool (dataclass, pydantic model, set ...)."""
+    return to_response(result)
