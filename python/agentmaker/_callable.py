@@ -22,9 +22,12 @@ from agentmaker.errors import ToolRegistrationError
 __all__ = ["FunctionTool", "DictFunctionTool", "from_callable", "function_tool", "result_to_response", "tool"]
 
 _FLAGS = ("requires_confirmation", "external_content", "supports_parallel", "timeout", "stop_after_tool_call")
+_FLAG_SET = frozenset(_FLAGS)
 
 
 def _check_flags(flags: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    if flags.keys() == _FLAG_SET:  # what @tool passes
+        return
     unknown = sorted(set(flags) - set(allowed))
     if unknown:
         raise TypeError(f"{where} got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
@@ -33,8 +36,8 @@ def _check_flags(flags: dict[str, Any], allowed: tuple[str, ...], where: str) ->
 
 def _apply_flags(obj: Tool, flags: dict[str, Any]) -> None:
     for key in ("requires_confirmation", "external_content", "supports_parallel", "stop_after_tool_call"):
-        if key in flags:
-            setattr(obj, key, bool(flags[key]))
+        if flags.get(key):  # the class attributes already say False
+            setattr(obj, key, True)
     if flags.get("timeout") is not None:
         timeout = flags["timeout"]
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:

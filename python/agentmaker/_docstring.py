@@ -164,25 +164,11 @@ def _store(out: dict[str, str], names: list[str], parts: list[str]) -> None:
 
 
 def _google_entry(s: str) -> tuple[str, str] | None:
-    """Split "name (type): text" / "名称：文本" into (name, text), or None for other lines."""
-    cut = s.find(":")
-    if cut > 0 and cut + 1 < len(s) and not s[cut + 1].isspace():
-        cut = -1  # "http://x" is text, not an entry
-    wide = s.find("：")
-    if wide > 0 and (cut < 0 or wide < cut):
-        cut = wide
-    if cut <= 0:
+    """Split "name (type): text" / "名称（类型）：文本" into (name, text), or None for other lines."""
+    m = _GOOGLE_ENTRY.match(s)
+    if m is None:
         return None
-    head = s[:cut]
-    paren = head.find("(")
-    if paren < 0:
-        paren = head.find("（")
-    if paren > 0:
-        head = head[:paren]
-    head = head.rstrip()
-    if not head.lstrip("*").isidentifier():
-        return None
-    return head, s[cut + 1 :].strip()
+    return m.group(1).lstrip("*"), m.group(2).strip()
 
 
 def _google_section(lines: list[str], header_indent: int, out: dict[str, str]) -> int:
@@ -222,7 +208,7 @@ def _google_section(lines: list[str], header_indent: int, out: dict[str, str]) -
             if found is not None:
                 if name and name not in out:
                     out[name] = _entry_text(parts)
-                name = found[0].lstrip("*")
+                name = found[0]
                 parts = [found[1]] if found[1] else []
                 i += 1
                 continue

@@ -268,7 +268,7 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
             raise _fail(func, f"parameter '{pname}' annotation {ann!r} nests too deeply") from None
         has_default = default is not _MISSING
         if has_default and not node.accepts_none:
-            prop = dict(_si._nullable(node).schema)
+            prop = dict(_si.nullable_cached(node).schema)
             null_defaults.append(pname)
         else:
             prop = dict(node.schema)
@@ -278,7 +278,8 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
             if text:
                 prop["description"] = text
         if has_default:
-            shown = json_default(default)
+            t = type(default)
+            shown = default if t is str or t is int or t is bool or default is None else json_default(default)
             if shown is not _MISSING:
                 prop["default"] = shown
         else:
@@ -300,6 +301,8 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
 
 
 def _is_async(func: Any, target: Any) -> bool:
+    if type(func) is types.FunctionType:
+        return bool(func.__code__.co_flags & inspect.CO_COROUTINE)
     if inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(func):
         return True
     call = getattr(type(func), "__call__", None)
