@@ -1,9 +1,11 @@
 //! The PyO3 binding: builds the `agentmaker._native` extension module.
 
+mod cli;
 mod convert;
 mod errors;
 mod guard;
 mod mcp;
+mod notes;
 mod parameter;
 mod permissions;
 mod policy;
@@ -21,6 +23,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<mcp::PyMcpClient>()?;
     m.add_class::<mcp::PyMcpTool>()?;
     m.add_class::<tool::Ready>()?;
+    m.add_class::<cli::PyCliTool>()?;
+    m.add_class::<notes::PyNotesTool>()?;
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<permissions::PyToolPermissions>()?;
     m.add_class::<guard::PyGuard>()?;

@@ -4,7 +4,7 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 :class:`ToolRegistry`, and let an :class:`Agent` call them.
 """
 
-from agentmaker._native import Tool, ToolParameter, ToolPermissions, ToolResponse
+from agentmaker._native import CLITool, NotesTool, Tool, ToolParameter, ToolPermissions, ToolResponse
 from agentmaker._registry import ToolRegistry
 from agentmaker._callable import tool
 from agentmaker.agent import Agent, RunResult, RunUsage, ToolCallRecord
@@ -28,9 +28,11 @@ __all__ = [
     "Agent",
     "AgentRunFlow",
     "AgentmakerError",
+    "CLITool",
     "LLMClient",
     "LLMResponse",
     "LLMResponseError",
+    "NotesTool",
     "RetryAgentRun",
     "RunCancelled",
     "RunLimitExceeded",

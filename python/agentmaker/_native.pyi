@@ -1,6 +1,7 @@
 # Type stubs for the Rust extension module agentmaker._native (checked with mypy.stubtest).
 from collections.abc import Awaitable, Callable, Generator, Iterable
 from os import PathLike
+from pathlib import Path
 from typing import Any, ClassVar, Literal, final
 
 from typing_extensions import disjoint_base
@@ -215,3 +216,55 @@ class MCPTool(Tool):
     def fingerprint(self) -> str: ...
     @property
     def requires_confirmation(self) -> bool: ...  # type: ignore[override]
+
+@final
+class CLITool(Tool):
+    def __new__(
+        cls,
+        allowed_commands: Iterable[str] | None = None,
+        *,
+        timeout: float = 10.0,
+        max_output_chars: int = 4000,
+        cwd: str | PathLike[str] | None = None,
+        env: dict[str, str] | None = None,
+        arg_policy: Callable[[list[str]], str | None] | None = None,
+        prompts: dict[str, str] | None = None,
+    ) -> CLITool: ...
+    def __init__(
+        self,
+        allowed_commands: Iterable[str] | None = None,
+        *,
+        timeout: float = 10.0,
+        max_output_chars: int = 4000,
+        cwd: str | PathLike[str] | None = None,
+        env: dict[str, str] | None = None,
+        arg_policy: Callable[[list[str]], str | None] | None = None,
+        prompts: dict[str, str] | None = None,
+    ) -> None: ...
+    @property
+    def allowed_commands(self) -> list[str]: ...
+    @property
+    def programs(self) -> dict[str, Path]: ...
+
+@final
+class NotesTool(Tool):
+    def __new__(
+        cls,
+        root: str | PathLike[str],
+        *,
+        max_read_chars: int = 8000,
+        max_append_chars: int = 50000,
+        max_file_bytes: int = 2000000,
+        prompts: dict[str, str] | None = None,
+    ) -> NotesTool: ...
+    def __init__(
+        self,
+        root: str | PathLike[str],
+        *,
+        max_read_chars: int = 8000,
+        max_append_chars: int = 50000,
+        max_file_bytes: int = 2000000,
+        prompts: dict[str, str] | None = None,
+    ) -> None: ...
+    @property
+    def root(self) -> Path: ...

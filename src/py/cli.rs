@@ -1,0 +1,183 @@
+//! `CLITool` for Python: the core [`CliTool`] behind the `Tool` base class.
+
+use crate::builtins::cli::process::CancelToken;
+use crate::builtins::cli::{ArgPolicyFn, CliOptions, CliTool};
+use crate::py::convert::py_to_value;
+use crate::py::errors;
+use crate::py::response::PyToolResponse;
+use crate::py::tool::PyTool;
+use pyo3::exceptions::{PyOSError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3::{PyTraverseError, PyVisit};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Run one allow-listed local command (tool name ``shell``, parameter ``command``).
+///
+/// Only the programs in ``allowed_commands`` run; each is resolved to an absolute path now (a
+/// program that cannot be found raises ``ToolConfigError``). No shell is involved: the command is
+/// split with POSIX quoting and unquoted shell syntax (``; & | < > ( ) $ `` and backticks, a
+/// leading ``#``, newlines) is refused. A dangerous-argument gate refuses inline code, launchers
+/// and hook/output-file flags of known programs; ``arg_policy(argv) -> str | None`` replaces it
+/// (a returned string refuses the call with that text). The child gets only ``PATH``, ``HOME``
+/// and ``LANG`` (or exactly ``env``), stdin from /dev/null, its own session and process group;
+/// on timeout, cancellation or output over the cap the whole group is killed and reaped.
+/// A non-zero exit is returned as an error response that still carries the output; output cut
+/// at the cap is ``partial``.
+#[pyclass(module = "agentmaker", name = "CLITool", extends = PyTool, frozen)]
+pub struct PyCliTool {
+    core: Arc<CliTool>,
+    arg_policy: Option<Py<PyAny>>,
+}
+
+fn positive(py: Python<'_>, name: &str, value: i64) -> PyResult<usize> {
+    usize::try_from(value)
+        .ok()
+        .filter(|v| *v > 0)
+        .ok_or_else(|| errors::tool_config_error(py, format!("{name} must be a positive integer, got {value}")))
+}
+
+fn string_dict(py: Python<'_>, what: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
+    let dict = obj
+        .cast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err(format!("{what} must be a dict of str to str")))?;
+    let mut out = Vec::with_capacity(dict.len());
+    for (k, v) in dict.iter() {
+        match (k.extract::<String>(), v.extract::<String>()) {
+            (Ok(k), Ok(v)) => out.push((k, v)),
+            _ => return Err(errors::tool_config_error(py, format!("{what} must map str to str, got {}", k.repr()?))),
+        }
+    }
+    Ok(out)
+}
+
+/// Wraps a Python `arg_policy` callable for the core (called off the GIL, so it re-attaches).
+fn python_policy(policy: Py<PyAny>) -> Box<ArgPolicyFn> {
+    Box::new(move |argv: &[String]| {
+        Python::attach(|py| match policy.call1(py, (argv.to_vec(),)) {
+            Ok(v) if v.is_none(py) => Ok(None),
+            Ok(v) => v.extract::<String>(py).map(Some).map_err(|_| {
+                let ty = v.bind(py).get_type().qualname().map(|n| n.to_string()).unwrap_or_default();
+                format!("arg_policy must return None or a str, got {ty}")
+            }),
+            Err(e) => Err(e.to_string()),
+        })
+    })
+}
+
+/// Cancels the command when dropped, i.e. when the awaiting asyncio task is cancelled and
+/// pyo3-async-runtimes drops the Rust future.
+struct CancelOnDrop(Arc<CancelToken>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+#[pymethods]
+impl PyCliTool {
+    /// Construction happens in ``__new__``; this only stops ``Tool.__init__`` from seeing the
+    /// keyword arguments.
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn __init__(&self, _args: &Bound<'_, pyo3::types::PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) {}
+
+    #[classattr]
+    fn requires_confirmation() -> bool {
+        true
+    }
+
+    #[classattr]
+    fn external_content() -> bool {
+        true
+    }
+
+    #[classattr]
+    fn supports_parallel() -> bool {
+        false
+    }
+
+    #[new]
+    #[pyo3(signature = (allowed_commands = None, *, timeout = 10.0, max_output_chars = 4000, cwd = None, env = None, arg_policy = None, prompts = None))]
+    fn new(
+        py: Python<'_>,
+        allowed_commands: Option<Vec<String>>,
+        timeout: f64,
+        max_output_chars: i64,
+        cwd: Option<PathBuf>,
+        env: Option<&Bound<'_, PyAny>>,
+        arg_policy: Option<Py<PyAny>>,
+        prompts: Option<HashMap<String, String>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let max_output_chars = positive(py, "max_output_chars", max_output_chars)?;
+        let env = env.map(|e| string_dict(py, "env", e)).transpose()?;
+        if let Some(p) = &arg_policy {
+            if !p.bind(py).is_callable() {
+                return Err(PyTypeError::new_err("arg_policy must be a callable taking the argv list"));
+            }
+        }
+        let opts = CliOptions {
+            timeout,
+            max_output_chars,
+            cwd,
+            env,
+            arg_policy: arg_policy.as_ref().map(|p| python_policy(p.clone_ref(py))),
+            prompts,
+        };
+        let allowed = allowed_commands.unwrap_or_default();
+        let core = Arc::new(CliTool::new(&allowed, opts).map_err(|e| errors::config(py, e))?);
+        let base = PyTool::native(core.clone());
+        Ok(PyClassInitializer::from(base).add_subclass(PyCliTool { core, arg_policy }))
+    }
+
+    /// The allowed program names, sorted.
+    #[getter]
+    fn allowed_commands(&self) -> Vec<String> {
+        self.core.programs().iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// Allowed name -> absolute path of the executable pinned at construction.
+    #[getter]
+    fn programs(&self) -> HashMap<String, PathBuf> {
+        self.core.programs().iter().cloned().collect()
+    }
+
+    /// Run the command without blocking the event loop. Cancelling the awaiting task kills the
+    /// command's process group at once (and reaps it) instead of leaving it running.
+    fn arun<'py>(slf: &Bound<'py, Self>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let core = slf.get().core.clone();
+        let args = if parameters.is_instance_of::<PyDict>() {
+            py_to_value(parameters).map_err(|e| e.describe())
+        } else {
+            Err("expects its arguments as a JSON object (a dict)".to_string())
+        };
+        let token = Arc::new(CancelToken::new().map_err(|e| PyOSError::new_err((e as i32, e.desc())))?);
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let args = match args {
+                Ok(args) => args,
+                Err(why) => {
+                    let text = format!("Error: tool 'shell' got unusable arguments: {why}");
+                    return Python::attach(|py| Py::new(py, PyToolResponse::error_text(py, text)));
+                }
+            };
+            let guard = CancelOnDrop(token.clone());
+            let worker = tokio::task::spawn_blocking(move || core.call_cancellable(&args, Some(&token)));
+            let resp = worker.await;
+            drop(guard);
+            Python::attach(|py| match resp {
+                Ok(resp) => Py::new(py, PyToolResponse::from_core(py, resp)?),
+                Err(e) => Py::new(py, PyToolResponse::error_text(py, format!("Error: tool 'shell' failed: {e}"))),
+            })
+        })
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Some(p) = &self.arg_policy {
+            visit.call(p)?;
+        }
+        Ok(())
+    }
+}
