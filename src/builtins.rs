@@ -1,5 +1,6 @@
 //! Built-in tools implemented in Rust. Each one implements [`crate::tool::NativeTool`], so the
 //! registry calls it without crossing into Python.
 
+pub mod calculator;
 pub mod cli;
 pub mod notes;
