@@ -6,6 +6,7 @@
 //! binding that builds `agentmaker._native`.
 
 pub mod builtins;
+pub mod docstring;
 pub mod error;
 pub mod mcp;
 pub mod guard;

@@ -2,6 +2,7 @@
 
 mod cli;
 mod convert;
+mod docstring;
 mod errors;
 mod guard;
 mod mcp;
@@ -30,5 +31,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<guard::PyGuard>()?;
     m.add_class::<policy::PyRunBudget>()?;
     m.add_function(wrap_pyfunction!(policy::check_run_limits, m)?)?;
+    m.add_function(wrap_pyfunction!(docstring::parse_docstring, m)?)?;
     Ok(())
 }

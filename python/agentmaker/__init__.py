@@ -5,6 +5,7 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 """
 
 from agentmaker._native import CLITool, NotesTool, Tool, ToolParameter, ToolPermissions, ToolResponse
+from agentmaker._native import CalculatorTool
 from agentmaker._registry import ToolRegistry
 from agentmaker._callable import tool
 from agentmaker.agent import Agent, RunResult, RunUsage, ToolCallRecord
@@ -29,6 +30,7 @@ __all__ = [
     "AgentRunFlow",
     "AgentmakerError",
     "CLITool",
+    "CalculatorTool",
     "LLMClient",
     "LLMResponse",
     "LLMResponseError",

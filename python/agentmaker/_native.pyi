@@ -247,6 +247,11 @@ class CLITool(Tool):
     def programs(self) -> dict[str, Path]: ...
 
 @final
+class CalculatorTool(Tool):
+    def __new__(cls, *, prompts: dict[str, str] | None = None) -> CalculatorTool: ...
+    def __init__(self, *, prompts: dict[str, str] | None = None) -> None: ...
+
+@final
 class NotesTool(Tool):
     def __new__(
         cls,
