@@ -147,7 +147,8 @@ def test_none() -> None:
     assert parse_docstring(None) == ("", {})
 
 
-@pytest.mark.parametrize("junk", ["Args:", ":param", "Parameters\n---", "参数：\n", ":param :", "x\n" * 500 + "Args:\n  :"])
+@pytest.mark.parametrize("junk", ["Args:", ":param", "Parameters\n---", "参数：\n", ":param :", "x\n" * 500 + "Args:\n  :",
+                                  "bad \ud800 surrogate\n\n    Args:\n        a: A.\n", "\t\tArgs:\n\t\t\ta: b"])
 def test_never_raises(junk: str) -> None:
     info = parse_docstring(junk)
     assert isinstance(info.description, str)
