@@ -43,6 +43,7 @@ pub const PROMPTS: &[(&str, &str)] = &[
         "The single command to run (with args), e.g. 'git status'. The program must be on the allow-list; no pipes / redirection / multiple commands. Quotes group words; no shell runs, so nothing is expanded.",
     ),
     ("tool.msg.shell.empty_cmd", "Error: the command is empty"),
+    ("tool.msg.shell.too_long", "Error: the command is too long (over {max} characters)"),
     ("tool.msg.shell.parse_failed", "Error: failed to parse the command ({err})"),
     (
         "tool.msg.shell.operator",
@@ -111,6 +112,9 @@ const PIPE_GRACE: Duration = Duration::from_millis(200);
 /// Bytes kept per stream per output character allowed (UTF-8 needs up to 4 per character).
 const BYTES_PER_CHAR: usize = 4;
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// Longest command line accepted: Linux refuses a single argument over 128 KiB anyway, and a
+/// bound keeps tokenizing a hostile multi-megabyte string cheap.
+pub const MAX_COMMAND_CHARS: usize = 100_000;
 
 fn invalid(msg: String) -> ConfigError {
     ConfigError::Invalid(msg)
@@ -253,6 +257,11 @@ impl CliTool {
     /// Check a command line and build what would run, or the error response for the model.
     pub fn plan(&self, command: &str) -> Result<SpawnPlan, ToolResponse> {
         let p = &self.prompts;
+        if command.len() > MAX_COMMAND_CHARS && command.chars().count() > MAX_COMMAND_CHARS {
+            return Err(ToolResponse::error(
+                p.fmt("tool.msg.shell.too_long", &[("max", &MAX_COMMAND_CHARS.to_string())]),
+            ));
+        }
         let tokens = tokenize::tokenize(command).map_err(|e| {
             ToolResponse::error(match e {
                 TokenizeError::Empty => p.fmt("tool.msg.shell.empty_cmd", &[]),

@@ -172,6 +172,59 @@ impl Options {
 
 const NONE: &[&str] = &[];
 
+/// Values of value-taking short options, read as getopt does: the rest of the bundle after the
+/// letter, or else the next argument (`-sd @f` and `-sd@f` both give `('d', "@f")`).
+fn short_values<'a>(args: &'a [String], valued: &str) -> Vec<(char, &'a str)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if a == "--" {
+            break;
+        }
+        if a.len() > 1 && a.starts_with('-') && !a.starts_with("--") {
+            for (at, ch) in a[1..].char_indices() {
+                if valued.contains(ch) {
+                    let rest = &a[1 + at + ch.len_utf8()..];
+                    if rest.is_empty() {
+                        if let Some(next) = args.get(i + 1) {
+                            out.push((ch, next.as_str()));
+                        }
+                        i += 1;
+                    } else {
+                        out.push((ch, rest));
+                    }
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Values of the long options `names` (`--name=value` or `--name value`).
+fn long_values<'a>(args: &'a [String], names: &[&str]) -> Vec<(&'a str, &'a str)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if a == "--" {
+            break;
+        }
+        if let Some((name, value)) = a.split_once('=').filter(|(n, _)| names.contains(n)) {
+            out.push((name, value));
+        } else if names.contains(&a) {
+            if let Some(next) = args.get(i + 1) {
+                out.push((a, next.as_str()));
+            }
+            i += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
 fn interp(refused: &'static str, valued: &'static str, refused_long: &'static [&'static str]) -> Options {
     Options { refused, valued, refused_long, valued_long: NONE, stop_at_operand: true, plus_options: false }
 }
@@ -185,7 +238,7 @@ fn hits_for(family: Family, args: &[String]) -> Vec<String> {
         Family::Shell => {
             let opts = Options {
                 refused: "c",
-                valued: "o",
+                valued: "oO",
                 refused_long: &["--command", "--init-command"],
                 valued_long: &["--rcfile", "--init-file"],
                 stop_at_operand: true,
@@ -366,35 +419,33 @@ fn curl_hits(args: &[String]) -> Vec<String> {
     );
     let (mut hits, _) = opts.scan(args);
     // Values that make curl read (and send) a local file.
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        let (flag, value): (&str, Option<&str>) = if let Some((n, v)) = a.split_once('=').filter(|_| a.starts_with("--")) {
-            (n, Some(v))
-        } else if a.starts_with("--") {
-            (a.as_str(), args.get(i + 1).map(String::as_str))
-        } else if a.len() > 2 && a.starts_with('-') && "dFbw".contains(&a[1..2]) {
-            (&a[..2], Some(&a[2..]))
-        } else {
-            (a.as_str(), args.get(i + 1).map(String::as_str))
+    let reads_file = |flag: char, v: &str| match flag {
+        'd' | 'w' => v.starts_with('@') || v.contains("=@"),
+        'F' => v.contains("=@") || v.contains("=<"),
+        'b' => !v.contains('='),
+        _ => false,
+    };
+    let mut values: Vec<String> = short_values(args, "AbCdeEFHmPQrtuUwxXyYz")
+        .into_iter()
+        .filter(|(c, v)| reads_file(*c, v))
+        .map(|(_, v)| v.to_string())
+        .collect();
+    let long = long_values(
+        args,
+        &["--data", "--data-binary", "--data-urlencode", "--data-ascii", "--json", "--form", "--cookie", "--write-out"],
+    );
+    for (name, v) in long {
+        let flag = match name {
+            "--form" => 'F',
+            "--cookie" => 'b',
+            _ => 'd',
         };
-        if let Some(v) = value {
-            let reads_file = match flag {
-                "-d" | "--data" | "--data-binary" | "--data-urlencode" | "--data-ascii" | "--json" | "-w"
-                | "--write-out" => v.starts_with('@') || v.contains("=@"),
-                "-F" | "--form" => v.contains("=@") || v.contains("=<"),
-                "-b" | "--cookie" => !v.contains('='),
-                _ => false,
-            };
-            if reads_file && !hits.contains(a) {
-                hits.push(a.clone());
-            }
+        if reads_file(flag, v) {
+            values.push(v.to_string());
         }
-        if a.to_ascii_lowercase().starts_with("file:") {
-            hits.push(a.clone());
-        }
-        i += 1;
     }
+    hits.extend(values);
+    hits.extend(args.iter().filter(|a| a.to_ascii_lowercase().starts_with("file:")).cloned());
     hits
 }
 
@@ -504,28 +555,19 @@ fn awk_hits(args: &[String]) -> Vec<String> {
         &["--field-separator", "--assign", "--file", "--source", "--exec", "--include"],
     );
     let (mut hits, operands) = opts.scan(args);
-    let mut programs: Vec<&String> = Vec::new();
-    let mut from_file = false;
-    for (i, a) in args.iter().enumerate() {
-        if a == "-f" || a.starts_with("--file") || a == "-E" || a.starts_with("--exec") {
-            from_file = true;
-        }
-        if (a == "-e" || a == "--source") && i + 1 < args.len() {
-            programs.push(&args[i + 1]);
-        }
-        if let Some(p) = a.strip_prefix("--source=") {
-            let _ = p;
-            programs.push(a);
-        }
-    }
+    let shorts = short_values(args, "FvfeEi");
+    let longs = long_values(args, &["--file", "--exec", "--source"]);
+    let from_file = shorts.iter().any(|(c, _)| *c == 'f' || *c == 'E') || longs.iter().any(|(n, _)| *n != "--source");
+    let mut programs: Vec<&str> = shorts.iter().filter(|(c, _)| *c == 'e').map(|(_, v)| *v).collect();
+    programs.extend(longs.iter().filter(|(n, _)| *n == "--source").map(|(_, v)| *v));
     if !from_file && programs.is_empty() {
         if let Some(&first) = operands.first() {
-            programs.push(&args[first]);
+            programs.push(args[first].as_str());
         }
     }
     for p in programs {
-        if awk_program_is_risky(p) && !hits.contains(p) {
-            hits.push(p.clone());
+        if awk_program_is_risky(p) && !hits.iter().any(|h| h.as_str() == p) {
+            hits.push(p.to_string());
         }
     }
     hits
@@ -565,34 +607,19 @@ mod sed;
 
 fn sed_hits(args: &[String]) -> Vec<String> {
     let (mut hits, operands) = plain("i", "efl", &["--in-place"], &["--expression", "--file", "--line-length"]).scan(args);
-    let mut scripts: Vec<&String> = Vec::new();
-    let mut explicit = false;
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        if a == "-e" || a == "--expression" {
-            explicit = true;
-            if let Some(s) = args.get(i + 1) {
-                scripts.push(s);
-            }
-            i += 1;
-        } else if a.starts_with("--expression=") || (a.starts_with("-e") && a.len() > 2 && !a.starts_with("--")) {
-            explicit = true;
-            scripts.push(a);
-        } else if a == "-f" || a.starts_with("--file") || (a.starts_with("-f") && !a.starts_with("--")) {
-            explicit = true;
-        }
-        i += 1;
-    }
+    let shorts = short_values(args, "efl");
+    let longs = long_values(args, &["--expression", "--file"]);
+    let explicit = shorts.iter().any(|(c, _)| *c == 'e' || *c == 'f') || !longs.is_empty();
+    let mut scripts: Vec<&str> = shorts.iter().filter(|(c, _)| *c == 'e').map(|(_, v)| *v).collect();
+    scripts.extend(longs.iter().filter(|(n, _)| *n == "--expression").map(|(_, v)| *v));
     if !explicit {
         if let Some(&first) = operands.first() {
-            scripts.push(&args[first]);
+            scripts.push(args[first].as_str());
         }
     }
-    for s in scripts {
-        let body = s.strip_prefix("--expression=").or_else(|| s.strip_prefix("-e")).unwrap_or(s);
-        if sed::runs_or_writes(body) && !hits.contains(s) {
-            hits.push(s.clone());
+    for script in scripts {
+        if sed::runs_or_writes(script) && !hits.iter().any(|h| h.as_str() == script) {
+            hits.push(script.to_string());
         }
     }
     hits

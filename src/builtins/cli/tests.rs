@@ -80,6 +80,8 @@ fn refusals_come_with_clear_messages() {
     assert!(call(&t, "python3 -c 'print(1)'").text.contains("['-c']"));
     assert!(call(&t, "echo a\u{202e}b").text.contains("control or invisible"));
     assert_eq!(t.call(&json!({})).text, "Error: the command is empty");
+    let long = format!("echo {}", "x".repeat(MAX_COMMAND_CHARS));
+    assert_eq!(call(&t, &long).text, "Error: the command is too long (over 100000 characters)");
     assert!(t.call(&json!({"command": 5})).is_error());
 }
 
@@ -141,5 +143,7 @@ fn floods_timeouts_and_binary_output_are_bounded() {
 fn cut_multibyte_text_shows_no_broken_character() {
     let t = CliTool::new(&["printf".into()], CliOptions { max_output_chars: 3, ..Default::default() }).unwrap();
     let r = call(&t, "printf 'ééééééééé'");
-    assert_eq!(r.text, "[exit code 0]\nstdout:\néé\n…(output truncated, over 3 characters)".replacen("éé", "ééé", 1));
+    // The cap may be noticed before or after printf exits by itself (exit code 0 or -9).
+    assert!(r.text.ends_with("\nstdout:\nééé\n…(output truncated, over 3 characters)"), "{}", r.text);
+    assert_eq!(r.status, ToolStatus::Partial);
 }
