@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import time
 
-from harness import report
-
 from agentmaker import ToolRegistry, tool
 from agentmaker._docstring import parse_docstring
 from agentmaker._signature import analyze
+from harness import report
 
 GROUP = "@tool"
 N = 5000

@@ -1,3 +1,4 @@
+# ruff: noqa: UP045  (these tests exercise the typing.Optional / typing.Union spellings on purpose)
 """@tool, Tool.from_callable, register_callable and register_function through the real registry.
 
 This module uses ``from __future__ import annotations``: every annotation below is a string that
@@ -16,7 +17,6 @@ from typing import Annotated, Literal, Optional
 import jsonschema
 import pydantic
 import pytest
-
 from agentmaker import Tool, ToolParameter, ToolRegistrationError, ToolRegistry, ToolResponse, tool
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from agentmaker._docstring import parse_docstring
 
 GOOGLE = """Get the weather.

@@ -1,3 +1,4 @@
+# ruff: noqa: UP007, UP045  (these tests exercise the typing.Optional / typing.Union spellings on purpose)
 """Schema inference from annotations, argument conversion and definition-time errors.
 
 This module deliberately does NOT use ``from __future__ import annotations`` (annotations are
@@ -13,13 +14,23 @@ import ipaddress
 import pathlib
 import typing
 import uuid
-from typing import Annotated, Any, Literal, NamedTuple, NewType, NotRequired, Optional, Required, TypedDict, Union
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    NamedTuple,
+    NewType,
+    NotRequired,
+    Optional,
+    Required,
+    TypedDict,
+    Union,
+)
 
 import annotated_types
 import jsonschema
 import pydantic
 import pytest
-
 from agentmaker import ToolRegistrationError
 from agentmaker._signature import analyze
 
@@ -94,7 +105,7 @@ SCHEMAS = [
     ("Enum", Color, {"type": "string", "enum": ["red", "blue"]}),
     ("IntEnum", Level, {"type": "integer", "enum": [1, 2]}),
     ("list[int]", list[int], {"type": "array", "items": {"type": "integer"}}),
-    ("typing.List", typing.List[str], {"type": "array", "items": {"type": "string"}}),
+    ("typing.List", list[str], {"type": "array", "items": {"type": "string"}}),
     ("nested list", list[list[str]], {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}),
     ("Sequence", cabc.Sequence[int], {"type": "array", "items": {"type": "integer"}}),
     ("tuple[T, ...]", tuple[int, ...], {"type": "array", "items": {"type": "integer"}}),
@@ -152,7 +163,7 @@ CONVERSIONS = [
     ("list of enums", list[Color], ["red", "blue"], [Color.RED, Color.BLUE]),
     ("dict of dates", dict[str, datetime.date], {"a": "2024-05-01"}, {"a": datetime.date(2024, 5, 1)}),
     ("datetime", datetime.datetime, "2024-05-01T12:30:00Z",
-     datetime.datetime(2024, 5, 1, 12, 30, tzinfo=datetime.timezone.utc)),
+     datetime.datetime(2024, 5, 1, 12, 30, tzinfo=datetime.UTC)),
     ("time", datetime.time, "08:15:00", datetime.time(8, 15)),
     ("UUID", uuid.UUID, "12345678-1234-5678-1234-567812345678", uuid.UUID("12345678-1234-5678-1234-567812345678")),
     ("Path", pathlib.Path, "a/b.txt", pathlib.Path("a/b.txt")),

@@ -1,3 +1,4 @@
+# ruff: noqa: UP045  (these tests exercise the typing.Optional / typing.Union spellings on purpose)
 """Provider renderings of inferred schemas: OpenAI strict, Anthropic, Gemini (via the registry)."""
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from typing import Annotated, Any, Literal, Optional
 
 import jsonschema
 import pytest
-
 from agentmaker import ToolRegistry, tool
 from agentmaker._render import NotStrict, gemini_schema, strict_schema
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from agentmaker._native import Tool, ToolParameter, ToolResponse
 from agentmaker._signature import CallableSpec, analyze, to_response
 from agentmaker.errors import ToolRegistrationError
 
-__all__ = ["FunctionTool", "DictFunctionTool", "from_callable", "function_tool", "result_to_response", "tool"]
+__all__ = ["DictFunctionTool", "FunctionTool", "from_callable", "function_tool", "result_to_response", "tool"]
 
 _FLAGS = ("requires_confirmation", "external_content", "supports_parallel", "timeout", "stop_after_tool_call")
 _FLAG_SET = frozenset(_FLAGS)
@@ -134,7 +135,7 @@ class DictFunctionTool(Tool):
         self._func = func
         self._params = list(parameters)
         self._is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
-            getattr(type(func), "__call__", None))
+            getattr(type(func), "__call__", None))  # noqa: B004 - the class's __call__ itself is wanted
         _apply_flags(self, flags)
         functools.update_wrapper(self, func, assigned=("__doc__",), updated=())
 

@@ -13,7 +13,8 @@ fields (see _schema_objects).  The converter strips those nulls and calls pydant
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from agentmaker import _schema_infer as _si
 
@@ -29,7 +30,7 @@ def model_node(cls: type) -> _si.Node:
         return node
     try:
         raw = cls.model_json_schema(ref_template="#/$defs/{model}", mode="validation")  # type: ignore[attr-defined]
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - user code / third-party errors become messages
         raise _si.Unmappable(
             f"pydantic cannot build a JSON Schema for {cls.__qualname__} ({type(exc).__name__}: {exc})"
         ) from None
@@ -67,7 +68,7 @@ def adapter_node(ann: Any) -> _si.Node | None:
     try:
         adapter = pyd.TypeAdapter(ann)
         raw = adapter.json_schema(ref_template="#/$defs/{model}", mode="validation")
-    except Exception:
+    except Exception:  # noqa: BLE001 - user code / third-party errors become messages
         return None
     name = getattr(ann, "__name__", None) or type(ann).__name__
     node = _adopt(raw, ("adapter", ann), name, repr(ann), adapter.validate_python)
@@ -108,7 +109,7 @@ def _adopt(raw: dict[str, Any], key: Any, preferred: str, qualified: str, valida
             value = prune(value)
         try:
             return validate(value)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - user code / third-party errors become messages
             raise _si.ConversionError(_render_error(exc)) from None
 
     return _si.Node(_si._ref(root_name), conv, frozenset(all_refs), False, "object")
@@ -215,6 +216,6 @@ def _render_error(exc: Exception) -> str:
                 parts.append(f"{loc}: {msg}" if loc else msg)
             if parts:
                 return "; ".join(parts)
-        except Exception:
+        except Exception:  # noqa: BLE001, S110 - best effort: fall back to the generic message
             pass
     return f"{type(exc).__name__}: {exc}"

@@ -15,18 +15,14 @@ from __future__ import annotations
 
 import collections.abc as cabc
 import dataclasses
-import datetime as _dt
-import decimal
 import enum
-import math
-import pathlib
 import sys
 import types
 import typing
-import uuid
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
-__all__ = ["ConversionError", "Node", "Unmappable", "infer", "jsonable", "closure_defs"]
+__all__ = ["ConversionError", "Node", "Unmappable", "closure_defs", "infer", "jsonable"]
 
 _NoneType = type(None)
 _MISSING = object()
@@ -119,7 +115,6 @@ def infer(ann: Any, resolve: Callable[[Any], Any] | None = None) -> Node:
     ``resolve`` turns a ``typing.ForwardRef`` met inside a generic into a real type (the caller
     knows the defining namespace).  Results that did not need it are cached.
     """
-    global _FORWARD_HITS
     try:
         node = _CACHE.get(ann)
     except TypeError:  # unhashable metadata somewhere inside
@@ -156,7 +151,7 @@ def _infer(ann: Any, resolve: Callable[[Any], Any] | None) -> Node:
     simple = _SIMPLE.get(ann) if isinstance(ann, type) or ann is Any or ann is None else None
     if simple is not None:
         return simple
-    if isinstance(ann, typing.ForwardRef) or isinstance(ann, str):
+    if isinstance(ann, (typing.ForwardRef, str)):
         global _FORWARD_HITS
         _FORWARD_HITS += 1
         if resolve is None:
@@ -546,57 +541,12 @@ def _mapping(args: tuple[Any, ...], resolve: Callable[[Any], Any] | None, make: 
 # Classes
 
 
-def _iso(cls: Any, fmt: str) -> Node:
-    def conv(value: Any) -> Any:
-        try:
-            return cls.fromisoformat(value)
-        except (TypeError, ValueError):
-            raise ConversionError(f"{value!r} is not a valid {fmt} (ISO 8601)") from None
-
-    return _node({"type": "string", "format": fmt}, conv)
-
-
-def _uuid_conv(value: Any) -> uuid.UUID:
-    try:
-        return uuid.UUID(value)
-    except (TypeError, ValueError, AttributeError):
-        raise ConversionError(f"{value!r} is not a valid uuid") from None
-
-
-def _decimal_conv(value: Any) -> decimal.Decimal:
-    try:
-        result = decimal.Decimal(value if isinstance(value, str) else repr(value))
-    except (decimal.InvalidOperation, TypeError, ValueError):
-        raise ConversionError(f"{value!r} is not a valid decimal number") from None
-    if not result.is_finite():
-        raise ConversionError(f"{value!r} is not a finite decimal number")
-    return result
-
-
-def _timedelta_conv(value: Any) -> _dt.timedelta:
-    try:
-        return _dt.timedelta(seconds=value)
-    except (TypeError, OverflowError, ValueError):
-        raise ConversionError(f"{value!r} is not a valid duration in seconds") from None
-
-
 def _class(cls: type, resolve: Callable[[Any], Any] | None) -> Node:
     if issubclass(cls, enum.Enum):
         return _enum(cls)
-    if issubclass(cls, _dt.datetime):
-        return _iso(cls, "date-time")
-    if issubclass(cls, _dt.date):
-        return _iso(cls, "date")
-    if issubclass(cls, _dt.time):
-        return _iso(cls, "time")
-    if issubclass(cls, _dt.timedelta):
-        return _node({"type": "number", "description": "duration in seconds"}, _timedelta_conv)
-    if issubclass(cls, uuid.UUID):
-        return _node({"type": "string", "format": "uuid"}, _uuid_conv)
-    if issubclass(cls, pathlib.PurePath):
-        return _node({"type": "string", "format": "path"}, cls)
-    if issubclass(cls, decimal.Decimal):
-        return _node({"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$"}]}, _decimal_conv)
+    scalar = _schema_scalars.scalar_node(cls)
+    if scalar is not None:
+        return scalar
     if dataclasses.is_dataclass(cls):
         return _schema_objects._object_class(cls, "dataclass", resolve)
     if _is_typeddict(cls):
@@ -641,6 +591,6 @@ def _pydantic_fallback(ann: Any) -> Node:
 
 
 # Split for size; the modules refer to each other through module attributes.
-from agentmaker import _pydantic_schema, _schema_objects  # noqa: E402
+from agentmaker import _pydantic_schema, _schema_objects, _schema_scalars
 
 jsonable = _schema_objects.jsonable

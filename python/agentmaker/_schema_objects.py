@@ -19,12 +19,13 @@ import pathlib
 import sys
 import typing
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from agentmaker import _schema_infer as _si
 from agentmaker._docstring import parse_docstring
 
-__all__ = ["jsonable", "json_default", "class_docs"]
+__all__ = ["class_docs", "json_default", "jsonable"]
 
 
 def class_docs(cls: type) -> tuple[str, dict[str, str]]:
@@ -101,7 +102,7 @@ _CONVS: dict[str, Callable[[Any], Any] | None] = {}
 def _build(cls: type, kind: str, name: str) -> _si.Node:
     try:
         hints = typing.get_type_hints(cls, include_extras=True)
-    except Exception as exc:  # NameError / TypeError from unresolvable annotations
+    except Exception as exc:  # NameError / TypeError from unresolvable annotations  # noqa: BLE001 - user code / third-party errors become messages
         raise _si.Unmappable(
             f"the annotations of {cls.__qualname__} cannot be resolved ({type(exc).__name__}: {exc}); "
             "define the types it uses at module level"
@@ -165,7 +166,7 @@ def _make_conv(cls: type, kind: str, plan: list[tuple[str, Callable[[Any], Any] 
             kwargs[fname] = v
         try:
             return build(**kwargs)
-        except Exception as exc:  # a __post_init__ / __new__ that rejects the values
+        except Exception as exc:  # a __post_init__ / __new__ that rejects the values  # noqa: BLE001 - user code / third-party errors become messages
             raise _si.ConversionError(f"could not build {cls.__name__}: {type(exc).__name__}: {exc}") from None
 
     return conv
@@ -223,7 +224,7 @@ def jsonable(value: Any, strict: bool = False) -> Any:
     if dump is not None and sys.modules.get("pydantic") is not None and not isinstance(value, type):
         try:
             return dump(mode="json")
-        except Exception:
+        except Exception:  # noqa: BLE001 - user code / third-party errors become messages
             if strict:
                 raise _NotJson from None
             return str(value)

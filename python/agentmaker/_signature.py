@@ -16,12 +16,13 @@ import inspect
 import re
 import types
 import typing
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from agentmaker import _schema_infer as _si
 from agentmaker._docstring import parse_docstring
-from agentmaker.errors import ToolRegistrationError
 from agentmaker._schema_objects import json_default, jsonable
+from agentmaker.errors import ToolRegistrationError
 
 __all__ = ["CallableSpec", "ParamInfo", "analyze", "check_tool_name", "to_response"]
 
@@ -55,17 +56,17 @@ class CallableSpec:
     """
 
     __slots__ = (
-        "name",
+        "_convs",
+        "_posonly",
         "description",
         "func",
         "is_async",
-        "params",
-        "schema",
-        "param_names",
+        "name",
         "null_defaults",
+        "param_names",
+        "params",
         "plain",
-        "_convs",
-        "_posonly",
+        "schema",
     )
 
     def __init__(self, name: str, description: str, func: Callable[..., Any], is_async: bool,
@@ -97,7 +98,7 @@ class CallableSpec:
                 except _si.ConversionError as exc:
                     exc.path.insert(0, k)
                     return f"Error: tool '{self.name}' failed parameter validation: {exc.render()}"
-                except Exception as exc:  # a converter must never let an exception escape
+                except Exception as exc:  # a converter must never let an exception escape  # noqa: BLE001 - user code / third-party errors become messages
                     return (f"Error: tool '{self.name}' failed parameter validation: parameter '{k}': "
                             f"{type(exc).__name__}: {exc}")
         positional: list[Any] = []
@@ -255,7 +256,7 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
         if type(ann) is str:
             try:
                 ann = _eval_annotation(ann, globalns)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - user code / third-party errors become messages
                 raise _fail(func, f"parameter '{pname}' annotation {ann!r} cannot be resolved ({type(exc).__name__}: "
                                   f"{exc}): make the type visible at module level, or construct a Tool subclass") from None
         try:
@@ -305,7 +306,7 @@ def _is_async(func: Any, target: Any) -> bool:
         return bool(func.__code__.co_flags & inspect.CO_COROUTINE)
     if inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(func):
         return True
-    call = getattr(type(func), "__call__", None)
+    call = getattr(type(func), "__call__", None)  # noqa: B004 - the class's __call__ itself is wanted
     return call is not None and not isinstance(func, (types.FunctionType, types.MethodType, functools.partial)) \
         and inspect.iscoroutinefunction(call)
 
@@ -368,7 +369,7 @@ def _inspect_shape(func: Any) -> _Shape:
     default_name = getattr(owner, "__name__", None)
     doc = getattr(func, "__doc__", None) if not isinstance(func, functools.partial) else owner.__doc__
     if not isinstance(func, (types.FunctionType, types.MethodType, functools.partial, types.BuiltinFunctionType)):
-        call = getattr(type(func), "__call__", None)
+        call = getattr(type(func), "__call__", None)  # noqa: B004 - the class's __call__ itself is wanted
         if call is not None and not isinstance(call, (types.WrapperDescriptorType, types.MethodWrapperType)):
             owner = inspect.unwrap(call)
             default_name = getattr(func, "__name__", None) or type(func).__name__
@@ -401,7 +402,7 @@ def _hints_slow(owner: Any, func: Any) -> dict[str, Any]:
         localns[cls.__name__] = cls
     try:
         return typing.get_type_hints(owner, localns=localns, include_extras=True)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - user code / third-party errors become messages
         raise _fail(func, f"type annotations cannot be resolved ({type(exc).__name__}: {exc}): ensure the annotated "
                           "types are visible in module scope, or construct a Tool subclass explicitly") from None
 
@@ -422,7 +423,7 @@ def _eval_annotation(text: str, globalns: dict[str, Any]) -> Any:
         else:
             return value
     code = compile(text, "<annotation>", "eval")
-    value = eval(code, globalns)  # noqa: S307 - evaluating the user's own annotation, as typing does
+    value = eval(code, globalns)
     if len(_EVAL_CACHE) < 65536:
         _EVAL_CACHE[key] = (value, tuple((n, globalns.get(n, _MISSING)) for n in code.co_names))
     return value
@@ -433,7 +434,7 @@ def _resolver(globalns: dict[str, Any], func: Any) -> Callable[[Any], Any]:
         text = ref.__forward_arg__ if isinstance(ref, typing.ForwardRef) else ref
         try:
             return _eval_annotation(text, globalns)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - user code / third-party errors become messages
             raise _si.Unmappable(f"forward reference {text!r} cannot be resolved ({type(exc).__name__}: {exc})") from None
 
     return resolve
