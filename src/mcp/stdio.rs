@@ -198,7 +198,6 @@ fn response_id(prefix: &[u8]) -> Option<String> {
     let mut depth = 0usize;
     let mut i = 0usize;
     let mut id = None;
-    let mut last_key: Option<(usize, usize)> = None;
     while i < prefix.len() {
         match prefix[i] {
             b'"' => {
@@ -219,7 +218,6 @@ fn response_id(prefix: &[u8]) -> Option<String> {
                     k += 1;
                 }
                 if depth == 1 && k < prefix.len() && prefix[k] == b':' {
-                    last_key = Some((start, j));
                     i = k + 1;
                     let key = &prefix[start..j];
                     if key == b"method" {
@@ -260,7 +258,6 @@ fn response_id(prefix: &[u8]) -> Option<String> {
         }
         i += 1;
     }
-    let _ = last_key;
     id
 }
 

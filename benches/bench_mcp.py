@@ -1,0 +1,142 @@
+"""MCP scenarios (issue 7): per-call round trip through ``registry.aexecute_tool``.
+
+1. Against a Python SDK stdio server with 50 extra tools; the floor is the official SDK's own
+   client calling the same server in the same run (the server dominates this figure).
+2. Against a tiny rmcp stdio server (examples/bench_mcp_server.rs), which isolates our client:
+   target <= 150 µs per call, and 200 concurrent calls on one connection in <= 20x one call.
+
+The rmcp server is built on first use:
+``cargo build --release --example bench_mcp_server --features bench-server``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from harness import fmt, report
+
+from agentmaker import MCPClient, ToolRegistry
+
+GROUP = "mcp"
+ROOT = Path(__file__).resolve().parent.parent
+SDK_SERVER = ROOT / "tests" / "mcp_servers" / "sdk_server.py"
+RUST_SERVER = ROOT / "target" / "release" / "examples" / "bench_mcp_server"
+
+
+def rust_server() -> Path | None:
+    if not RUST_SERVER.exists():
+        print("  building examples/bench_mcp_server (release, feature bench-server)...", flush=True)
+        done = subprocess.run(
+            ["cargo", "build", "--release", "--example", "bench_mcp_server", "--features", "bench-server"], cwd=ROOT
+        )
+        if done.returncode != 0:
+            return None
+    return RUST_SERVER
+
+
+async def per_call(call, n: int, repeat: int = 5) -> float:
+    for _ in range(min(n, 50)):
+        await call()
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter_ns()
+        for _ in range(n):
+            await call()
+        best = min(best, (time.perf_counter_ns() - start) / n / 1000)
+    return best
+
+
+async def concurrent(call, n: int, repeat: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter_ns()
+        await asyncio.gather(*(call() for _ in range(n)))
+        best = min(best, (time.perf_counter_ns() - start) / 1000)
+    return best
+
+
+async def registry_for(client: MCPClient) -> ToolRegistry:
+    reg = ToolRegistry()
+    for t in await client.load_tools():
+        reg.register(t)
+    return reg
+
+
+async def sdk_floor(n: int) -> float | None:
+    """The official Python SDK client against the same server."""
+    try:
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+    except ImportError:
+        return None
+    params = StdioServerParameters(command=sys.executable, args=[str(SDK_SERVER), "--tools", "50"])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+
+        async def call():
+            return await session.call_tool("tool_000", {"x": 1})
+
+        return await per_call(call, n)
+
+
+async def python_server_scenario() -> None:
+    n = 300
+    floor = await sdk_floor(n)
+    async with MCPClient(command=sys.executable, args=[str(SDK_SERVER), "--tools", "50"], namespace="py") as client:
+        reg = await registry_for(client)
+
+        async def call():
+            return await reg.aexecute_tool("py_tool_000", {"x": 1})
+
+        assert (await call()).text == "1"
+        ours = await per_call(call, n)
+    report(GROUP, "aexecute_tool round trip, Python SDK stdio server (62 tools)", ours, floor_us=floor,
+           note="floor = the official SDK client calling the same server")
+
+
+async def rust_server_scenario(binary: Path) -> None:
+    async with MCPClient(command=str(binary), namespace="rs") as client:
+        reg = await registry_for(client)
+        params = {"a": 2, "b": 3}
+
+        async def call():
+            return await reg.aexecute_tool("rs_tool_000", params)
+
+        assert (await call()).text == "5"
+        one = await per_call(call, 2000)
+        report(GROUP, "aexecute_tool round trip, rmcp stdio server (50 tools)", one, target_us=150.0)
+        sync_one = await asyncio.to_thread(sync_per_call, reg, params, 2000)
+        report(GROUP, "execute_tool (sync) round trip, rmcp stdio server", sync_one)
+        first = await concurrent(call, 1)
+        many = await concurrent(call, 200)
+        report(GROUP, "200 concurrent aexecute_tool on one connection", many,
+               note=f"{many / first:.1f}x one call ({fmt(first)}); target <= 20x [{'ok' if many <= 20 * first else 'OVER'}]")
+
+
+def sync_per_call(reg: ToolRegistry, params: dict, n: int) -> float:
+    for _ in range(50):
+        reg.execute_tool("rs_tool_000", params)
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter_ns()
+        for _ in range(n):
+            reg.execute_tool("rs_tool_000", params)
+        best = min(best, (time.perf_counter_ns() - start) / n / 1000)
+    return best
+
+
+def main() -> None:
+    asyncio.run(python_server_scenario())
+    binary = rust_server()
+    if binary is None:
+        print("  (rmcp bench server could not be built; Rust-server scenarios skipped)")
+        return
+    asyncio.run(rust_server_scenario(binary))
+
+
+if __name__ == "__main__":
+    main()
