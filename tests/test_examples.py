@@ -21,6 +21,12 @@ EXPECTED: dict[str, list[str]] = {
         "calculator said: 35",
         "The result is 35.",
     ],
+    "mcp_client.py": [
+        "loaded calc_multiply (origin mcp:calc, confirmation True)",
+        "calc_multiply -> 42.0",
+        "invalid arguments are caught locally: error",
+        "after the block: error",
+    ],
 }
 
 
