@@ -7,11 +7,11 @@
 use crate::error::RegistrationError;
 use crate::schema::{check_parameters, describe_tool, openai_function};
 use crate::tool::{check_tool_name, ToolSpec};
-use crate::validation::{render_failure, truncate, SchemaValidator};
+use crate::validation::{check_root, render_failure, truncate, SchemaValidator};
 use indexmap::IndexMap;
 use serde_json::Value;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Text used when a rendering selects no tools.
 pub const EMPTY_CATALOG: &str = "(no tools available)";
@@ -24,9 +24,12 @@ const SUGGESTIONS: usize = 5;
 #[derive(Debug)]
 pub struct Entry<T> {
     pub spec: ToolSpec,
-    /// The root schema: what the model sees and what `validator` was compiled from.
+    /// The root schema: what the model sees and what the validator is compiled from.
     pub schema: Value,
-    pub validator: SchemaValidator,
+    /// Compiled on first use, then kept: compiling costs ~15 µs a schema, which would make
+    /// registering thousands of tools slow for tools that are never called. Registration has
+    /// already checked the schema against its meta-schema.
+    validator: OnceLock<Result<SchemaValidator, String>>,
     /// The OpenAI `tools` entry.
     pub openai: Value,
     /// The `get_tools_description` block.
@@ -39,12 +42,21 @@ impl<T> Entry<T> {
         &self.spec.name
     }
 
+    /// The compiled validator (compiled now if this is the first use).
+    pub fn validator(&self) -> Result<&SchemaValidator, String> {
+        self.validator
+            .get_or_init(|| SchemaValidator::compile(&self.schema))
+            .as_ref()
+            .map_err(|reason| format!("Error: tool '{}' has an input schema that cannot be compiled: {reason}", self.spec.name))
+    }
+
     /// Validates `args`; on failure, the error text for the model.
     pub fn check_args(&self, args: &Value) -> Result<(), String> {
-        if self.validator.is_valid(args) {
+        let validator = self.validator()?;
+        if validator.is_valid(args) {
             return Ok(());
         }
-        let issues = self.validator.issues(args);
+        let issues = validator.issues(args);
         Err(render_failure(&self.spec.name, &issues))
     }
 }
@@ -100,8 +112,8 @@ impl<T> Registry<T> {
                 .map_err(|reason| RegistrationError::InvalidParameters { name: spec.name.clone(), reason })?;
         }
         let schema = spec.schema();
-        let validator = SchemaValidator::compile(&schema)
-            .map_err(|reason| RegistrationError::InvalidSchema { name: spec.name.clone(), reason })?;
+        check_root(&schema).map_err(|reason| RegistrationError::InvalidSchema { name: spec.name.clone(), reason })?;
+        let validator = OnceLock::new();
         let openai = openai_function(&spec.name, &spec.description, &schema);
         let description_block = describe_tool(&spec.name, &spec.description, &schema);
         Ok(Entry { spec, schema, validator, openai, description_block, payload })
