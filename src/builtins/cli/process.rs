@@ -18,13 +18,13 @@
 
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
-use nix::libc::{self, c_char, c_int};
+use nix::libc::{self, c_char};
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::waitpid;
 use nix::unistd::{pipe2, Pid};
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// What to run: the pinned executable, the argv shown to it (argv[0] is the listed name) and the
@@ -137,17 +137,6 @@ const TAG_DONE: i32 = 7;
 const REAP_WAIT: Duration = Duration::from_secs(2);
 const READ_CHUNK: usize = 65536;
 
-/// Pid of C inside S (each S is its own process, so this static is private to it).
-static SUPERVISED_PID: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn kill_group_on_request(_: c_int) {
-    let pid = SUPERVISED_PID.load(Ordering::SeqCst);
-    if pid > 0 {
-        // SAFETY: kill is async-signal-safe; pid is C, which S has not reaped yet.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-    }
-}
-
 /// Everything the forked code needs, prepared before fork so nothing is allocated after it.
 struct ChildCtx {
     path: *const c_char,
@@ -218,7 +207,7 @@ pub fn run(plan: &SpawnPlan, limits: &Limits, cancel: Option<&CancelToken>) -> R
             libc::pthread_sigmask(libc::SIG_BLOCK, &block, &mut old);
             let pid = libc::fork();
             if pid == 0 {
-                supervise(&ctx);
+                child::supervise(&ctx);
             }
             let fork_errno = Errno::last();
             libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
@@ -504,174 +493,7 @@ fn collect(
     })
 }
 
-// ---- code running after fork (async-signal-safe only) ----
-
-unsafe fn report(fd: RawFd, tag: i32, val: i32) {
-    // SAFETY: called only in a freshly forked child (or for `report`/`errno`, from such code);
-    // every call below is a raw async-signal-safe system call on descriptors and pointers
-    // prepared before the fork.
-    unsafe {
-        let mut rec = [0u8; 8];
-        let (a, b) = rec.split_at_mut(4);
-        a.copy_from_slice(&tag.to_ne_bytes());
-        b.copy_from_slice(&val.to_ne_bytes());
-        loop {
-            let n = libc::write(fd, rec.as_ptr().cast(), 8);
-            if n >= 0 || *libc::__errno_location() != libc::EINTR {
-                break;
-            }
-        }
-    }
-}
-
-unsafe fn errno() -> i32 {
-    // SAFETY: called only in a freshly forked child (or for `report`/`errno`, from such code);
-    // every call below is a raw async-signal-safe system call on descriptors and pointers
-    // prepared before the fork.
-    unsafe {
-        *libc::__errno_location()
-    }
-}
-
-unsafe fn reset_signals() {
-    // SAFETY: called only in a freshly forked child (or for `report`/`errno`, from such code);
-    // every call below is a raw async-signal-safe system call on descriptors and pointers
-    // prepared before the fork.
-    unsafe {
-        for sig in 1..65 {
-            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
-                libc::signal(sig, libc::SIG_DFL);
-            }
-        }
-    }
-}
-
-unsafe fn close_all_but(keep_a: RawFd, keep_b: RawFd) {
-    // SAFETY: called only in a freshly forked child (or for `report`/`errno`, from such code);
-    // every call below is a raw async-signal-safe system call on descriptors and pointers
-    // prepared before the fork.
-    unsafe {
-        let (lo, hi) = if keep_a < keep_b { (keep_a, keep_b) } else { (keep_b, keep_a) };
-        let close_range = |first: RawFd, last: RawFd| {
-            if first <= last {
-                libc::syscall(libc::SYS_close_range, first as libc::c_uint, last as libc::c_uint, 0 as libc::c_uint);
-            }
-        };
-        close_range(3, lo - 1);
-        close_range(lo + 1, hi - 1);
-        if hi < RawFd::MAX {
-            libc::syscall(libc::SYS_close_range, (hi + 1) as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint);
-        }
-    }
-}
-
-/// Body of S. Never returns.
-unsafe fn supervise(ctx: &ChildCtx) -> ! {
-    // SAFETY: called only in a freshly forked child (or for `report`/`errno`, from such code);
-    // every call below is a raw async-signal-safe system call on descriptors and pointers
-    // prepared before the fork.
-    unsafe {
-        reset_signals();
-        libc::setsid();
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
-        if libc::getppid() != ctx.parent {
-            libc::_exit(1);
-        }
-        if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) != 0 {
-            report(ctx.status_w, TAG_SETUP_ERR, errno());
-            libc::_exit(1);
-        }
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = kill_group_on_request as *const () as usize;
-        libc::sigemptyset(&mut action.sa_mask);
-        action.sa_flags = 0; // no SA_RESTART: waits below must wake up and re-check.
-        libc::sigaction(libc::SIGUSR1, &action, std::ptr::null_mut());
-
-        let pid = libc::fork();
-        if pid == 0 {
-            exec_command(ctx);
-        }
-        if pid < 0 {
-            report(ctx.status_w, TAG_SETUP_ERR, errno());
-            libc::_exit(1);
-        }
-        SUPERVISED_PID.store(pid, Ordering::SeqCst);
-        libc::setpgid(pid, pid);
-        // S must not hold the write ends of the output pipes, or P would never see EOF.
-        libc::close(ctx.out_w);
-        libc::close(ctx.err_w);
-        libc::close(ctx.devnull);
-        close_all_but(ctx.status_w, ctx.ctl_r);
-        let mut none: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut none);
-        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-        report(ctx.status_w, TAG_PID, pid);
-
-        // Wait for C without reaping it, so its pid (= the group id) stays reserved while P may
-        // still ask for the group to be killed.
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        loop {
-            let r = libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT);
-            if r == 0 || errno() != libc::EINTR {
-                break;
-            }
-        }
-        let status = info.si_status();
-        if info.si_code == libc::CLD_EXITED {
-            report(ctx.status_w, TAG_EXIT, status);
-        } else {
-            report(ctx.status_w, TAG_SIGNALED, status);
-        }
-
-        // Wait until P is done reading (it closes the control pipe, or dies).
-        let mut byte = 0u8;
-        loop {
-            let n = libc::read(ctx.ctl_r, (&mut byte as *mut u8).cast(), 1);
-            if n < 0 && errno() == libc::EINTR {
-                continue;
-            }
-            break;
-        }
-        libc::kill(-pid, libc::SIGKILL);
-        loop {
-            let r = libc::waitpid(-1, std::ptr::null_mut(), 0);
-            if r < 0 && errno() != libc::EINTR {
-                break;
-            }
-        }
-        report(ctx.status_w, TAG_DONE, 0);
-        libc::_exit(0);
-    }
-}
-
-/// Body of C. Never returns.
-unsafe fn exec_command(ctx: &ChildCtx) -> ! {
-    // SAFETY: called only in a freshly forked child (or for `report`/`errno`, from such code);
-    // every call below is a raw async-signal-safe system call on descriptors and pointers
-    // prepared before the fork.
-    unsafe {
-        libc::setpgid(0, 0);
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
-        libc::signal(libc::SIGUSR1, libc::SIG_DFL);
-        if libc::dup2(ctx.devnull, 0) < 0 || libc::dup2(ctx.out_w, 1) < 0 || libc::dup2(ctx.err_w, 2) < 0 {
-            report(ctx.status_w, TAG_SETUP_ERR, errno());
-            libc::_exit(127);
-        }
-        if !ctx.cwd.is_null() && libc::chdir(ctx.cwd) != 0 {
-            report(ctx.status_w, TAG_CHDIR_ERR, errno());
-            libc::_exit(127);
-        }
-        // Descriptors the host application left inheritable must not reach the command.
-        const CLOSE_RANGE_CLOEXEC: libc::c_uint = 4;
-        libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC);
-        let mut none: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut none);
-        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-        libc::execve(ctx.path, ctx.argv, ctx.envp);
-        report(ctx.status_w, TAG_EXEC_ERR, errno());
-        libc::_exit(127);
-    }
-}
+mod child;
 
 #[cfg(test)]
 mod tests;
