@@ -462,3 +462,31 @@ def test_definition_errors_at_decoration_time() -> None:
         @tool(timeout=-1)
         def bad_timeout(a: int) -> None:
             pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Inside the Agent loop
+
+
+def _agent_with(t: Tool, args: dict):
+    from agentmaker import Agent
+    from agentmaker.testing import ScriptedLLM
+
+    llm = ScriptedLLM([ScriptedLLM.tool_call(t.name, args), "done"])
+    return Agent("assistant", llm, tools=[t])
+
+
+def test_async_tool_in_a_sync_agent_run() -> None:
+    result = _agent_with(slow_echo, {"text": "hey", "delay": 0.001}).run("go")
+    assert result.final_output == "done"
+    assert [(r.status, r.output) for r in result.tool_calls] == [("success", "HEY")]
+
+
+async def test_async_tool_in_an_async_agent_run() -> None:
+    result = await _agent_with(slow_echo, {"text": "hey"}).arun("go")
+    assert [(r.status, r.output) for r in result.tool_calls] == [("success", "HEY")]
+
+
+def test_converting_tool_in_an_agent_run() -> None:
+    result = _agent_with(plan_trip, {"window": {"start": "2024-06-01", "days": None}}).run("go")
+    assert [r.output for r in result.tool_calls] == ['{"start":"2024-06-01","days":1,"tags":[]}']

@@ -55,7 +55,7 @@ class FunctionTool(Tool):
         _apply_flags(self, flags)
         fast = None
         if spec.plain and not spec.is_async:
-            names = [p.name for p in spec.params]
+            names = list(spec.schema["properties"])
             fast = (spec.func, names, list(spec.null_defaults)) if spec.null_defaults else (spec.func, names)
         self._fast_call = fast
         self.__wrapped__ = spec.func

@@ -64,25 +64,30 @@ class CallableSpec:
         "name",
         "null_defaults",
         "param_names",
-        "params",
+        "_rows",
         "plain",
         "schema",
     )
 
     def __init__(self, name: str, description: str, func: Callable[..., Any], is_async: bool,
-                 params: list[ParamInfo], schema: dict[str, Any], convs: tuple[tuple[str, Any], ...],
+                 rows: list[tuple[Any, ...]], schema: dict[str, Any], convs: tuple[tuple[str, Any], ...],
                  null_defaults: tuple[str, ...], posonly: tuple[tuple[str, Any], ...]) -> None:
         self.name = name
         self.description = description
         self.func = func
         self.is_async = is_async
-        self.params = params
+        self._rows = rows
         self.schema = schema
-        self.param_names = frozenset(p.name for p in params)
+        self.param_names = frozenset(schema["properties"])
         self.null_defaults = null_defaults
         self._convs = convs
         self._posonly = posonly
         self.plain = not convs and not posonly
+
+    @property
+    def params(self) -> list[ParamInfo]:
+        """The parameters in declaration order."""
+        return [ParamInfo(*row) for row in self._rows]
 
     def prepare(self, args: dict[str, Any]) -> tuple[list[Any], dict[str, Any]] | str:
         """Validated JSON arguments -> call arguments; an error text names the failing path."""
@@ -241,7 +246,7 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
 
     props: dict[str, Any] = {}
     required: list[str] = []
-    params: list[ParamInfo] = []
+    rows: list[tuple[Any, ...]] = []  # ParamInfo fields; the NamedTuples are built on demand
     convs: list[tuple[str, Any]] = []
     null_defaults: list[str] = []
     posonly: list[tuple[str, Any]] = []
@@ -286,8 +291,8 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
         else:
             required.append(pname)
         props[pname] = prop
-        params.append(ParamInfo(pname, node.type_word, text if isinstance(text, str) else "", not has_default,
-                                default if has_default else None, prop))
+        rows.append((pname, node.type_word, text if isinstance(text, str) else "", not has_default,
+                     default if has_default else None, prop))
         if node.conv is not None:
             convs.append((pname, node.conv))
         if is_posonly:
@@ -298,7 +303,7 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
         schema["$defs"] = _si.closure_defs(frozenset(refs))
     is_async = _is_async(func, shape.target)
     return CallableSpec(tool_name, description if description else doc.description, shape.target, is_async,
-                        params, schema, tuple(convs), tuple(null_defaults), tuple(posonly))
+                        rows, schema, tuple(convs), tuple(null_defaults), tuple(posonly))
 
 
 def _is_async(func: Any, target: Any) -> bool:
