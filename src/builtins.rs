@@ -4,3 +4,4 @@
 pub mod calculator;
 pub mod cli;
 pub mod notes;
+pub mod search;

@@ -1,5 +1,6 @@
 //! The PyO3 binding: builds the `agentmaker._native` extension module.
 
+mod calculator;
 mod cli;
 mod convert;
 mod docstring;
@@ -12,6 +13,7 @@ mod permissions;
 mod policy;
 mod registry;
 mod response;
+mod search;
 mod tool;
 
 use pyo3::prelude::*;
@@ -24,6 +26,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<mcp::PyMcpClient>()?;
     m.add_class::<mcp::PyMcpTool>()?;
     m.add_class::<tool::Ready>()?;
+    m.add_class::<calculator::PyCalculatorTool>()?;
+    m.add_class::<search::PySearchTool>()?;
     m.add_class::<cli::PyCliTool>()?;
     m.add_class::<notes::PyNotesTool>()?;
     m.add_class::<registry::PyToolRegistry>()?;

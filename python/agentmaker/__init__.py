@@ -5,7 +5,7 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 """
 
 from agentmaker._native import CLITool, NotesTool, Tool, ToolParameter, ToolPermissions, ToolResponse
-from agentmaker._native import CalculatorTool
+from agentmaker._native import CalculatorTool, SearchTool
 from agentmaker._registry import ToolRegistry
 from agentmaker._callable import tool
 from agentmaker.agent import Agent, RunResult, RunUsage, ToolCallRecord
@@ -41,6 +41,7 @@ __all__ = [
     "RunPolicy",
     "RunResult",
     "RunUsage",
+    "SearchTool",
     "StopAgentRun",
     "Tool",
     "ToolCallRecord",

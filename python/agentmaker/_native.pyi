@@ -252,6 +252,35 @@ class CalculatorTool(Tool):
     def __init__(self, *, prompts: dict[str, str] | None = None) -> None: ...
 
 @final
+class SearchTool(Tool):
+    def __new__(
+        cls,
+        max_results: int = 5,
+        timeout: float = 10.0,
+        *,
+        prompts: dict[str, str] | None = None,
+        tavily_url: str | None = None,
+        duckduckgo_url: str | None = None,
+        brave_url: str | None = None,
+        serpapi_url: str | None = None,
+    ) -> SearchTool: ...
+    def __init__(
+        self,
+        max_results: int = 5,
+        timeout: float = 10.0,
+        *,
+        prompts: dict[str, str] | None = None,
+        tavily_url: str | None = None,
+        duckduckgo_url: str | None = None,
+        brave_url: str | None = None,
+        serpapi_url: str | None = None,
+    ) -> None: ...
+    @property
+    def max_results(self) -> int: ...
+    @property
+    def request_timeout(self) -> float: ...
+
+@final
 class NotesTool(Tool):
     def __new__(
         cls,
