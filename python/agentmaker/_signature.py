@@ -58,13 +58,13 @@ class CallableSpec:
     __slots__ = (
         "_convs",
         "_posonly",
+        "_rows",
         "description",
         "func",
         "is_async",
         "name",
         "null_defaults",
         "param_names",
-        "_rows",
         "plain",
         "schema",
     )
