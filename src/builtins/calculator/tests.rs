@@ -350,3 +350,21 @@ fn every_prompt_key_is_used() {
         assert!(uses >= 2, "prompt key {key} is declared but never used");
     }
 }
+
+#[test]
+fn maximum_nesting_fits_a_small_thread_stack() {
+    // Worker threads have 2 MiB stacks (Rust, tokio); the depth limit keeps the recursion at
+    // half of that in unoptimized builds and far less in optimized ones.
+    let stack = if cfg!(debug_assertions) { 1024 * 1024 } else { 256 * 1024 };
+    let handle = std::thread::Builder::new()
+        .stack_size(stack)
+        .spawn(|| {
+            let parens = format!("{}1{}", "(".repeat(99), ")".repeat(99));
+            let calls = format!("{}1{}", "abs(".repeat(99), ")".repeat(99));
+            let powers = format!("{}2", "1**".repeat(99));
+            let unary = format!("{}1", "-".repeat(99));
+            [parens, calls, powers, unary].map(|e| calc().evaluate(&e).text)
+        })
+        .expect("spawn");
+    assert_eq!(handle.join().expect("no stack overflow"), ["1", "1", "1", "-1"].map(String::from));
+}
