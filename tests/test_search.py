@@ -162,6 +162,10 @@ class Peer:
         elif mode == "slow":
             time.sleep(self.slow_seconds)
             ctype, payload = ok_body(provider, q)
+        elif mode == "hangup":
+            # Accept the request, then close the connection without a single byte of answer.
+            h.close_connection = True
+            return
         elif mode == "redirect":
             h.send_response(302)
             h.send_header("Location", "https://elsewhere.example/")
@@ -325,6 +329,7 @@ def test_tavily_first_when_its_key_is_set(peer: Peer, monkeypatch: pytest.Monkey
         ("malformed", "Tavily: unreadable answer (not JSON"),
         ("empty", "Tavily: no results"),
         ("redirect", "Tavily: HTTP 302"),
+        ("hangup", "Tavily: request failed ("),
         ("huge", "Tavily: answer larger than 4194304 bytes"),
         ("echo_key_error", "Tavily: HTTP 401 (Invalid API key [redacted]. Check [redacted].)"),
     ],
