@@ -492,3 +492,30 @@ def test_without_pydantic(monkeypatch: pytest.MonkeyPatch) -> None:
 
     with pytest.raises(ToolRegistrationError, match="parameter 'ip' annotation"):
         analyze(g)
+
+
+def test_concurrent_definitions_get_complete_defs() -> None:
+    import threading
+
+    def make_family(i: int) -> Any:
+        leaf = dataclasses.make_dataclass(f"Leaf{i}", [("v", int)])
+        node = dataclasses.make_dataclass(f"Branch{i}", [("leaves", list[leaf]), ("tag", str, dataclasses.field(default=""))])
+        return make(dict[str, node])
+
+    funcs = [make_family(i) for i in range(24)]
+    results: list[Any] = []
+    barrier = threading.Barrier(4)
+
+    def work(chunk: list[Any]) -> None:
+        barrier.wait()
+        results.extend(analyze(f).schema for f in chunk)
+
+    threads = [threading.Thread(target=work, args=(funcs[k::4],)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 24
+    for schema in results:
+        jsonschema.Draft202012Validator.check_schema(schema)
+        assert all(r[len("#/$defs/"):] in schema["$defs"] for r in _all_refs(schema))

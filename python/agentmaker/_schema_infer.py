@@ -17,6 +17,7 @@ import collections.abc as cabc
 import dataclasses
 import enum
 import sys
+import threading
 import types
 import typing
 from collections.abc import Callable
@@ -106,6 +107,9 @@ def _ref(name: str) -> dict[str, Any]:
 
 
 _CACHE: dict[Any, Node] = {}
+# Held while a signature is analysed: the recursion markers and the $defs registry are shared,
+# and a class half-registered by one thread must not be seen by another.
+LOCK = threading.RLock()
 _IN_PROGRESS: dict[Any, str] = {}  # classes being analysed -> their def name (recursion)
 
 

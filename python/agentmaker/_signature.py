@@ -242,8 +242,17 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
     if hints is None:
         hints = _hints_slow(shape.code_owner, func)
     globalns = getattr(shape.code_owner, "__globals__", None) or {}
-    resolve = _resolver(globalns, func)
+    with _si.LOCK:
+        built = _build_schema(func, shape, hints, globalns, doc.params)
+    schema, rows, convs, null_defaults, posonly = built
+    is_async = _is_async(func, shape.target)
+    return CallableSpec(tool_name, description if description else doc.description, shape.target, is_async,
+                        rows, schema, convs, null_defaults, posonly)
 
+
+def _build_schema(func: Any, shape: _Shape, hints: dict[str, Any], globalns: dict[str, Any],
+                  docs: dict[str, str]) -> tuple[Any, ...]:
+    resolve = _resolver(globalns, func)
     props: dict[str, Any] = {}
     required: list[str] = []
     rows: list[tuple[Any, ...]] = []  # ParamInfo fields; the NamedTuples are built on demand
@@ -280,7 +289,7 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
             prop = dict(node.schema)
         text = prop.get("description")
         if text is None:
-            text = doc.params.get(pname, "")
+            text = docs.get(pname, "")
             if text:
                 prop["description"] = text
         if has_default:
@@ -301,9 +310,7 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
     schema: dict[str, Any] = {"type": "object", "properties": props, "required": required}
     if refs:
         schema["$defs"] = _si.closure_defs(frozenset(refs))
-    is_async = _is_async(func, shape.target)
-    return CallableSpec(tool_name, description if description else doc.description, shape.target, is_async,
-                        rows, schema, tuple(convs), tuple(null_defaults), tuple(posonly))
+    return schema, rows, tuple(convs), tuple(null_defaults), tuple(posonly)
 
 
 def _is_async(func: Any, target: Any) -> bool:
