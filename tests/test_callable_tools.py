@@ -494,3 +494,22 @@ def test_converting_tool_in_an_agent_run() -> None:
 
     result = _agent_with(span, {"window": {"start": "2024-06-01", "days": None}}).run("go")
     assert [r.output for r in result.tool_calls] == ['{"start":"2024-06-01","days":1}']
+
+
+def test_pydantic_field_as_default() -> None:
+    @tool
+    def page(size: int = pydantic.Field(20, ge=1, le=100, description="Page size."),
+             tags: list[str] = pydantic.Field(default_factory=list),
+             query: str = pydantic.Field(description="Search text.")) -> str:
+        return f"{query}:{size}:{tags}"
+
+    schema = page.get_input_schema()
+    assert schema["properties"]["size"] == {"type": ["integer", "null"], "minimum": 1, "maximum": 100,
+                                            "description": "Page size.", "default": 20}
+    assert "default" not in schema["properties"]["tags"]
+    assert schema["required"] == ["query"]
+    reg = registry_with(page)
+    assert reg.execute_tool("page", {"query": "q"}).text == "q:20:[]"
+    assert reg.execute_tool("page", {"query": "q", "size": None, "tags": ["a"]}).text == "q:20:['a']"
+    assert reg.execute_tool("page", {"query": "q", "size": 0}).status == "error"
+    assert [p.default for p in page.get_parameters()] == [20, None, None]

@@ -57,6 +57,7 @@ class CallableSpec:
 
     __slots__ = (
         "_convs",
+        "_fills",
         "_posonly",
         "_rows",
         "description",
@@ -71,7 +72,8 @@ class CallableSpec:
 
     def __init__(self, name: str, description: str, func: Callable[..., Any], is_async: bool,
                  rows: list[tuple[Any, ...]], schema: dict[str, Any], convs: tuple[tuple[str, Any], ...],
-                 null_defaults: tuple[str, ...], posonly: tuple[tuple[str, Any], ...]) -> None:
+                 null_defaults: tuple[str, ...], posonly: tuple[tuple[str, Any], ...],
+                 fills: tuple[tuple[str, Any], ...] = ()) -> None:
         self.name = name
         self.description = description
         self.func = func
@@ -82,7 +84,8 @@ class CallableSpec:
         self.null_defaults = null_defaults
         self._convs = convs
         self._posonly = posonly
-        self.plain = not convs and not posonly
+        self._fills = fills
+        self.plain = not convs and not posonly and not fills
 
     @property
     def params(self) -> list[ParamInfo]:
@@ -96,6 +99,11 @@ class CallableSpec:
         for k in self.null_defaults:
             if k in kwargs and kwargs[k] is None:
                 del kwargs[k]
+        for k, field_info in self._fills:
+            if k not in kwargs:
+                if field_info.is_required():
+                    return f"Error: tool '{self.name}' failed parameter validation: '{k}' is a required property"
+                kwargs[k] = field_info.get_default(call_default_factory=True)
         for k, conv in self._convs:
             if k in kwargs:
                 try:
@@ -244,10 +252,10 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
     globalns = getattr(shape.code_owner, "__globals__", None) or {}
     with _si.LOCK:
         built = _build_schema(func, shape, hints, globalns, doc.params)
-    schema, rows, convs, null_defaults, posonly = built
+    schema, rows, convs, null_defaults, posonly, fills = built
     is_async = _is_async(func, shape.target)
     return CallableSpec(tool_name, description if description else doc.description, shape.target, is_async,
-                        rows, schema, convs, null_defaults, posonly)
+                        rows, schema, convs, null_defaults, posonly, fills)
 
 
 def _build_schema(func: Any, shape: _Shape, hints: dict[str, Any], globalns: dict[str, Any],
@@ -259,6 +267,7 @@ def _build_schema(func: Any, shape: _Shape, hints: dict[str, Any], globalns: dic
     convs: list[tuple[str, Any]] = []
     null_defaults: list[str] = []
     posonly: list[tuple[str, Any]] = []
+    fills: list[tuple[str, Any]] = []
     refs: set[str] = set()
     for pname, default, is_posonly in shape.params:
         ann = hints.get(pname, _MISSING)
@@ -273,6 +282,11 @@ def _build_schema(func: Any, shape: _Shape, hints: dict[str, Any], globalns: dic
             except Exception as exc:  # noqa: BLE001 - user code / third-party errors become messages
                 raise _fail(func, f"parameter '{pname}' annotation {ann!r} cannot be resolved ({type(exc).__name__}: "
                                   f"{exc}): make the type visible at module level, or construct a Tool subclass") from None
+        if default is not _MISSING and type(default).__name__ == "FieldInfo":
+            # `x: int = Field(3, ge=0)`: the Field carries the real default and the constraints.
+            fills.append((pname, default))
+            ann = typing.Annotated[ann, default]
+            default = _field_default(default)
         try:
             node = _si.infer(ann, resolve)
         except _si.Unmappable as exc:
@@ -292,16 +306,16 @@ def _build_schema(func: Any, shape: _Shape, hints: dict[str, Any], globalns: dic
             text = docs.get(pname, "")
             if text:
                 prop["description"] = text
-        if has_default:
+        if has_default and default is not _FROM_FACTORY:
             t = type(default)
             shown = default if t is str or t is int or t is bool or default is None else json_default(default)
             if shown is not _MISSING:
                 prop["default"] = shown
-        else:
+        elif not has_default:
             required.append(pname)
         props[pname] = prop
         rows.append((pname, node.type_word, text if isinstance(text, str) else "", not has_default,
-                     default if has_default else None, prop))
+                     default if has_default and default is not _FROM_FACTORY else None, prop))
         if node.conv is not None:
             convs.append((pname, node.conv))
         if is_posonly:
@@ -310,7 +324,20 @@ def _build_schema(func: Any, shape: _Shape, hints: dict[str, Any], globalns: dic
     schema: dict[str, Any] = {"type": "object", "properties": props, "required": required}
     if refs:
         schema["$defs"] = _si.closure_defs(frozenset(refs))
-    return schema, rows, tuple(convs), tuple(null_defaults), tuple(posonly)
+    return schema, rows, tuple(convs), tuple(null_defaults), tuple(posonly), tuple(fills)
+
+
+_FROM_FACTORY = object()
+
+
+def _field_default(field_info: Any) -> Any:
+    """The default a pydantic FieldInfo stands for: a value, _FROM_FACTORY, or _MISSING (required)."""
+    if getattr(field_info, "default_factory", None) is not None:
+        return _FROM_FACTORY
+    value = getattr(field_info, "default", _MISSING)
+    if type(value).__name__ == "PydanticUndefinedType":
+        return _MISSING
+    return value
 
 
 def _is_async(func: Any, target: Any) -> bool:
