@@ -1,4 +1,4 @@
-# ruff: noqa: UP045  (these tests exercise the typing.Optional / typing.Union spellings on purpose)
+# ruff: noqa: UP045, B008  (Optional spellings are exercised on purpose; pydantic.Field defaults are the idiom under test)
 """@tool, Tool.from_callable, register_callable and register_function through the real registry.
 
 This module uses ``from __future__ import annotations``: every annotation below is a string that
