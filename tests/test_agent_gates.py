@@ -467,3 +467,48 @@ def test_flow_control_inside_a_batch():
     result = Agent("a", ScriptedLLM([calls, "never"]), tools=[Stopper()]).run("go")
     assert result.status == "stopped" and result.final_output == "halt"
     assert [c.status for c in result.tool_calls] == ["success", "stopped", "success"]
+
+
+# ------------------------------------------------------------------------------ @tool functions
+
+
+def test_async_function_tools_are_awaited_and_cancelled_on_timeout():
+    from agentmaker import tool
+
+    state = {"cancelled": False, "thread": None}
+
+    @tool(timeout=0.05)
+    async def slow_lookup(key: str) -> str:
+        """Look a key up slowly."""
+        state["thread"] = threading.current_thread()
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            state["cancelled"] = True
+            raise
+        return key
+
+    @tool(supports_parallel=True)
+    async def quick(i: int) -> str:
+        """Answer quickly."""
+        await asyncio.sleep(0.01)
+        return f"q{i}"
+
+    calls = ScriptedLLM.tool_calls(("slow_lookup", {"key": "k"}), ("quick", {"i": 1}), ("quick", {"i": 2}))
+    result = Agent("a", ScriptedLLM([calls, "ok"]), tools=[slow_lookup, quick]).run("go")
+    assert state["cancelled"] and state["thread"] is threading.main_thread()
+    assert [c.status for c in result.tool_calls] == ["timeout", "success", "success"]
+    assert [c.output for c in result.tool_calls][1:] == ["q1", "q2"]
+
+
+def test_decorator_stop_after_tool_call():
+    from agentmaker import tool
+
+    @tool(stop_after_tool_call=True)
+    def hand_off(summary: str) -> str:
+        """Hand the conversation to a person."""
+        return f"handed off: {summary}"
+
+    llm = ScriptedLLM([ScriptedLLM.tool_call("hand_off", {"summary": "refund"}), "never"])
+    result = Agent("a", llm, tools=[hand_off]).run("go")
+    assert (result.status, result.final_output, llm.calls) == ("stopped", "handed off: refund", 1)

@@ -157,13 +157,13 @@ def run_snippet(src: str, namespace: dict) -> object:
     tree = ast.parse(src) if _compiles(src) and "await " not in src and "async with" not in src else None
     if tree is None:  # top-level await: run the snippet as the body of a coroutine
         body = "async def __snippet__():\n" + textwrap.indent(src, "    ") + "\n    return locals()\n"
-        exec(compile(body, "<guide>", "exec"), namespace)
+        exec(compile(body, "<guide>", "exec"), namespace)  # noqa: S102 - running the guide is the point
         namespace.update(asyncio.run(namespace["__snippet__"]()))
         return None
     last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     if last is not None:
         tree.body.pop()
-    exec(compile(tree, "<guide>", "exec"), namespace)
+    exec(compile(tree, "<guide>", "exec"), namespace)  # noqa: S102 - running the guide is the point
     if last is not None:
         return eval(compile(ast.Expression(last.value), "<guide>", "eval"), namespace)
     return None
@@ -197,7 +197,7 @@ def test_snippet_runs_unchanged(lineno, src, sandbox):
             assert kw in params, kw
         return
     namespace: dict = {"__name__": "__guide__"}
-    exec(compile(prelude_for(src), "<prelude>", "exec"), namespace)
+    exec(compile(prelude_for(src), "<prelude>", "exec"), namespace)  # noqa: S102 - the page context
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         value = run_snippet(src, namespace)

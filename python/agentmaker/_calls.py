@@ -20,6 +20,20 @@ from typing import Any
 
 __all__ = ["ToolCallRecord"]
 
+_scan_once = json.JSONDecoder().scan_once
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` without its per-call wrapper layers for the common compact object."""
+    if text[:1] == "{" and text[-1:] == "}":
+        try:
+            value, end = _scan_once(text, 0)
+        except StopIteration:
+            return json.loads(text)  # raises the proper error
+        if end == len(text):
+            return value
+    return json.loads(text)
+
 
 class ToolCallRecord:
     """One tool call of a run, as the agent handled it.
@@ -133,7 +147,7 @@ def parse_call(call: Any, index: int, turn: int) -> ToolCallRecord:
         params: Any = {}
     elif isinstance(raw, str):
         try:
-            params = json.loads(raw)
+            params = _loads(raw)
         except ValueError:
             rec.refuse("invalid_args", f"Error: arguments for tool '{rec.name}' are not valid JSON")
             return rec

@@ -340,7 +340,15 @@ class Agent:
             if j - i >= 2:
                 await self._batch(run, recs[i:j])
             elif rec.status is None:
-                await self._serial(run, rec)
+                if (
+                    not rec._confirm
+                    and run.budget is None
+                    and rec._timeout is None
+                    and (rec._kind == "inline" or (run.sync_entry and rec._kind == "sync"))
+                ):
+                    self._run_inline(run, rec)  # the common case needs no coroutine at all
+                else:
+                    await self._serial(run, rec)
             for r in recs[i:j]:
                 messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
                 if stop is None and r._stop is not None:
@@ -463,8 +471,9 @@ class Agent:
         try:
             kind = rec._kind
             if kind == "inline" or (kind == "sync" and not threaded and timeout is None):
-                outcome = reg._execute_checked(name, params)
-            elif kind == "sync":
+                self._run_inline(run, rec)
+                return
+            if kind == "sync":
                 fut = shared_threads().submit(reg._execute_checked, name, params)
                 if run.direct:
                     outcome = fut.result(timeout)
@@ -490,6 +499,19 @@ class Agent:
         except Exception as exc:  # noqa: BLE001 - signals and last-resort errors
             self._entered(run, rec)
             rec.duration = time.perf_counter() - started
+            self._signal(rec, exc)
+            return
+        rec.duration = time.perf_counter() - started
+        self._absorb(run, rec, outcome)
+
+    def _run_inline(self, run: _Run, rec: ToolCallRecord) -> None:
+        """Run a sync (or non-blocking built-in) tool on the calling thread."""
+        started = time.perf_counter()
+        try:
+            outcome = self.tool_registry._execute_checked(rec.name, rec._params)
+        except Exception as exc:  # noqa: BLE001 - signals and last-resort errors
+            rec.duration = time.perf_counter() - started
+            self._entered(run, rec)
             self._signal(rec, exc)
             return
         rec.duration = time.perf_counter() - started
@@ -554,6 +576,11 @@ class Agent:
             for _ in todo:
                 budget.admit_tool()
                 budget.record_tool()
+        inline = [r for r in todo if r._kind == "inline"]
+        if inline:  # non-blocking built-ins: a thread would cost more than the call
+            for r in inline:
+                self._run_inline(run, r)
+            todo = [r for r in todo if r._kind != "inline"]
         bound = self.max_concurrency
         if run.direct and all(r._timeout is None and r._kind != "async" for r in todo):
             self._batch_on_threads(run, todo, bound)
