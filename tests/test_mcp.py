@@ -443,3 +443,32 @@ async def test_agent_gates_mcp_tools_by_confirmation_origin_and_wraps_their_outp
             permissions=ToolPermissions(deny_origins=["mcp:calc"]),
         )
         assert (await denied.arun("go")).tool_calls[0].status == "denied"
+
+
+async def test_a_server_that_cannot_start_is_reported_with_its_stderr():
+    with pytest.raises(ToolError, match=r"could not start the MCP server /no/such/binary: No such file"):
+        async with MCPClient(command="/no/such/binary", namespace="x"):
+            pass
+    with pytest.raises(ToolError, match=r"handshake with .* failed: .*server stderr: .*can't open file"):
+        async with MCPClient(command=sys.executable, args=["/nonexistent_server.py"], namespace="x"):
+            pass
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [
+        ("[" * 1000 + "]" * 1000, "recursion limit exceeded"),
+        ('"a string is not a CallToolResult"', "Unexpected response type"),
+        ('{"content": [{"type": "text", "text": "%s"}]}' % ("y" * 20_000_000), "exceeded the maximum size of 16777216 bytes"),
+    ],
+    ids=["1000-deep", "wrong-shape", "20MB"],
+)
+async def test_hostile_http_answers_become_errors_and_the_session_survives(result, message):
+    with RecordingServer() as server:
+        async with MCPClient(url=server.url, namespace="rec", timeout=10) as client:
+            (whoami,) = await client.load_tools()
+            server.call_result_text = result
+            r = await whoami.arun({})
+            assert r.status == "error" and r.text.startswith("Error: the MCP tool call failed") and message in r.text
+            server.call_result_text = None
+            assert (await whoami.arun({})).text == "<none>"

@@ -341,6 +341,8 @@ fn service_error(e: &ServiceError) -> String {
     match e {
         ServiceError::TransportClosed => "the MCP server closed the connection (it may have exited)".into(),
         ServiceError::McpError(data) => sanitize_marked(&format!("{} (code {})", data.message, data.code.0), ERROR_CHARS),
+        // The wrapper's text names rmcp's generic transport type; the inner error is the news.
+        ServiceError::TransportSend(t) => sanitize_marked(&format!("transport error: {}", t.error), ERROR_CHARS),
         other => sanitize_marked(&other.to_string(), ERROR_CHARS),
     }
 }

@@ -14,6 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class RecordingServer:
     def __init__(self) -> None:
         self.requests: list[tuple[str, dict[str, str]]] = []
+        #: Raw JSON text sent as the `tools/call` result instead of the normal one (hostile tests).
+        self.call_result_text: str | None = None
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -58,6 +60,8 @@ class RecordingServer:
                 else:
                     result = {}
                 data = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()
+                if method == "tools/call" and outer.call_result_text is not None:
+                    data = ('{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(body["id"]), outer.call_result_text)).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Mcp-Session-Id", "session-1")
@@ -65,7 +69,11 @@ class RecordingServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request, client_address) -> None:  # noqa: ANN001
+                pass  # a client that stops reading an oversized answer is expected here
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/mcp"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
