@@ -492,3 +492,45 @@ def test_scripted_tool_call_helpers():
     assert many.tool_calls[1]["function"]["arguments"] == "{}"
     with pytest.raises(TypeError, match="tuples"):
         ScriptedLLM.tool_calls("a")
+
+
+# ---------------------------------------------------------------------------- nesting and loops
+
+
+class AsyncInside(Tool):
+    """A sync tool that wraps async code with asyncio.run, as many wrappers of async libraries do."""
+
+    def __init__(self) -> None:
+        super().__init__("wrapped", "Runs its own event loop.")
+
+    def get_parameters(self):
+        return []
+
+    def run(self, parameters):
+        async def work():
+            await asyncio.sleep(0.001)
+            return "from asyncio.run"
+
+        return ToolResponse.ok(asyncio.run(work()))
+
+
+class SubAgent(Tool):
+    """A sync tool that runs another agent (agents as tools)."""
+
+    def __init__(self) -> None:
+        super().__init__("delegate", "Ask the specialist.")
+
+    def get_parameters(self):
+        return [ToolParameter("question", "string", "The question.")]
+
+    def run(self, parameters):
+        script = [ScriptedLLM.tool_call("add", {"a": 2, "b": 2}), LLMResponse(content="four")]
+        inner = Agent("inner", AsyncChatLLM(script), tools=[Add()])
+        return ToolResponse.ok(inner.run(parameters["question"]).final_output)
+
+
+def test_sync_tools_may_run_their_own_loop_even_when_the_model_is_async():
+    script = [ScriptedLLM.tool_calls(("wrapped", {}), ("delegate", {"question": "2+2?"})), LLMResponse(content="ok")]
+    result = Agent("outer", AsyncChatLLM(script), tools=[AsyncInside(), SubAgent()]).run("go")
+    assert [c.output for c in result.tool_calls] == ["from asyncio.run", "four"]
+    assert result.final_output == "ok"

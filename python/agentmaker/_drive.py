@@ -20,7 +20,7 @@ import atexit
 import contextlib
 import threading
 import types
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -121,4 +121,26 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         raise RuntimeError(
             f"internal error: the agent loop awaited {yielded!r} without asking for an event loop"
         )
-    return _thread_loop().run_until_complete(_continue(coro))
+    loop = _thread_loop()
+    if not loop.is_running():
+        return loop.run_until_complete(_continue(coro))
+    # A run nested inside a sync tool of an outer run on this thread: the thread's loop is busy
+    # with the outer run, so this one gets a loop of its own.
+    nested = asyncio.new_event_loop()
+    try:
+        return nested.run_until_complete(_continue(coro))
+    finally:
+        nested.close()
+
+
+@contextlib.contextmanager
+def loop_hidden() -> Iterator[None]:
+    """Run sync user code from inside our private loop as if no loop were running, as it would
+    in a plain script (so it may call ``asyncio.run`` or a nested ``Agent.run``). Safe because
+    the code is synchronous: the hidden loop cannot be needed while it runs."""
+    loop = asyncio._get_running_loop()
+    asyncio._set_running_loop(None)
+    try:
+        yield
+    finally:
+        asyncio._set_running_loop(loop)

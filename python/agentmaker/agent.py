@@ -26,7 +26,7 @@ from typing import Any
 
 from . import _native
 from ._calls import ToolCallRecord, parse_call
-from ._drive import NEED_LOOP, in_running_loop, run_sync
+from ._drive import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from ._registry import ToolRegistry
 from ._threads import shared_threads
 from .errors import RetryAgentRun, StopAgentRun
@@ -276,7 +276,11 @@ class Agent:
             run.turn = turn
             if budget is not None:
                 budget.admit_llm()
-            resp = chat(messages, tools=tools) if tools else chat(messages)
+            if run.direct or not run.sync_entry:
+                resp = chat(messages, tools=tools) if tools else chat(messages)
+            else:
+                with loop_hidden():  # a sync client may run its own event loop inside
+                    resp = chat(messages, tools=tools) if tools else chat(messages)
             if type(resp) is not LLMResponse and inspect.isawaitable(resp):
                 if run.direct:
                     await NEED_LOOP
@@ -445,7 +449,10 @@ class Agent:
             )
         args = copy.deepcopy(rec._params)
         try:
-            if run.sync_entry or inspect.iscoroutinefunction(confirm):
+            if run.sync_entry and not run.direct and not inspect.iscoroutinefunction(confirm):
+                with loop_hidden():
+                    answer = confirm(rec._tool, args)
+            elif run.sync_entry or inspect.iscoroutinefunction(confirm):
                 answer = confirm(rec._tool, args)
             else:  # a blocking prompt must not stall the event loop
                 answer = await asyncio.wrap_future(shared_threads().submit(confirm, rec._tool, args))
@@ -508,7 +515,11 @@ class Agent:
         """Run a sync (or non-blocking built-in) tool on the calling thread."""
         started = time.perf_counter()
         try:
-            outcome = self.tool_registry._execute_checked(rec.name, rec._params)
+            if run.direct or not run.sync_entry:
+                outcome = self.tool_registry._execute_checked(rec.name, rec._params)
+            else:
+                with loop_hidden():
+                    outcome = self.tool_registry._execute_checked(rec.name, rec._params)
         except Exception as exc:  # noqa: BLE001 - signals and last-resort errors
             rec.duration = time.perf_counter() - started
             self._entered(run, rec)
