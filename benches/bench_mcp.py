@@ -6,7 +6,7 @@
    target <= 150 µs per call, and 200 concurrent calls on one connection in <= 20x one call.
 
 The rmcp server is built on first use:
-``cargo build --release --example bench_mcp_server --features bench-server``.
+``cargo build --release --no-default-features --features bench-server --example bench_mcp_server``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from harness import fmt, report
-
 from agentmaker import MCPClient, ToolRegistry
+from harness import fmt, report
 
 GROUP = "mcp"
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +30,18 @@ def rust_server() -> Path | None:
     if not RUST_SERVER.exists():
         print("  building examples/bench_mcp_server (release, feature bench-server)...", flush=True)
         done = subprocess.run(
-            ["cargo", "build", "--release", "--example", "bench_mcp_server", "--features", "bench-server"], cwd=ROOT
+            [
+                "cargo",
+                "build",
+                "--release",
+                "--no-default-features",
+                "--features",
+                "bench-server",
+                "--example",
+                "bench_mcp_server",
+            ],
+            cwd=ROOT,
+            check=False,
         )
         if done.returncode != 0:
             return None
@@ -69,8 +79,9 @@ async def registry_for(client: MCPClient) -> ToolRegistry:
 async def sdk_floor(n: int) -> float | None:
     """The official Python SDK client against the same server."""
     try:
-        from mcp import ClientSession, StdioServerParameters
         from mcp.client.stdio import stdio_client
+
+        from mcp import ClientSession, StdioServerParameters
     except ImportError:
         return None
     params = StdioServerParameters(command=sys.executable, args=[str(SDK_SERVER), "--tools", "50"])
@@ -86,7 +97,9 @@ async def sdk_floor(n: int) -> float | None:
 async def python_server_scenario() -> None:
     n = 300
     floor = await sdk_floor(n)
-    async with MCPClient(command=sys.executable, args=[str(SDK_SERVER), "--tools", "50"], namespace="py") as client:
+    async with MCPClient(
+        command=sys.executable, args=[str(SDK_SERVER), "--tools", "50"], namespace="py"
+    ) as client:
         reg = await registry_for(client)
 
         async def call():
@@ -94,8 +107,13 @@ async def python_server_scenario() -> None:
 
         assert (await call()).text == "1"
         ours = await per_call(call, n)
-    report(GROUP, "aexecute_tool round trip, Python SDK stdio server (62 tools)", ours, floor_us=floor,
-           note="floor = the official SDK client calling the same server")
+    report(
+        GROUP,
+        "aexecute_tool round trip, Python SDK stdio server (62 tools)",
+        ours,
+        floor_us=floor,
+        note="floor = the official SDK client calling the same server",
+    )
 
 
 async def rust_server_scenario(binary: Path) -> None:
@@ -113,8 +131,12 @@ async def rust_server_scenario(binary: Path) -> None:
         report(GROUP, "execute_tool (sync) round trip, rmcp stdio server", sync_one)
         first = await concurrent(call, 1)
         many = await concurrent(call, 200)
-        report(GROUP, "200 concurrent aexecute_tool on one connection", many,
-               note=f"{many / first:.1f}x one call ({fmt(first)}); target <= 20x [{'ok' if many <= 20 * first else 'OVER'}]")
+        report(
+            GROUP,
+            "200 concurrent aexecute_tool on one connection",
+            many,
+            note=f"{many / first:.1f}x one call ({fmt(first)}); target <= 20x [{'ok' if many <= 20 * first else 'OVER'}]",
+        )
 
 
 def sync_per_call(reg: ToolRegistry, params: dict, n: int) -> float:

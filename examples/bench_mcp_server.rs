@@ -1,6 +1,6 @@
 //! A tiny rmcp stdio MCP server with 50 tools, for `benches/mcp.py`: it answers instantly, so a
 //! round trip measures the client. Built only with `--features bench-server` (CI never
-//! builds it): `cargo build --release --example bench_mcp_server --features bench-server`.
+//! builds it): `cargo build --release --no-default-features --features bench-server --example bench_mcp_server`.
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, InitializeResult,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 
 
 class RecordingServer:
@@ -25,19 +26,19 @@ class RecordingServer:
             def _record(self) -> None:
                 outer.requests.append((self.command, {k.lower(): v for k, v in self.headers.items()}))
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server naming
+            def do_GET(self) -> None:
                 self._record()
                 self.send_response(405)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-            def do_DELETE(self) -> None:  # noqa: N802
+            def do_DELETE(self) -> None:
                 self._record()
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 self._record()
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
                 if "id" not in body:
@@ -53,7 +54,15 @@ class RecordingServer:
                         "serverInfo": {"name": "recording", "version": "1"},
                     }
                 elif method == "tools/list":
-                    result = {"tools": [{"name": "whoami", "description": "Echo the auth header.", "inputSchema": {"type": "object"}}]}
+                    result = {
+                        "tools": [
+                            {
+                                "name": "whoami",
+                                "description": "Echo the auth header.",
+                                "inputSchema": {"type": "object"},
+                            }
+                        ]
+                    }
                 elif method == "tools/call":
                     auth = self.headers.get("Authorization", "<none>")
                     result = {"content": [{"type": "text", "text": auth}]}
@@ -61,7 +70,8 @@ class RecordingServer:
                     result = {}
                 data = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()
                 if method == "tools/call" and outer.call_result_text is not None:
-                    data = ('{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(body["id"]), outer.call_result_text)).encode()
+                    rid = json.dumps(body["id"])
+                    data = f'{{"jsonrpc":"2.0","id":{rid},"result":{outer.call_result_text}}}'.encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Mcp-Session-Id", "session-1")
@@ -70,14 +80,14 @@ class RecordingServer:
                 self.wfile.write(data)
 
         class Server(ThreadingHTTPServer):
-            def handle_error(self, request, client_address) -> None:  # noqa: ANN001
+            def handle_error(self, request, client_address) -> None:
                 pass  # a client that stops reading an oversized answer is expected here
 
         self.httpd = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/mcp"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> RecordingServer:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 

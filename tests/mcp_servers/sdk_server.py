@@ -22,7 +22,7 @@ except ImportError:  # SDK 1.x
 
     SDK_MAJOR = 1
 
-from mcp.types import CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+from mcp.types import EmbeddedResource, ImageContent, TextResourceContents
 
 parser = argparse.ArgumentParser()
 parser.add_argument("transport", nargs="?", default="stdio")
@@ -71,7 +71,9 @@ def image() -> list:
         ImageContent(type="image", data="aGVsbG8=", mimeType="image/png"),
         EmbeddedResource(
             type="resource",
-            resource=TextResourceContents(uri="file:///notes.txt", mimeType="text/plain", text="resource body"),
+            resource=TextResourceContents(
+                uri="file:///notes.txt", mimeType="text/plain", text="resource body"
+            ),
         ),
     ]
 
