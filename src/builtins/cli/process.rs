@@ -149,7 +149,13 @@ struct ChildCtx {
     status_w: RawFd,
     ctl_r: RawFd,
     parent: libc::pid_t,
+    /// Top of a stack for C, which S starts with clone(CLONE_VM | CLONE_VFORK): C borrows S's
+    /// memory until it execs, so only one process image is ever copied per run.
+    child_stack_top: *mut libc::c_void,
 }
+
+/// C runs only its setup code on this stack (a few system calls) before exec.
+const CHILD_STACK_BYTES: usize = 64 * 1024;
 
 /// Move a descriptor above 0..2 so dup2 onto stdio in the child cannot clobber another one.
 fn above_stdio(fd: OwnedFd) -> Result<OwnedFd, Errno> {
@@ -180,6 +186,10 @@ pub fn run(plan: &SpawnPlan, limits: &Limits, cancel: Option<&CancelToken>) -> R
     argv_ptrs.push(std::ptr::null());
     let mut env_ptrs: Vec<*const c_char> = plan.env.iter().map(|a| a.as_ptr()).collect();
     env_ptrs.push(std::ptr::null());
+    // Allocated before the fork: S must not allocate. 16-byte aligned top, stack grows down.
+    let mut child_stack = vec![0u128; CHILD_STACK_BYTES / 16];
+    // SAFETY: one past the end of the allocation, used only as the initial stack pointer.
+    let child_stack_top = unsafe { child_stack.as_mut_ptr().add(child_stack.len()) }.cast::<libc::c_void>();
     let ctx = ChildCtx {
         path: plan.path.as_ptr(),
         argv: argv_ptrs.as_ptr(),
@@ -192,6 +202,7 @@ pub fn run(plan: &SpawnPlan, limits: &Limits, cancel: Option<&CancelToken>) -> R
         ctl_r: ctl_r.as_raw_fd(),
         // SAFETY: getpid has no preconditions.
         parent: unsafe { libc::getpid() },
+        child_stack_top,
     };
 
     // S must start with SIGUSR1 blocked so a kill request that arrives before its handler is
@@ -227,6 +238,8 @@ pub fn run(plan: &SpawnPlan, limits: &Limits, cancel: Option<&CancelToken>) -> R
         ctl_w: Some(ctl_w),
         kill_sent: false,
         killed_at: None,
+        supervisor_done: false,
+        gave_up: false,
     };
     let result = collect(&mut run, &out_r, &err_r, &status_r, limits, cancel);
     run.finish_and_reap();
@@ -240,6 +253,10 @@ struct Running {
     ctl_w: Option<OwnedFd>,
     kill_sent: bool,
     killed_at: Option<Instant>,
+    /// S reported that everything is reaped, or closed the status pipe (exited).
+    supervisor_done: bool,
+    /// The run loop stopped waiting for S (a descendant escaped the group).
+    gave_up: bool,
 }
 
 impl Running {
@@ -258,21 +275,27 @@ impl Running {
             return;
         }
         self.release();
-        let until = Instant::now() + REAP_WAIT;
-        loop {
-            match waitpid(self.supervisor, Some(nix::sys::wait::WaitPidFlag::WNOHANG)) {
-                Ok(nix::sys::wait::WaitStatus::StillAlive) => {}
-                Err(Errno::EINTR) => continue,
-                _ => break,
+        if !self.supervisor_done && !self.gave_up {
+            // Abnormal exit from the run loop: give S the usual time to kill and reap.
+            let until = Instant::now() + REAP_WAIT;
+            while Instant::now() < until {
+                match waitpid(self.supervisor, Some(nix::sys::wait::WaitPidFlag::WNOHANG)) {
+                    Ok(nix::sys::wait::WaitStatus::StillAlive) | Err(Errno::EINTR) => {}
+                    _ => {
+                        self.reaped = true;
+                        return;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(2));
             }
-            if Instant::now() >= until {
-                // Only a descendant that left the group keeps S waiting; give up on it.
-                let _ = kill(self.supervisor, Signal::SIGKILL);
-                let _ = waitpid(self.supervisor, None);
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
+            self.gave_up = true;
         }
+        if self.gave_up && !self.supervisor_done {
+            // Only a descendant that left the group keeps S waiting; give up on it.
+            let _ = kill(self.supervisor, Signal::SIGKILL);
+        }
+        // S has said it is done (or was just killed): it is exiting, so this wait is short.
+        while let Err(Errno::EINTR) = waitpid(self.supervisor, None) {}
         self.reaped = true;
     }
 }
@@ -378,6 +401,7 @@ fn collect(
             }
         }
         if done || !status_open {
+            run.supervisor_done = true;
             // S has reaped everything (or died); drain what the pipes still hold and stop.
             if out.open && out.pump(limits.max_bytes, &mut scratch) && exit.is_none() {
                 ending = Ending::Overflow;
@@ -389,12 +413,14 @@ fn collect(
         }
         if let Some(at) = released_at {
             if now >= at + REAP_WAIT {
+                run.gave_up = true;
                 break;
             }
         }
         if let (Some(at), None) = (run.killed_at, exit) {
             // C did not die within REAP_WAIT of SIGKILL (uninterruptible sleep): stop waiting.
             if now >= at + REAP_WAIT {
+                run.gave_up = true;
                 break;
             }
         }

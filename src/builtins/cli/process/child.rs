@@ -99,10 +99,14 @@ pub(super) unsafe fn supervise(ctx: &ChildCtx) -> ! {
         action.sa_flags = 0; // no SA_RESTART: waits below must wake up and re-check.
         libc::sigaction(libc::SIGUSR1, &action, std::ptr::null_mut());
 
-        let pid = libc::fork();
-        if pid == 0 {
-            exec_command(ctx);
-        }
+        // SIGUSR1 is still blocked here (inherited from P), so S's handler cannot run on C's
+        // side of the shared memory; C resets it before unblocking.
+        let pid = libc::clone(
+            exec_entry,
+            ctx.child_stack_top,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (ctx as *const ChildCtx).cast_mut().cast(),
+        );
         if pid < 0 {
             report(ctx.status_w, TAG_SETUP_ERR, errno());
             libc::_exit(1);
@@ -154,6 +158,12 @@ pub(super) unsafe fn supervise(ctx: &ChildCtx) -> ! {
         report(ctx.status_w, TAG_DONE, 0);
         libc::_exit(0);
     }
+}
+
+extern "C" fn exec_entry(arg: *mut libc::c_void) -> c_int {
+    // SAFETY: `arg` is the ChildCtx S passed to clone; it lives in memory C shares with S, and
+    // S is suspended (CLONE_VFORK) until C execs or exits.
+    unsafe { exec_command(&*(arg as *const ChildCtx)) }
 }
 
 /// Body of C. Never returns.

@@ -131,3 +131,21 @@ fn inheritable_descriptors_of_the_host_do_not_reach_the_command() {
     let fds: Vec<String> = String::from_utf8(o.stdout).unwrap().lines().map(String::from).collect();
     assert!(!fds.contains(&"77".to_string()), "{fds:?}");
 }
+
+#[test]
+fn a_descendant_that_escapes_into_its_own_session_cannot_hang_the_call() {
+    let pidfile = std::env::temp_dir().join(format!("escapee-{}", std::process::id()));
+    let _ = std::fs::remove_file(&pidfile);
+    let script = format!("setsid sh -c 'echo $$ > {}; exec sleep 30' & echo started", pidfile.display());
+    let t = Instant::now();
+    let o = run(&plan(&script), &limits(10_000, 1000), None).unwrap();
+    let elapsed = t.elapsed();
+    assert_eq!(o.exit, Some(ExitInfo::Code(0)));
+    assert_eq!(o.stdout, b"started\n");
+    assert!(elapsed < REAP_WAIT + Duration::from_secs(2), "{elapsed:?}");
+    assert!(group_members(o.pid.unwrap()).is_empty());
+    // The escapee left our group on purpose; it is beyond the group contract, so clean it up here.
+    let escapee: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let _ = kill(Pid::from_raw(escapee), Signal::SIGKILL);
+    let _ = std::fs::remove_file(&pidfile);
+}
