@@ -534,3 +534,53 @@ def test_sync_tools_may_run_their_own_loop_even_when_the_model_is_async():
     result = Agent("outer", AsyncChatLLM(script), tools=[AsyncInside(), SubAgent()]).run("go")
     assert [c.output for c in result.tool_calls] == ["from asyncio.run", "four"]
     assert result.final_output == "ok"
+
+
+# --------------------------------------------------------------------------- Tool-RAG in the loop
+
+
+class Named(Tool):
+    def __init__(self, name: str, discovers: list[str] | None = None) -> None:
+        super().__init__(name, f"The {name} tool.")
+        self.discovers = discovers
+
+    def get_parameters(self):
+        return []
+
+    def run(self, parameters):
+        if self.discovers is not None:
+            return ToolResponse.ok("found some", data={"discovered": self.discovers})
+        return ToolResponse.ok(self.name)
+
+
+class PickFirst:
+    """A stand-in retriever: offers the tools whose names appear in the query."""
+
+    def __init__(self, registry):
+        self.registry = registry
+        self.queries = []
+
+    def schema_for(self, query):
+        self.queries.append(query)
+        return self.registry.to_openai_schema(names=[n for n in self.registry.names() if n in query])
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_retriever_picks_the_tools_and_discoveries_are_merged(use_async):
+    from agentmaker import ToolPermissions
+
+    reg = ToolRegistry()
+    reg.register_all([Named("finder", ["convert", "secret", "ghost"]), Named("convert"), Named("secret"), Named("other")])
+    retriever = PickFirst(reg)
+    llm = ScriptedLLM([ScriptedLLM.tool_call("finder"), ScriptedLLM.tool_call("convert"), "done"])
+    agent = Agent("a", llm, tool_registry=reg, tool_retriever=retriever,
+                  permissions=ToolPermissions(deny={"secret"}))
+    result = asyncio.run(agent.arun("use finder please")) if use_async else agent.run("use finder please")
+    assert retriever.queries == ["use finder please"]
+    assert [r.tool_names for r in llm.requests] == [["finder"], ["finder", "convert"], ["finder", "convert"]]
+    assert [c.output for c in result.tool_calls] == ["found some", "convert"]
+
+
+def test_tool_retriever_type_is_checked():
+    with pytest.raises(TypeError, match="schema_for"):
+        Agent("a", ScriptedLLM([]), tools=[Add()], tool_retriever=object())

@@ -46,6 +46,7 @@ class _Run:
         "total_tokens",
         "turn",
         "visible",
+        "tools",
     )
 
     def __init__(self, sync_entry: bool, policy: RunPolicy | None) -> None:
@@ -63,6 +64,7 @@ class _Run:
         self.completion_tokens = 0
         self.total_tokens = 0
         self.visible: list[str] | None = None
+        self.tools: list[dict[str, Any]] | None = None
 
 
 class ToolExecutor:

@@ -11,6 +11,7 @@ timeouts, parallel batches) is in ``_executor``.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from ._calls import ToolCallRecord, parse_call
 from ._drive import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from ._executor import ToolExecutor, _Run
 from ._registry import ToolRegistry
+from ._threads import shared_threads
 from .llm import LLMResponse
 from .run_policy import RunPolicy
 
@@ -91,7 +93,9 @@ class Agent(ToolExecutor):
     - ``tool_timeout``: default per-call timeout in seconds (a tool's own ``timeout`` wins).
     - ``max_concurrency``: bound on calls running at once in a parallel batch (default: no bound
       for async tools; sync tools are bounded by the worker threads).
-    - ``tool_retriever``: accepted for Tool-RAG; selection is wired in a later release.
+    - ``tool_retriever``: a ``ToolRetriever`` (anything with ``schema_for(query)``): the tools
+      offered to the model are the ones it picks for the run's input, and tools a
+      ``ToolSearchTool`` call discovers are added for the rest of the run.
     """
 
     def __init__(
@@ -143,6 +147,8 @@ class Agent(ToolExecutor):
             raise TypeError(f"confirm must be a callable (tool, parameters) -> bool, got {confirm!r}")
         if permissions is not None and not isinstance(permissions, _native.ToolPermissions):
             raise TypeError(f"permissions must be a ToolPermissions, got {permissions!r}")
+        if tool_retriever is not None and not callable(getattr(tool_retriever, "schema_for", None)):
+            raise TypeError(f"tool_retriever must be a ToolRetriever (it has no schema_for()), got {tool_retriever!r}")
         if run_policy is not None and not isinstance(run_policy, RunPolicy):
             raise TypeError(f"run_policy must be a RunPolicy, got {run_policy!r}")
         if max_concurrency is not None and (
@@ -213,6 +219,40 @@ class Agent(ToolExecutor):
             schema = reg.to_openai_schema(names=names)
         return schema or None
 
+    async def _retrieved_schema(self, run: _Run, input: Any) -> list | None:
+        """Tool-RAG: the retriever picks the tools for this run's input (once per run)."""
+        if isinstance(input, str):
+            query = input
+        else:  # content parts: their text
+            query = " ".join(p.get("text", "") for p in input if isinstance(p, dict))
+        retriever = self.tool_retriever
+        if run.sync_entry:
+            schema = retriever.schema_for(query)
+        else:  # retrieval may embed or scan a large index: keep it off the event loop
+            schema = await asyncio.wrap_future(shared_threads().submit(retriever.schema_for, query))
+        if self.permissions is not None:
+            reg = self.tool_registry
+            schema = [
+                s for s in schema
+                if (t := reg.get(s["function"]["name"])) is not None and self._denial(t) is None
+            ]
+        return list(schema) or None
+
+    def _expand(self, run: _Run, names: list[str]) -> None:
+        """Merge tools discovered mid-run (a ToolSearchTool result's ``data["discovered"]``)."""
+        have = {t["function"]["name"] for t in run.tools or ()}
+        reg = self.tool_registry
+        new = []
+        for name in names:
+            if isinstance(name, str) and name not in have:
+                tool = reg.get(name)
+                if tool is not None and self._denial(tool) is None:
+                    new.append(name)
+                    have.add(name)
+        if new:
+            # A new list: requests already made keep the list they were sent.
+            run.tools = [*(run.tools or ()), *reg.to_openai_schema(names=new)]
+
     async def _drive(self, input: Any, run: _Run) -> RunResult:
         if not isinstance(input, (str, list)):
             raise TypeError(f"run input must be a string (or a list of content parts), got {input!r}")
@@ -223,11 +263,15 @@ class Agent(ToolExecutor):
         messages = run.messages
         messages.append({"role": "system", "content": self.instructions or DEFAULT_INSTRUCTIONS})
         messages.append({"role": "user", "content": input})
-        tools = self._tool_schema(run)
+        if self.tool_retriever is not None and self.tool_registry is not None:
+            run.tools = await self._retrieved_schema(run, input)
+        else:
+            run.tools = self._tool_schema(run)
         budget = run.budget
         nudged = False
         for turn in range(1, self.max_turns + 1):
             run.turn = turn
+            tools = run.tools
             if budget is not None:
                 budget.admit_llm()
             if run.direct or not run.sync_entry:
@@ -311,6 +355,9 @@ class Agent(ToolExecutor):
                 messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
                 if stop is None and r._stop is not None:
                     stop = r._stop
+                data = r.data
+                if type(data) is dict and data.get("discovered") and r.executed:
+                    self._expand(run, list(data["discovered"]))
             i = j
             if stop is not None:
                 for r in recs[i:]:
