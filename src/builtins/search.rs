@@ -378,9 +378,14 @@ impl SearchTool {
             let _ = tx.send(send(rb.timeout(timeout)).await);
         });
         // The request carries its own timeout; this one only guards against a stalled runtime.
-        let result = rx
-            .recv_timeout(timeout + Duration::from_secs(2))
-            .unwrap_or(Err(Failure::Timeout));
+        let result = match rx.recv_timeout(timeout + Duration::from_secs(2)) {
+            Ok(r) => r,
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(Failure::Timeout),
+            // The runtime dropped the task (it is shutting down).
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err(Failure::Network("the request was dropped".into()))
+            }
+        };
         task.abort();
         result
     }
