@@ -9,14 +9,15 @@ the process alive. Workers are started on demand up to ``max_workers`` and reuse
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-DEFAULT_WORKERS = max(4, min(32, (os.cpu_count() or 1) + 4))
+# Tools on these threads mostly wait (network, subprocesses, sleeps), so the bound is about
+# blocking, not CPUs. A sync tool abandoned after its timeout keeps its worker until it returns.
+DEFAULT_WORKERS = 32
 
 
 class ToolThreads:
