@@ -21,6 +21,11 @@ EXPECTED: dict[str, list[str]] = {
         "calculator said: 35",
         "The result is 35.",
     ],
+    "typed_tools.py": [
+        '{"city":"Oslo","days":3,"unit":"fahrenheit","high":75}',
+        "Kyoto: 2025-04-01 to 2025-04-04, slow pace, tags ['food', 'temples']",
+        "strict: {'forecast': True, 'plan': False, 'tally': False}",
+    ],
     "mcp_client.py": [
         "loaded calc_multiply (origin mcp:calc, confirmation True)",
         "calc_multiply -> 42.0",
