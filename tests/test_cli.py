@@ -445,3 +445,40 @@ def test_through_the_registry() -> None:
 def test_prompts_override_messages() -> None:
     tool = CLITool(["echo"], prompts={"tool.msg.shell.exit_code": "[rc={code}]"})
     assert run(tool, "echo x").text == "[rc=0]\nstdout:\nx"
+
+
+async def test_async_registry_path_is_cancellable(tmp_path: Path) -> None:
+    registry = ToolRegistry()
+    registry.register(CLITool(["echo", "sh"], arg_policy=open_policy))
+    resp = await registry.aexecute_tool("shell", {"command": "echo via aexecute"})
+    assert resp.text == "[exit code 0]\nstdout:\nvia aexecute"
+    pidfile = tmp_path / "pid"
+    task = asyncio.ensure_future(
+        registry.aexecute_tool("shell", {"command": f"sh -c 'echo $$ > {pidfile}; exec sleep 60'"})
+    )
+    pgid = await asyncio.to_thread(wait_for_pid, pidfile)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(100):
+        if not group_members(pgid):
+            break
+        await asyncio.sleep(0.02)
+    assert group_members(pgid) == []
+
+
+def test_descendants_that_leave_the_group_are_killed_too(tmp_path: Path) -> None:
+    """A daemonizing child (setsid) is beyond killpg, but it is still a descendant of the
+    command: the supervisor finds it (own session or re-parented to the supervisor) and kills it."""
+    pidfile = tmp_path / "pid"
+    tool = CLITool(["sh"], arg_policy=open_policy)
+    start = time.monotonic()
+    script = (
+        f"setsid sh -c \"echo \\$\\$ > {pidfile}; exec sleep 60\" >/dev/null 2>&1 & "
+        f"while [ ! -s {pidfile} ]; do sleep 0.01; done; echo bye"
+    )
+    resp = run(tool, f"sh -c '{script}'")
+    assert time.monotonic() - start < 2
+    assert resp.text == "[exit code 0]\nstdout:\nbye"
+    escapee = wait_for_pid(pidfile)
+    assert not Path(f"/proc/{escapee}").exists(), "the escaped descendant survived"

@@ -287,27 +287,29 @@ impl NotesTool {
             Err(Errno::ELOOP | Errno::ENXIO) => return self.not_regular(rel),
             Err(e) => return fail(e),
         };
-        match fstat(&fd) {
-            Ok(st) if self.check_regular(&st) => {}
+        let size = match fstat(&fd) {
+            Ok(st) if self.check_regular(&st) => st.st_size.max(0) as usize,
             Ok(_) => return self.not_regular(rel),
             Err(e) => return fail(e),
-        }
+        };
         if let Err(e) = flock(&fd, nix::libc::LOCK_SH | nix::libc::LOCK_NB) {
             return if e == Errno::EWOULDBLOCK { self.busy(rel) } else { fail(e) };
         }
-        // Enough bytes to hold max_read_chars characters plus one, whatever their width.
+        // Enough bytes to hold max_read_chars characters plus one, whatever their width. The
+        // shared lock keeps cooperating appenders out, so the size read above stays valid; one
+        // spare byte still tells a file that grew anyway.
         let limit = self.max_read_chars.saturating_mul(4).saturating_add(4);
-        let mut buf = Vec::new();
-        let mut chunk = vec![0u8; 65536];
-        while buf.len() < limit {
-            let want = chunk.len().min(limit - buf.len());
-            match nix::unistd::read(&fd, &mut chunk[..want]) {
+        let mut buf = vec![0u8; limit.min(size.saturating_add(1))];
+        let mut filled = 0;
+        while filled < buf.len() {
+            match nix::unistd::read(&fd, &mut buf[filled..]) {
                 Ok(0) => break,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                Ok(n) => filled += n,
                 Err(Errno::EINTR) => continue,
                 Err(e) => return fail(e),
             }
         }
+        buf.truncate(filled);
         drop(fd);
         let full_read = buf.len() < limit;
         let mut bytes = &buf[..];

@@ -149,6 +149,17 @@ pub(super) unsafe fn supervise(ctx: &ChildCtx) -> ! {
             break;
         }
         libc::kill(-pid, libc::SIGKILL);
+        // Descendants that left the group (setpgid, setsid) are still in S's session or, once
+        // their parents die, children of S: kill those until none is left alive.
+        let me = libc::getpid();
+        for _ in 0..1000 {
+            while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {}
+            if kill_descendants(me) == 0 {
+                break;
+            }
+            let pause = libc::timespec { tv_sec: 0, tv_nsec: 1_000_000 };
+            libc::nanosleep(&pause, std::ptr::null_mut());
+        }
         loop {
             let r = libc::waitpid(-1, std::ptr::null_mut(), 0);
             if r < 0 && errno() != libc::EINTR {
@@ -158,6 +169,91 @@ pub(super) unsafe fn supervise(ctx: &ChildCtx) -> ! {
         report(ctx.status_w, TAG_DONE, 0);
         libc::_exit(0);
     }
+}
+
+/// SIGKILL every live process that is in S's session (S is its leader, so the session id is
+/// `me`) or is a child of S, found by scanning /proc with raw getdents64/openat/read.
+/// Returns how many were signalled; 0 also when /proc cannot be read.
+unsafe fn kill_descendants(me: libc::pid_t) -> usize {
+    // SAFETY: raw system calls on stack buffers; see `supervise`.
+    unsafe {
+        let proc_fd = libc::open(c"/proc".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC);
+        if proc_fd < 0 {
+            return 0;
+        }
+        let mut killed = 0;
+        let mut dents = [0u8; 4096];
+        loop {
+            let n = libc::syscall(libc::SYS_getdents64, proc_fd, dents.as_mut_ptr(), dents.len());
+            if n <= 0 {
+                break;
+            }
+            let mut off = 0usize;
+            while off + 19 < n as usize {
+                // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name (NUL-terminated)
+                let reclen = u16::from_ne_bytes([dents[off + 16], dents[off + 17]]) as usize;
+                if reclen < 20 || off + reclen > n as usize {
+                    break;
+                }
+                let name = &dents[off + 19..off + reclen];
+                off += reclen;
+                let Some(pid) = parse_pid(name) else { continue };
+                if pid == me {
+                    continue;
+                }
+                let mut path = [0u8; 32];
+                let len = name.iter().position(|&b| b == 0).unwrap_or(name.len()).min(20);
+                path[..len].copy_from_slice(&name[..len]);
+                path[len..len + 6].copy_from_slice(b"/stat\0");
+                let fd = libc::openat(proc_fd, path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+                if fd < 0 {
+                    continue;
+                }
+                let mut stat = [0u8; 512];
+                let got = libc::read(fd, stat.as_mut_ptr().cast(), stat.len());
+                libc::close(fd);
+                if got <= 0 {
+                    continue;
+                }
+                if let Some((state, ppid, session)) = parse_stat(&stat[..got as usize]) {
+                    if state != b'Z' && state != b'X' && (session == me || ppid == me) {
+                        libc::kill(pid, libc::SIGKILL);
+                        killed += 1;
+                    }
+                }
+            }
+        }
+        libc::close(proc_fd);
+        killed
+    }
+}
+
+/// A /proc entry name that is a pid.
+fn parse_pid(name: &[u8]) -> Option<libc::pid_t> {
+    let mut pid: libc::pid_t = 0;
+    let mut digits = 0;
+    for &b in name {
+        if b == 0 {
+            break;
+        }
+        if !b.is_ascii_digit() || digits >= 10 {
+            return None;
+        }
+        pid = pid.checked_mul(10)?.checked_add((b - b'0') as libc::pid_t)?;
+        digits += 1;
+    }
+    (digits > 0).then_some(pid)
+}
+
+/// State, ppid and session from /proc/<pid>/stat ("pid (comm) S ppid pgrp session ...").
+fn parse_stat(stat: &[u8]) -> Option<(u8, libc::pid_t, libc::pid_t)> {
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let mut fields = stat.get(close + 2..)?.split(|&b| b == b' ');
+    let state = *fields.next()?.first()?;
+    let ppid = parse_pid(fields.next()?)?;
+    let _pgrp = fields.next()?;
+    let session = parse_pid(fields.next()?)?;
+    Some((state, ppid, session))
 }
 
 extern "C" fn exec_entry(arg: *mut libc::c_void) -> c_int {
