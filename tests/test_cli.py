@@ -482,3 +482,22 @@ def test_descendants_that_leave_the_group_are_killed_too(tmp_path: Path) -> None
     assert resp.text == "[exit code 0]\nstdout:\nbye"
     escapee = wait_for_pid(pidfile)
     assert not Path(f"/proc/{escapee}").exists(), "the escaped descendant survived"
+
+
+def test_agent_confirms_and_wraps_cli_output() -> None:
+    from agentmaker import Agent
+    from agentmaker.testing import ScriptedLLM
+
+    llm = ScriptedLLM([ScriptedLLM.tool_call("shell", {"command": "echo hi"}), "done"])
+    refused = Agent("a", llm, tools=[CLITool(["echo"])]).run("go")
+    assert refused.tool_calls[0].status == "not_confirmed"
+
+    seen: list[tuple[str, dict]] = []
+    llm = ScriptedLLM([ScriptedLLM.tool_call("shell", {"command": "echo hi"}), "done"])
+    agent = Agent("a", llm, tools=[CLITool(["echo"])], confirm=lambda tool, p: seen.append((tool.name, p)) or True)
+    result = agent.run("go")
+    assert seen == [("shell", {"command": "echo hi"})]
+    assert result.tool_calls[0].status == "success"
+    content = [m["content"] for m in llm.requests[1].messages if m["role"] == "tool"][0]
+    assert "[exit code 0]\nstdout:\nhi" in content
+    assert content.startswith("[External content returned by tool 'shell'")

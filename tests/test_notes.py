@@ -359,3 +359,23 @@ def test_symlinks_swapped_in_and_out_never_escape(tmp_path: Path, outside: Path)
 def test_prompts_override_messages(tmp_path: Path) -> None:
     tool = NotesTool(tmp_path / "root", prompts={"tool.msg.notes.appended": "ok {n} {path}"})
     assert append(tool, "a.md", "hi").text == "ok 3 a.md"
+
+
+def test_agent_confirms_appends_only_and_wraps_reads(tmp_path: Path) -> None:
+    from agentmaker import Agent
+    from agentmaker.testing import ScriptedLLM
+
+    tool = NotesTool(tmp_path / "root")
+    script = [
+        ScriptedLLM.tool_call("notes", {"action": "append", "path": "a.md", "content": "plan"}),
+        ScriptedLLM.tool_call("notes", {"action": "read", "path": "a.md"}),
+        "done",
+    ]
+    asked: list[dict] = []
+    llm = ScriptedLLM(script)
+    result = Agent("a", llm, tools=[tool], confirm=lambda t, p: asked.append(p) or True).run("go")
+    assert asked == [{"action": "append", "path": "a.md", "content": "plan"}]
+    assert [c.status for c in result.tool_calls] == ["success", "success"]
+    ack, body = [m["content"] for m in llm.requests[2].messages if m["role"] == "tool"]
+    assert ack == "Appended 5 characters to note a.md."
+    assert body.startswith("[External content returned by tool 'notes'") and "\nplan\n" in body
