@@ -14,7 +14,9 @@
 //!   carries the output (the command failed by its own account); output cut at the cap is
 //!   partial. A timeout or cancellation is an error that keeps the output captured so far.
 //!   Background processes still holding the output after the command exits are killed after a
-//!   short grace and the result says so.
+//!   short grace and the result says so; nothing the command started outlives the call (see
+//!   [`process`]).
+//! - Linux only: the supervisor relies on PR_SET_CHILD_SUBREAPER, clone and close_range.
 
 pub mod argpolicy;
 pub mod process;

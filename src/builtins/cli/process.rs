@@ -1,7 +1,8 @@
 //! Running one command with bounded time and output, leaving nothing behind.
 //!
-//! Layout of a run (P = this process, S = a small supervisor forked from P, C = the command):
-//! - S starts a new session, becomes a *child subreaper* and forks C. C puts itself in its own
+//! Layout of a run (P = this process, S = a supervisor forked from P, C = the command):
+//! - S starts a new session, becomes a *child subreaper* and starts C (clone with CLONE_VM |
+//!   CLONE_VFORK, so the host's memory is copied once per run, not twice). C puts itself in its own
 //!   process group (S does the same from its side, so the group exists before P learns C's pid),
 //!   connects stdin to /dev/null and stdout/stderr to two pipes read by P, and execs the program.
 //! - Every descendant of C that loses its parent is re-parented to S, never to init, so S can
@@ -11,7 +12,11 @@
 //!   the group id cannot have been recycled.
 //! - S reports to P over a status pipe: C's pid, exec/chdir failures (written by C), C's exit
 //!   status, and finally "all reaped". P tells S to finish by closing a control pipe; S then kills
-//!   whatever is left in C's group and reaps until no descendant remains.
+//!   C's group, then every process still in its session or re-parented to it (descendants that
+//!   left the group with setpgid/setsid), and reaps until no descendant remains.
+//! - P keeps reading the pipes for a short grace after C exits (a background child may still be
+//!   writing), then finishes: a finished command never turns into a timeout because something
+//!   it started holds the pipes.
 //!
 //! The code between fork and exec runs in a copy of a multi-threaded process, so it only makes
 //! raw async-signal-safe system calls: no allocation, no locks, no panics.
