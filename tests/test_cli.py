@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from agentmaker import CLITool, ToolConfigError, ToolRegistry
 
 
@@ -117,7 +116,9 @@ def test_every_unquoted_shell_operator_is_refused_and_nothing_runs(template: str
     a, b = tmp_path / "a", tmp_path / "b"
     resp = run(tool, template.format(a=a, b=b))
     assert resp.status == "error"
-    assert resp.text.startswith(f"Error: shell operators {OPERATORS[template]} are not supported: no shell runs")
+    assert resp.text.startswith(
+        f"Error: shell operators {OPERATORS[template]} are not supported: no shell runs"
+    )
     assert "quoted text is passed literally" in resp.text
     assert not a.exists() and not b.exists()
 
@@ -286,7 +287,9 @@ def test_arg_policy_replaces_the_gate() -> None:
 # --- environment and I/O ---------------------------------------------------------------------
 
 
-def test_a_secret_in_the_parent_environment_never_reaches_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_secret_in_the_parent_environment_never_reaches_the_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("AGENTMAKER_TEST_SECRET", "s3cr3t-value")
     tool = CLITool(["env", "cat"])
     env_out = run(tool, "env").text
@@ -319,7 +322,10 @@ def test_non_zero_exit_is_an_error_with_output() -> None:
 
 
 def test_leading_whitespace_is_kept() -> None:
-    resp = run(CLITool(["printf"]) if Path("/usr/bin/printf").exists() else CLITool(["echo"]), "printf '  a\\n    b\\n\\n'")
+    resp = run(
+        CLITool(["printf"]) if Path("/usr/bin/printf").exists() else CLITool(["echo"]),
+        "printf '  a\\n    b\\n\\n'",
+    )
     assert resp.text == "[exit code 0]\nstdout:\n  a\n    b"
 
 
@@ -474,7 +480,7 @@ def test_descendants_that_leave_the_group_are_killed_too(tmp_path: Path) -> None
     tool = CLITool(["sh"], arg_policy=open_policy)
     start = time.monotonic()
     script = (
-        f"setsid sh -c \"echo \\$\\$ > {pidfile}; exec sleep 60\" >/dev/null 2>&1 & "
+        f'setsid sh -c "echo \\$\\$ > {pidfile}; exec sleep 60" >/dev/null 2>&1 & '
         f"while [ ! -s {pidfile} ]; do sleep 0.01; done; echo bye"
     )
     resp = run(tool, f"sh -c '{script}'")
@@ -494,10 +500,12 @@ def test_agent_confirms_and_wraps_cli_output() -> None:
 
     seen: list[tuple[str, dict]] = []
     llm = ScriptedLLM([ScriptedLLM.tool_call("shell", {"command": "echo hi"}), "done"])
-    agent = Agent("a", llm, tools=[CLITool(["echo"])], confirm=lambda tool, p: seen.append((tool.name, p)) or True)
+    agent = Agent(
+        "a", llm, tools=[CLITool(["echo"])], confirm=lambda tool, p: seen.append((tool.name, p)) or True
+    )
     result = agent.run("go")
     assert seen == [("shell", {"command": "echo hi"})]
     assert result.tool_calls[0].status == "success"
-    content = [m["content"] for m in llm.requests[1].messages if m["role"] == "tool"][0]
+    content = next(m["content"] for m in llm.requests[1].messages if m["role"] == "tool")
     assert "[exit code 0]\nstdout:\nhi" in content
     assert content.startswith("[External content returned by tool 'shell'")

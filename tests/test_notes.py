@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from agentmaker import NotesTool, ToolConfigError, ToolRegistry
 
 SECRET = "TOP-SECRET-OUTSIDE"
@@ -167,14 +166,20 @@ def test_malformed_paths_are_refused(tmp_path: Path, path: str) -> None:
 
 def test_bad_actions_and_empty_content(tmp_path: Path) -> None:
     tool = NotesTool(tmp_path / "root")
-    assert tool.run({"action": "delete", "path": "a"}).text == "Error: action must be read / append, got 'delete'"
+    assert (
+        tool.run({"action": "delete", "path": "a"}).text
+        == "Error: action must be read / append, got 'delete'"
+    )
     assert tool.run({"action": "read", "path": "  "}).text == "Error: path must not be empty"
     assert append(tool, "a.md", " \n\t").text == "Error: append content must not be empty"
     registry = ToolRegistry()
     registry.register(tool)
     resp = registry.execute_tool("notes", {"action": "delete", "path": "a"})
     assert resp.status == "error" and "delete" in resp.text
-    assert registry.execute_tool("notes", {"action": "append", "path": "r.md", "content": "x"}).status == "success"
+    assert (
+        registry.execute_tool("notes", {"action": "append", "path": "r.md", "content": "x"}).status
+        == "success"
+    )
 
 
 # --- adversarial filesystem -----------------------------------------------------------------
@@ -202,7 +207,9 @@ def test_hard_link_to_an_outside_file(tmp_path: Path, outside: Path) -> None:
     root = tmp_path / "root"
     tool = NotesTool(root)
     os.link(outside / "secret.md", root / "hard.md")
-    assert read(tool, "hard.md").text == "Error: note hard.md is not a regular file with a single link; refused"
+    assert (
+        read(tool, "hard.md").text == "Error: note hard.md is not a regular file with a single link; refused"
+    )
     assert append(tool, "hard.md", "pwned").status == "error"
     assert_outside_untouched(outside)
 
@@ -241,7 +248,13 @@ def test_very_long_paths(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("path", "accepted"),
-    [("．．/x.md", True), ("\u2024\u2024/x.md", True), ("x\u2215..\u2215y.md", True), ("..∕x.md", False), ("..\u2044x.md", False)],
+    [
+        ("．．/x.md", True),
+        ("\u2024\u2024/x.md", True),
+        ("x\u2215..\u2215y.md", True),
+        ("..∕x.md", False),
+        ("..\u2044x.md", False),
+    ],
 )
 def test_unicode_look_alikes_stay_inside(tmp_path: Path, outside: Path, path: str, accepted: bool) -> None:
     """Look-alike dots and slashes are ordinary characters to the kernel: such a path names a
@@ -266,7 +279,9 @@ def test_100mb_append_is_refused_without_a_trace(tmp_path: Path) -> None:
     assert resp.text == "Error: a single append exceeds the limit (50000 characters); rejected"
     roomy = NotesTool(root, max_append_chars=200_000_000)
     resp = append(roomy, "new/big.md", huge)
-    assert resp.text == "Error: the note would exceed the size limit (2000000 bytes) after appending; rejected"
+    assert (
+        resp.text == "Error: the note would exceed the size limit (2000000 bytes) after appending; rejected"
+    )
     assert time.monotonic() - start < 10
     assert list(root.iterdir()) == []
     small = NotesTool(root, max_file_bytes=20)

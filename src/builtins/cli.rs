@@ -91,7 +91,14 @@ pub struct CliOptions {
 
 impl Default for CliOptions {
     fn default() -> Self {
-        CliOptions { timeout: 10.0, max_output_chars: 4000, cwd: None, env: None, arg_policy: None, prompts: None }
+        CliOptions {
+            timeout: 10.0,
+            max_output_chars: 4000,
+            cwd: None,
+            env: None,
+            arg_policy: None,
+            prompts: None,
+        }
     }
 }
 
@@ -142,7 +149,11 @@ fn is_executable(path: &Path) -> bool {
 fn resolve_program(name: &str, path_var: &str) -> Option<PathBuf> {
     let candidate = if name.contains('/') {
         let p = PathBuf::from(name);
-        let p = if p.is_absolute() { p } else { std::env::current_dir().ok()?.join(p) };
+        let p = if p.is_absolute() {
+            p
+        } else {
+            std::env::current_dir().ok()?.join(p)
+        };
         is_executable(&p).then_some(p)
     } else {
         path_var
@@ -161,17 +172,31 @@ fn basename(p: &str) -> &str {
 impl CliTool {
     pub fn new(allowed_commands: &[String], opts: CliOptions) -> Result<CliTool, ConfigError> {
         if !(opts.timeout.is_finite() && opts.timeout > 0.0) {
-            return Err(invalid(format!("timeout must be positive, got {}", py_float(opts.timeout))));
+            return Err(invalid(format!(
+                "timeout must be positive, got {}",
+                py_float(opts.timeout)
+            )));
         }
-        let timeout = Duration::try_from_secs_f64(opts.timeout)
-            .map_err(|_| invalid(format!("timeout is too large, got {}", py_float(opts.timeout))))?;
+        let timeout = Duration::try_from_secs_f64(opts.timeout).map_err(|_| {
+            invalid(format!(
+                "timeout is too large, got {}",
+                py_float(opts.timeout)
+            ))
+        })?;
         if opts.max_output_chars == 0 {
-            return Err(invalid("max_output_chars must be a positive integer, got 0".into()));
+            return Err(invalid(
+                "max_output_chars must be a positive integer, got 0".into(),
+            ));
         }
         let max_bytes = opts
             .max_output_chars
             .checked_mul(BYTES_PER_CHAR)
-            .ok_or_else(|| invalid(format!("max_output_chars is too large, got {}", opts.max_output_chars)))?;
+            .ok_or_else(|| {
+                invalid(format!(
+                    "max_output_chars is too large, got {}",
+                    opts.max_output_chars
+                ))
+            })?;
 
         let env_pairs: Vec<(String, String)> = match opts.env {
             Some(pairs) => pairs,
@@ -187,7 +212,9 @@ impl CliTool {
                     "env entry {k:?} is invalid: names must be non-empty without '=' or NUL, values without NUL"
                 )));
             }
-            env.push(CString::new(format!("{k}={v}")).map_err(|_| invalid("env contains NUL".into()))?);
+            env.push(
+                CString::new(format!("{k}={v}")).map_err(|_| invalid("env contains NUL".into()))?,
+            );
         }
         let path_var = env_pairs
             .iter()
@@ -198,7 +225,9 @@ impl CliTool {
         let mut programs: Vec<(String, PathBuf)> = Vec::new();
         for name in allowed_commands {
             if name.is_empty() || name.contains('\0') || name.chars().any(char::is_whitespace) {
-                return Err(invalid(format!("allowed command {name:?} is not a program name")));
+                return Err(invalid(format!(
+                    "allowed command {name:?} is not a program name"
+                )));
             }
             if programs.iter().any(|(n, _)| n == name) {
                 continue;
@@ -218,20 +247,36 @@ impl CliTool {
                 let real = std::fs::canonicalize(&dir)
                     .ok()
                     .filter(|p| p.is_dir())
-                    .ok_or_else(|| invalid(format!("cwd {} is not an existing directory", dir.display())))?;
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "cwd {} is not an existing directory",
+                            dir.display()
+                        ))
+                    })?;
                 use std::os::unix::ffi::OsStrExt;
-                Some(CString::new(real.as_os_str().as_bytes()).map_err(|_| invalid("cwd contains NUL".into()))?)
+                Some(
+                    CString::new(real.as_os_str().as_bytes())
+                        .map_err(|_| invalid("cwd contains NUL".into()))?,
+                )
             }
         };
 
         let prompts = Prompts::new(PROMPTS, opts.prompts)?;
         let names: Vec<&str> = programs.iter().map(|(n, _)| n.as_str()).collect();
-        let allowed_text = if names.is_empty() { "(none)".to_string() } else { names.join(", ") };
+        let allowed_text = if names.is_empty() {
+            "(none)".to_string()
+        } else {
+            names.join(", ")
+        };
         let description = prompts.fmt("tool.desc.shell", &[("allowed", &allowed_text)]);
         let mut spec = ToolSpec::new(
             "shell",
             description,
-            vec![ToolParameter::new("command", "string", prompts.get("tool.param.shell.command"))],
+            vec![ToolParameter::new(
+                "command",
+                "string",
+                prompts.get("tool.param.shell.command"),
+            )],
         );
         spec.requires_confirmation = true;
         spec.external_content = true;
@@ -244,7 +289,11 @@ impl CliTool {
             allowed_text,
             env,
             cwd,
-            limits: Limits { timeout, max_bytes, grace: PIPE_GRACE },
+            limits: Limits {
+                timeout,
+                max_bytes,
+                grace: PIPE_GRACE,
+            },
             timeout_text: py_float(opts.timeout),
             max_output_chars: opts.max_output_chars,
             arg_policy: opts.arg_policy,
@@ -260,15 +309,18 @@ impl CliTool {
     pub fn plan(&self, command: &str) -> Result<SpawnPlan, ToolResponse> {
         let p = &self.prompts;
         if command.len() > MAX_COMMAND_CHARS && command.chars().count() > MAX_COMMAND_CHARS {
-            return Err(ToolResponse::error(
-                p.fmt("tool.msg.shell.too_long", &[("max", &MAX_COMMAND_CHARS.to_string())]),
-            ));
+            return Err(ToolResponse::error(p.fmt(
+                "tool.msg.shell.too_long",
+                &[("max", &MAX_COMMAND_CHARS.to_string())],
+            )));
         }
         let tokens = tokenize::tokenize(command).map_err(|e| {
             ToolResponse::error(match e {
                 TokenizeError::Empty => p.fmt("tool.msg.shell.empty_cmd", &[]),
                 TokenizeError::Parse(err) => p.fmt("tool.msg.shell.parse_failed", &[("err", err)]),
-                TokenizeError::Operators(ops) => p.fmt("tool.msg.shell.operator", &[("bad", &py_repr_list(&ops))]),
+                TokenizeError::Operators(ops) => {
+                    p.fmt("tool.msg.shell.operator", &[("bad", &py_repr_list(&ops))])
+                }
                 TokenizeError::Comment => p.fmt("tool.msg.shell.comment", &[]),
                 TokenizeError::Control => p.fmt("tool.msg.shell.control_char", &[]),
             })
@@ -284,22 +336,35 @@ impl CliTool {
             Some(policy) => match policy(&tokens) {
                 Ok(None) => {}
                 Ok(Some(reason)) => return Err(ToolResponse::error(reason)),
-                Err(err) => return Err(ToolResponse::error(p.fmt("tool.msg.shell.policy_failed", &[("err", &err)]))),
+                Err(err) => {
+                    return Err(ToolResponse::error(
+                        p.fmt("tool.msg.shell.policy_failed", &[("err", &err)]),
+                    ))
+                }
             },
             None => {
                 let real = pinned.to_string_lossy();
-                if let Some(bad) = argpolicy::check(&[basename(program), basename(&real)], &tokens[1..]) {
-                    return Err(ToolResponse::error(
-                        p.fmt("tool.msg.shell.dangerous_arg", &[("bad", &py_repr_list(&bad))]),
-                    ));
+                if let Some(bad) =
+                    argpolicy::check(&[basename(program), basename(&real)], &tokens[1..])
+                {
+                    return Err(ToolResponse::error(p.fmt(
+                        "tool.msg.shell.dangerous_arg",
+                        &[("bad", &py_repr_list(&bad))],
+                    )));
                 }
             }
         }
         use std::os::unix::ffi::OsStrExt;
-        let to_c = |s: &[u8]| CString::new(s).map_err(|_| ToolResponse::error(p.fmt("tool.msg.shell.control_char", &[])));
+        let to_c = |s: &[u8]| {
+            CString::new(s)
+                .map_err(|_| ToolResponse::error(p.fmt("tool.msg.shell.control_char", &[])))
+        };
         Ok(SpawnPlan {
             path: to_c(pinned.as_os_str().as_bytes())?,
-            argv: tokens.iter().map(|t| to_c(t.as_bytes())).collect::<Result<_, _>>()?,
+            argv: tokens
+                .iter()
+                .map(|t| to_c(t.as_bytes()))
+                .collect::<Result<_, _>>()?,
             env: self.env.clone(),
             cwd: self.cwd.clone(),
         })
@@ -312,18 +377,30 @@ impl CliTool {
             Err(resp) => return resp,
         };
         let p = &self.prompts;
-        let program = plan.argv.first().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+        let program = plan
+            .argv
+            .first()
+            .map(|a| a.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let outcome = match process::run(&plan, &self.limits, cancel) {
             Ok(o) => o,
             Err(SpawnError::Exec(nix::errno::Errno::ENOENT)) => {
-                return ToolResponse::error(p.fmt("tool.msg.shell.cmd_not_found", &[("program", &program)]));
+                return ToolResponse::error(
+                    p.fmt("tool.msg.shell.cmd_not_found", &[("program", &program)]),
+                );
             }
             Err(SpawnError::Exec(e) | SpawnError::Setup(e)) => {
-                return ToolResponse::error(p.fmt("tool.msg.shell.unrunnable", &[("program", &program), ("err", e.desc())]));
+                return ToolResponse::error(p.fmt(
+                    "tool.msg.shell.unrunnable",
+                    &[("program", &program), ("err", e.desc())],
+                ));
             }
             Err(SpawnError::Chdir(e)) => {
                 let err = format!("cannot enter the working directory: {}", e.desc());
-                return ToolResponse::error(p.fmt("tool.msg.shell.unrunnable", &[("program", &program), ("err", &err)]));
+                return ToolResponse::error(p.fmt(
+                    "tool.msg.shell.unrunnable",
+                    &[("program", &program), ("err", &err)],
+                ));
             }
         };
 
@@ -398,7 +475,10 @@ impl CliTool {
             None => text.to_string(),
         };
         if cut {
-            shown.push_str(&self.prompts.fmt("tool.msg.shell.truncated", &[("max", &self.max_output_chars.to_string())]));
+            shown.push_str(&self.prompts.fmt(
+                "tool.msg.shell.truncated",
+                &[("max", &self.max_output_chars.to_string())],
+            ));
         }
         (shown, cut)
     }
@@ -420,8 +500,13 @@ impl CliTool {
     pub fn call_cancellable(&self, args: &Value, cancel: Option<&CancelToken>) -> ToolResponse {
         match args.get("command") {
             Some(Value::String(cmd)) => self.run(cmd, cancel),
-            None | Some(Value::Null) => ToolResponse::error(self.prompts.fmt("tool.msg.shell.empty_cmd", &[])),
-            Some(_) => ToolResponse::error(self.prompts.fmt("tool.msg.shell.parse_failed", &[("err", "command must be a string")])),
+            None | Some(Value::Null) => {
+                ToolResponse::error(self.prompts.fmt("tool.msg.shell.empty_cmd", &[]))
+            }
+            Some(_) => ToolResponse::error(self.prompts.fmt(
+                "tool.msg.shell.parse_failed",
+                &[("err", "command must be a string")],
+            )),
         }
     }
 }

@@ -85,7 +85,12 @@ pub struct NotesOptions {
 
 impl Default for NotesOptions {
     fn default() -> Self {
-        NotesOptions { max_read_chars: 8000, max_append_chars: 50_000, max_file_bytes: 2_000_000, prompts: None }
+        NotesOptions {
+            max_read_chars: 8000,
+            max_append_chars: 50_000,
+            max_file_bytes: 2_000_000,
+            prompts: None,
+        }
     }
 }
 
@@ -102,10 +107,16 @@ pub struct NotesTool {
 }
 
 fn io_err(e: Errno, what: &str) -> NotesSetupError {
-    NotesSetupError::Io { errno: e as i32, message: format!("{what}: {}", e.desc()) }
+    NotesSetupError::Io {
+        errno: e as i32,
+        message: format!("{what}: {}", e.desc()),
+    }
 }
 
-const DIR_FLAGS: OFlag = OFlag::O_RDONLY.union(OFlag::O_DIRECTORY).union(OFlag::O_NOFOLLOW).union(OFlag::O_CLOEXEC);
+const DIR_FLAGS: OFlag = OFlag::O_RDONLY
+    .union(OFlag::O_DIRECTORY)
+    .union(OFlag::O_NOFOLLOW)
+    .union(OFlag::O_CLOEXEC);
 
 impl NotesTool {
     pub fn new(root: &Path, opts: NotesOptions) -> Result<NotesTool, NotesSetupError> {
@@ -115,26 +126,45 @@ impl NotesTool {
             ("max_file_bytes", opts.max_file_bytes),
         ] {
             if v == 0 {
-                return Err(NotesSetupError::Config(format!("{name} must be a positive integer, got 0")));
+                return Err(NotesSetupError::Config(format!(
+                    "{name} must be a positive integer, got 0"
+                )));
             }
         }
         if root.as_os_str().is_empty() || root.to_string_lossy().trim().is_empty() {
-            return Err(NotesSetupError::Config("notes root must be a non-empty path".into()));
+            return Err(NotesSetupError::Config(
+                "notes root must be a non-empty path".into(),
+            ));
         }
         let root = if root.is_absolute() {
             root.to_path_buf()
         } else {
-            std::env::current_dir().map_err(|e| io_err(Errno::from_raw(e.raw_os_error().unwrap_or(0)), "cannot resolve the notes root"))?.join(root)
+            std::env::current_dir()
+                .map_err(|e| {
+                    io_err(
+                        Errno::from_raw(e.raw_os_error().unwrap_or(0)),
+                        "cannot resolve the notes root",
+                    )
+                })?
+                .join(root)
         };
         if std::fs::symlink_metadata(&root).is_err() {
             use std::os::unix::fs::DirBuilderExt;
-            match std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&root) {
+            match std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&root)
+            {
                 Ok(()) => {
                     use std::os::unix::fs::PermissionsExt;
                     // The umask may have removed bits we want and cannot add others; be exact.
-                    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700)).map_err(|e| {
-                        io_err(Errno::from_raw(e.raw_os_error().unwrap_or(0)), "cannot set the notes root mode")
-                    })?;
+                    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700))
+                        .map_err(|e| {
+                            io_err(
+                                Errno::from_raw(e.raw_os_error().unwrap_or(0)),
+                                "cannot set the notes root mode",
+                            )
+                        })?;
                 }
                 Err(e) => {
                     return Err(io_err(
@@ -147,20 +177,30 @@ impl NotesTool {
         let root_fd = match nix::fcntl::open(&root, DIR_FLAGS, Mode::empty()) {
             Ok(fd) => fd,
             Err(Errno::ELOOP | Errno::ENOTDIR) => {
-                return Err(NotesSetupError::Config("notes root must be a directory and must not be a symlink".into()))
+                return Err(NotesSetupError::Config(
+                    "notes root must be a directory and must not be a symlink".into(),
+                ))
             }
-            Err(e) => return Err(io_err(e, &format!("cannot open the notes root {}", root.display()))),
+            Err(e) => {
+                return Err(io_err(
+                    e,
+                    &format!("cannot open the notes root {}", root.display()),
+                ))
+            }
         };
         let st = fstat(&root_fd).map_err(|e| io_err(e, "cannot inspect the notes root"))?;
         if st.st_uid != effective_uid() {
-            return Err(NotesSetupError::Permission("notes root must be owned by the current user".into()));
+            return Err(NotesSetupError::Permission(
+                "notes root must be owned by the current user".into(),
+            ));
         }
         if st.st_mode & 0o077 != 0 {
             return Err(NotesSetupError::Permission(
                 "notes root must not be accessible to group or others (e.g. chmod 0700)".into(),
             ));
         }
-        let prompts = Prompts::new(PROMPTS, opts.prompts).map_err(|e| NotesSetupError::Config(e.to_string()))?;
+        let prompts = Prompts::new(PROMPTS, opts.prompts)
+            .map_err(|e| NotesSetupError::Config(e.to_string()))?;
         let root_text = root.to_string_lossy().into_owned();
         let action_schema = json!({
             "type": "string",
@@ -171,9 +211,11 @@ impl NotesTool {
             "notes",
             prompts.fmt("tool.desc.notes", &[("root", &root_text)]),
             vec![
-                ToolParameter::new("action", "string", prompts.get("tool.param.notes.action")).with_schema(action_schema),
+                ToolParameter::new("action", "string", prompts.get("tool.param.notes.action"))
+                    .with_schema(action_schema),
                 ToolParameter::new("path", "string", prompts.get("tool.param.notes.path")),
-                ToolParameter::new("content", "string", prompts.get("tool.param.notes.content")).optional(None),
+                ToolParameter::new("content", "string", prompts.get("tool.param.notes.content"))
+                    .optional(None),
             ],
         );
         spec.requires_confirmation = true;
@@ -203,10 +245,21 @@ impl NotesTool {
             return Err(ToolResponse::error(p.fmt("tool.msg.notes.empty_path", &[])));
         }
         if path.starts_with('/') || path.split('/').any(|c| c == "..") {
-            return Err(ToolResponse::error(p.fmt("tool.msg.notes.path_escape", &[("root", &self.root_text)])));
+            return Err(ToolResponse::error(
+                p.fmt("tool.msg.notes.path_escape", &[("root", &self.root_text)]),
+            ));
         }
-        let bad = || ToolResponse::error(p.fmt("tool.msg.notes.bad_path", &[("path", &crate::builtins::cli::tokenize::py_repr_str(path))]));
-        if path.len() > MAX_PATH_BYTES || path.chars().any(|c| c.is_control() || crate::builtins::cli::tokenize::is_disguising_char(c)) {
+        let bad = || {
+            ToolResponse::error(p.fmt(
+                "tool.msg.notes.bad_path",
+                &[("path", &crate::builtins::cli::tokenize::py_repr_str(path))],
+            ))
+        };
+        if path.len() > MAX_PATH_BYTES
+            || path
+                .chars()
+                .any(|c| c.is_control() || crate::builtins::cli::tokenize::is_disguising_char(c))
+        {
             return Err(bad());
         }
         let mut parts = Vec::new();
@@ -230,13 +283,22 @@ impl NotesTool {
 
     /// Open the parent directory of the note, component by component, never following links.
     /// With `create`, missing directories are made (0700) and recorded in `created`.
-    fn walk(&self, dirs: &[String], create: bool, created: &mut Vec<(OwnedFd, String)>) -> Result<OwnedFd, Errno> {
-        let mut cur = self.root_fd.try_clone().map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(0)))?;
+    fn walk(
+        &self,
+        dirs: &[String],
+        create: bool,
+        created: &mut Vec<(OwnedFd, String)>,
+    ) -> Result<OwnedFd, Errno> {
+        let mut cur = self
+            .root_fd
+            .try_clone()
+            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(0)))?;
         for name in dirs {
             let next = match openat(&cur, name.as_str(), DIR_FLAGS, Mode::empty()) {
                 Err(Errno::ENOENT) if create => {
                     match mkdirat(&cur, name.as_str(), Mode::from_bits_truncate(0o700)) {
-                        Ok(()) => created.push((cur.try_clone().map_err(|_| Errno::EMFILE)?, name.clone())),
+                        Ok(()) => created
+                            .push((cur.try_clone().map_err(|_| Errno::EMFILE)?, name.clone())),
                         Err(Errno::EEXIST) => {}
                         Err(e) => return Err(e),
                     }
@@ -265,7 +327,12 @@ impl NotesTool {
             ToolResponse::ok(p.fmt("tool.msg.notes.empty_note", &[("path", rel)]))
                 .with_data(json!({"path": rel, "exists": false}))
         };
-        let fail = |e: Errno| ToolResponse::error(p.fmt("tool.msg.notes.read_failed", &[("path", rel), ("err", e.desc())]));
+        let fail = |e: Errno| {
+            ToolResponse::error(p.fmt(
+                "tool.msg.notes.read_failed",
+                &[("path", rel), ("err", e.desc())],
+            ))
+        };
         let (dirs, file) = parts.split_at(parts.len() - 1);
         let parent = match self.walk(dirs, false, &mut Vec::new()) {
             Ok(fd) => fd,
@@ -280,7 +347,11 @@ impl NotesTool {
             Ok(st) if !self.check_regular(&st) => return self.not_regular(rel),
             Ok(_) => {}
         }
-        let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC | OFlag::O_NOCTTY;
+        let flags = OFlag::O_RDONLY
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_NONBLOCK
+            | OFlag::O_CLOEXEC
+            | OFlag::O_NOCTTY;
         let fd = match openat(&parent, name, flags, Mode::empty()) {
             Ok(fd) => fd,
             Err(Errno::ENOENT) => return missing(),
@@ -293,7 +364,11 @@ impl NotesTool {
             Err(e) => return fail(e),
         };
         if let Err(e) = flock(&fd, nix::libc::LOCK_SH | nix::libc::LOCK_NB) {
-            return if e == Errno::EWOULDBLOCK { self.busy(rel) } else { fail(e) };
+            return if e == Errno::EWOULDBLOCK {
+                self.busy(rel)
+            } else {
+                fail(e)
+            };
         }
         // Enough bytes to hold max_read_chars characters plus one, whatever their width. The
         // shared lock keeps cooperating appenders out, so the size read above stays valid; one
@@ -332,7 +407,10 @@ impl NotesTool {
                 let shown = format!(
                     "{}{}",
                     &text[..at],
-                    p.fmt("tool.msg.notes.truncated", &[("max", &self.max_read_chars.to_string())])
+                    p.fmt(
+                        "tool.msg.notes.truncated",
+                        &[("max", &self.max_read_chars.to_string())]
+                    )
                 );
                 ToolResponse::partial(shown).with_data(data)
             }
@@ -341,7 +419,10 @@ impl NotesTool {
     }
 
     fn not_regular(&self, rel: &str) -> ToolResponse {
-        ToolResponse::error(self.prompts.fmt("tool.msg.notes.not_regular", &[("path", rel)]))
+        ToolResponse::error(
+            self.prompts
+                .fmt("tool.msg.notes.not_regular", &[("path", rel)]),
+        )
     }
 
     fn busy(&self, rel: &str) -> ToolResponse {
@@ -354,18 +435,32 @@ impl NotesTool {
             return ToolResponse::error(p.fmt("tool.msg.notes.append_empty", &[]));
         }
         // Count characters without walking a huge string twice: bytes bound characters.
-        if content.len() > self.max_append_chars && content.chars().count() > self.max_append_chars {
-            return ToolResponse::error(p.fmt("tool.msg.notes.append_too_large", &[("max", &self.max_append_chars.to_string())]));
+        if content.len() > self.max_append_chars && content.chars().count() > self.max_append_chars
+        {
+            return ToolResponse::error(p.fmt(
+                "tool.msg.notes.append_too_large",
+                &[("max", &self.max_append_chars.to_string())],
+            ));
         }
         let mut chunk = content.to_string();
         if !chunk.ends_with('\n') {
             chunk.push('\n');
         }
-        let too_big = || ToolResponse::error(p.fmt("tool.msg.notes.file_too_large", &[("max", &self.max_file_bytes.to_string())]));
+        let too_big = || {
+            ToolResponse::error(p.fmt(
+                "tool.msg.notes.file_too_large",
+                &[("max", &self.max_file_bytes.to_string())],
+            ))
+        };
         if chunk.len() as u64 > self.max_file_bytes {
             return too_big();
         }
-        let fail = |e: Errno| ToolResponse::error(p.fmt("tool.msg.notes.write_failed", &[("path", rel), ("err", e.desc())]));
+        let fail = |e: Errno| {
+            ToolResponse::error(p.fmt(
+                "tool.msg.notes.write_failed",
+                &[("path", rel), ("err", e.desc())],
+            ))
+        };
 
         let mut created_dirs: Vec<(OwnedFd, String)> = Vec::new();
         let result = self.append_inner(parts, &chunk, &mut created_dirs);
@@ -378,8 +473,11 @@ impl NotesTool {
         match result {
             Ok(()) => {
                 let n = chunk.chars().count();
-                ToolResponse::ok(p.fmt("tool.msg.notes.appended", &[("n", &n.to_string()), ("path", rel)]))
-                    .with_data(json!({"path": rel, "appended_chars": n}))
+                ToolResponse::ok(p.fmt(
+                    "tool.msg.notes.appended",
+                    &[("n", &n.to_string()), ("path", rel)],
+                ))
+                .with_data(json!({"path": rel, "appended_chars": n}))
             }
             Err(AppendError::TooBig) => too_big(),
             Err(AppendError::Busy) => self.busy(rel),
@@ -388,7 +486,12 @@ impl NotesTool {
         }
     }
 
-    fn append_inner(&self, parts: &[String], chunk: &str, created_dirs: &mut Vec<(OwnedFd, String)>) -> Result<(), AppendError> {
+    fn append_inner(
+        &self,
+        parts: &[String],
+        chunk: &str,
+        created_dirs: &mut Vec<(OwnedFd, String)>,
+    ) -> Result<(), AppendError> {
         let (dirs, file) = parts.split_at(parts.len() - 1);
         let parent = self.walk(dirs, true, created_dirs).map_err(|e| match e {
             Errno::ELOOP | Errno::ENOTDIR | Errno::EXDEV => AppendError::NotRegular,
@@ -400,16 +503,28 @@ impl NotesTool {
             Ok(_) | Err(Errno::ENOENT) => {}
             Err(e) => return Err(AppendError::Os(e)),
         }
-        let base = OFlag::O_WRONLY | OFlag::O_APPEND | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC | OFlag::O_NOCTTY;
+        let base = OFlag::O_WRONLY
+            | OFlag::O_APPEND
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_NONBLOCK
+            | OFlag::O_CLOEXEC
+            | OFlag::O_NOCTTY;
         let mut created = false;
         let fd = match openat(&parent, name, base, Mode::empty()) {
             Ok(fd) => fd,
-            Err(Errno::ENOENT) => match openat(&parent, name, base | OFlag::O_CREAT | OFlag::O_EXCL, Mode::from_bits_truncate(0o600)) {
+            Err(Errno::ENOENT) => match openat(
+                &parent,
+                name,
+                base | OFlag::O_CREAT | OFlag::O_EXCL,
+                Mode::from_bits_truncate(0o600),
+            ) {
                 Ok(fd) => {
                     created = true;
                     fd
                 }
-                Err(Errno::EEXIST) => openat(&parent, name, base, Mode::empty()).map_err(open_error)?,
+                Err(Errno::EEXIST) => {
+                    openat(&parent, name, base, Mode::empty()).map_err(open_error)?
+                }
                 Err(e) => return Err(open_error(e)),
             },
             Err(e) => return Err(open_error(e)),
@@ -417,8 +532,14 @@ impl NotesTool {
         let undo_create = |fd: &OwnedFd| {
             if created {
                 // Only remove the name if it still refers to the file this call created.
-                if let (Ok(mine), Ok(there)) = (fstat(fd), fstatat(&parent, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)) {
-                    if mine.st_ino == there.st_ino && mine.st_dev == there.st_dev && mine.st_size == 0 {
+                if let (Ok(mine), Ok(there)) = (
+                    fstat(fd),
+                    fstatat(&parent, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW),
+                ) {
+                    if mine.st_ino == there.st_ino
+                        && mine.st_dev == there.st_dev
+                        && mine.st_size == 0
+                    {
                         let _ = unlinkat(&parent, name, UnlinkatFlags::NoRemoveDir);
                     }
                 }
@@ -426,7 +547,11 @@ impl NotesTool {
         };
         if let Err(e) = flock(&fd, nix::libc::LOCK_EX | nix::libc::LOCK_NB) {
             // A file this call just created but someone else locked is theirs too: keep it.
-            return Err(if e == Errno::EWOULDBLOCK { AppendError::Busy } else { AppendError::Os(e) });
+            return Err(if e == Errno::EWOULDBLOCK {
+                AppendError::Busy
+            } else {
+                AppendError::Os(e)
+            });
         }
         let st = fstat(&fd).map_err(AppendError::Os)?;
         if !self.check_regular(&st) {
@@ -498,7 +623,11 @@ impl NativeTool for NotesTool {
 
     fn call(&self, args: &Value) -> ToolResponse {
         let p = &self.prompts;
-        let action = args.get("action").and_then(Value::as_str).unwrap_or("").trim();
+        let action = args
+            .get("action")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim();
         if action != "read" && action != "append" {
             let shown = match args.get("action") {
                 Some(Value::String(s)) => crate::builtins::cli::tokenize::py_repr_str(s.trim()),

@@ -36,10 +36,19 @@ fn positive(py: Python<'_>, name: &str, value: i64) -> PyResult<usize> {
     usize::try_from(value)
         .ok()
         .filter(|v| *v > 0)
-        .ok_or_else(|| errors::tool_config_error(py, format!("{name} must be a positive integer, got {value}")))
+        .ok_or_else(|| {
+            errors::tool_config_error(
+                py,
+                format!("{name} must be a positive integer, got {value}"),
+            )
+        })
 }
 
-fn string_dict(py: Python<'_>, what: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
+fn string_dict(
+    py: Python<'_>,
+    what: &str,
+    obj: &Bound<'_, PyAny>,
+) -> PyResult<Vec<(String, String)>> {
     let dict = obj
         .cast::<PyDict>()
         .map_err(|_| PyTypeError::new_err(format!("{what} must be a dict of str to str")))?;
@@ -47,7 +56,12 @@ fn string_dict(py: Python<'_>, what: &str, obj: &Bound<'_, PyAny>) -> PyResult<V
     for (k, v) in dict.iter() {
         match (k.extract::<String>(), v.extract::<String>()) {
             (Ok(k), Ok(v)) => out.push((k, v)),
-            _ => return Err(errors::tool_config_error(py, format!("{what} must map str to str, got {}", k.repr()?))),
+            _ => {
+                return Err(errors::tool_config_error(
+                    py,
+                    format!("{what} must map str to str, got {}", k.repr()?),
+                ))
+            }
         }
     }
     Ok(out)
@@ -59,7 +73,12 @@ fn python_policy(policy: Py<PyAny>) -> Box<ArgPolicyFn> {
         Python::attach(|py| match policy.call1(py, (argv.to_vec(),)) {
             Ok(v) if v.is_none(py) => Ok(None),
             Ok(v) => v.extract::<String>(py).map(Some).map_err(|_| {
-                let ty = v.bind(py).get_type().qualname().map(|n| n.to_string()).unwrap_or_default();
+                let ty = v
+                    .bind(py)
+                    .get_type()
+                    .qualname()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default();
                 format!("arg_policy must return None or a str, got {ty}")
             }),
             Err(e) => Err(e.to_string()),
@@ -82,7 +101,12 @@ impl PyCliTool {
     /// Construction happens in ``__new__``; this only stops ``Tool.__init__`` from seeing the
     /// keyword arguments.
     #[pyo3(signature = (*_args, **_kwargs))]
-    fn __init__(&self, _args: &Bound<'_, pyo3::types::PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) {}
+    fn __init__(
+        &self,
+        _args: &Bound<'_, pyo3::types::PyTuple>,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) {
+    }
 
     #[classattr]
     fn requires_confirmation() -> bool {
@@ -115,7 +139,9 @@ impl PyCliTool {
         let env = env.map(|e| string_dict(py, "env", e)).transpose()?;
         if let Some(p) = &arg_policy {
             if !p.bind(py).is_callable() {
-                return Err(PyTypeError::new_err("arg_policy must be a callable taking the argv list"));
+                return Err(PyTypeError::new_err(
+                    "arg_policy must be a callable taking the argv list",
+                ));
             }
         }
         let opts = CliOptions {
@@ -135,7 +161,11 @@ impl PyCliTool {
     /// The allowed program names, sorted.
     #[getter]
     fn allowed_commands(&self) -> Vec<String> {
-        self.core.programs().iter().map(|(n, _)| n.clone()).collect()
+        self.core
+            .programs()
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect()
     }
 
     /// Allowed name -> absolute path of the executable pinned at construction.
@@ -146,7 +176,10 @@ impl PyCliTool {
 
     /// Run the command without blocking the event loop. Cancelling the awaiting task kills the
     /// command's process group at once (and reaps it) instead of leaving it running.
-    fn arun<'py>(slf: &Bound<'py, Self>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn arun<'py>(
+        slf: &Bound<'py, Self>,
+        parameters: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
         let core = slf.get().core.clone();
         let args = if parameters.is_instance_of::<PyDict>() {
@@ -154,7 +187,8 @@ impl PyCliTool {
         } else {
             Err("expects its arguments as a JSON object (a dict)".to_string())
         };
-        let token = Arc::new(CancelToken::new().map_err(|e| PyOSError::new_err((e as i32, e.desc())))?);
+        let token =
+            Arc::new(CancelToken::new().map_err(|e| PyOSError::new_err((e as i32, e.desc())))?);
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let args = match args {
                 Ok(args) => args,
@@ -164,12 +198,16 @@ impl PyCliTool {
                 }
             };
             let guard = CancelOnDrop(token.clone());
-            let worker = tokio::task::spawn_blocking(move || core.call_cancellable(&args, Some(&token)));
+            let worker =
+                tokio::task::spawn_blocking(move || core.call_cancellable(&args, Some(&token)));
             let resp = worker.await;
             drop(guard);
             Python::attach(|py| match resp {
                 Ok(resp) => Py::new(py, PyToolResponse::from_core(py, resp)?),
-                Err(e) => Py::new(py, PyToolResponse::error_text(py, format!("Error: tool 'shell' failed: {e}"))),
+                Err(e) => Py::new(
+                    py,
+                    PyToolResponse::error_text(py, format!("Error: tool 'shell' failed: {e}")),
+                ),
             })
         })
     }

@@ -25,10 +25,12 @@ pub struct PyNotesTool {
 }
 
 fn positive(py: Python<'_>, name: &str, value: i64) -> PyResult<u64> {
-    u64::try_from(value)
-        .ok()
-        .filter(|v| *v > 0)
-        .ok_or_else(|| errors::tool_config_error(py, format!("{name} must be a positive integer, got {value}")))
+    u64::try_from(value).ok().filter(|v| *v > 0).ok_or_else(|| {
+        errors::tool_config_error(
+            py,
+            format!("{name} must be a positive integer, got {value}"),
+        )
+    })
 }
 
 #[pymethods]
@@ -36,7 +38,12 @@ impl PyNotesTool {
     /// Construction happens in ``__new__``; this only stops ``Tool.__init__`` from seeing the
     /// keyword arguments.
     #[pyo3(signature = (*_args, **_kwargs))]
-    fn __init__(&self, _args: &Bound<'_, pyo3::types::PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) {}
+    fn __init__(
+        &self,
+        _args: &Bound<'_, pyo3::types::PyTuple>,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) {
+    }
 
     #[classattr]
     fn requires_confirmation() -> bool {

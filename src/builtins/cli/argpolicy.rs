@@ -63,8 +63,8 @@ fn family_of(name: &str) -> Option<Family> {
     let base = base.split('.').next().unwrap_or(base);
     let base = base.trim_end_matches(|c: char| c.is_ascii_digit());
     Some(match base {
-        "sh" | "bash" | "rbash" | "zsh" | "dash" | "ksh" | "mksh" | "pdksh" | "fish" | "csh" | "tcsh" | "ash"
-        | "yash" => Family::Shell,
+        "sh" | "bash" | "rbash" | "zsh" | "dash" | "ksh" | "mksh" | "pdksh" | "fish" | "csh"
+        | "tcsh" | "ash" | "yash" => Family::Shell,
         "python" | "pypy" => Family::Python,
         "perl" => Family::Perl,
         "ruby" | "jruby" => Family::Ruby,
@@ -83,10 +83,11 @@ fn family_of(name: &str) -> Option<Family> {
         "tar" | "gtar" | "bsdtar" => Family::Tar,
         "rsync" => Family::Rsync,
         "ssh" | "scp" | "sftp" => Family::Ssh,
-        "env" | "xargs" | "nice" | "nohup" | "timeout" | "stdbuf" | "setsid" | "chroot" | "sudo" | "doas" | "su"
-        | "runuser" | "time" | "taskset" | "ionice" | "chrt" | "flock" | "strace" | "ltrace" | "gdb" | "watch"
-        | "unshare" | "nsenter" | "script" | "parallel" | "sg" | "newgrp" | "pkexec" | "firejail" | "systemd-run"
-        | "setpriv" | "prlimit" | "numactl" | "valgrind" | "catchsegv" | "expect" | "dbus-launch" | "ssh-agent"
+        "env" | "xargs" | "nice" | "nohup" | "timeout" | "stdbuf" | "setsid" | "chroot"
+        | "sudo" | "doas" | "su" | "runuser" | "time" | "taskset" | "ionice" | "chrt" | "flock"
+        | "strace" | "ltrace" | "gdb" | "watch" | "unshare" | "nsenter" | "script" | "parallel"
+        | "sg" | "newgrp" | "pkexec" | "firejail" | "systemd-run" | "setpriv" | "prlimit"
+        | "numactl" | "valgrind" | "catchsegv" | "expect" | "dbus-launch" | "ssh-agent"
         | "fakeroot" | "proot" | "bwrap" | "capsh" | "cgexec" => Family::Launcher,
         "sort" | "gsort" => Family::Sort,
         "zip" => Family::Zip,
@@ -141,7 +142,8 @@ impl Options {
                 i += 1;
                 continue;
             }
-            let is_option = a.len() > 1 && (a.starts_with('-') || (self.plus_options && a.starts_with('+')));
+            let is_option =
+                a.len() > 1 && (a.starts_with('-') || (self.plus_options && a.starts_with('+')));
             if is_option {
                 let letters: Vec<char> = a.chars().skip(1).collect();
                 for (j, ch) in letters.iter().enumerate() {
@@ -225,12 +227,35 @@ fn long_values<'a>(args: &'a [String], names: &[&str]) -> Vec<(&'a str, &'a str)
     out
 }
 
-fn interp(refused: &'static str, valued: &'static str, refused_long: &'static [&'static str]) -> Options {
-    Options { refused, valued, refused_long, valued_long: NONE, stop_at_operand: true, plus_options: false }
+fn interp(
+    refused: &'static str,
+    valued: &'static str,
+    refused_long: &'static [&'static str],
+) -> Options {
+    Options {
+        refused,
+        valued,
+        refused_long,
+        valued_long: NONE,
+        stop_at_operand: true,
+        plus_options: false,
+    }
 }
 
-fn plain(refused: &'static str, valued: &'static str, refused_long: &'static [&'static str], valued_long: &'static [&'static str]) -> Options {
-    Options { refused, valued, refused_long, valued_long, stop_at_operand: false, plus_options: false }
+fn plain(
+    refused: &'static str,
+    valued: &'static str,
+    refused_long: &'static [&'static str],
+    valued_long: &'static [&'static str],
+) -> Options {
+    Options {
+        refused,
+        valued,
+        refused_long,
+        valued_long,
+        stop_at_operand: false,
+        plus_options: false,
+    }
 }
 
 fn hits_for(family: Family, args: &[String]) -> Vec<String> {
@@ -249,14 +274,27 @@ fn hits_for(family: Family, args: &[String]) -> Vec<String> {
         Family::Python => interp("cm", "WXQ", NONE).scan(args).0,
         Family::Perl => interp("eEMmd", "Il0CDx", NONE).scan(args).0,
         Family::Ruby => interp("e", "CEFIKrTWx0", NONE).scan(args).0,
-        Family::Node => interp(
-            "epri",
-            "",
-            &["--eval", "--print", "--require", "--import", "--loader", "--experimental-loader", "--inspect",
-                "--inspect-brk", "--inspect-port", "--inspect-wait", "--interactive"],
-        )
-        .scan(args)
-        .0,
+        Family::Node => {
+            interp(
+                "epri",
+                "",
+                &[
+                    "--eval",
+                    "--print",
+                    "--require",
+                    "--import",
+                    "--loader",
+                    "--experimental-loader",
+                    "--inspect",
+                    "--inspect-brk",
+                    "--inspect-port",
+                    "--inspect-wait",
+                    "--interactive",
+                ],
+            )
+            .scan(args)
+            .0
+        }
         Family::Deno => {
             let (mut hits, operands) = plain("e", "", &["--eval"], NONE).scan(args);
             if let Some(&first) = operands.first() {
@@ -266,13 +304,22 @@ fn hits_for(family: Family, args: &[String]) -> Vec<String> {
             }
             hits
         }
-        Family::Php => interp(
-            "rBREdSa",
-            "cfFzt",
-            &["--run", "--process-begin", "--process-code", "--process-end", "--define", "--interactive"],
-        )
-        .scan(args)
-        .0,
+        Family::Php => {
+            interp(
+                "rBREdSa",
+                "cfFzt",
+                &[
+                    "--run",
+                    "--process-begin",
+                    "--process-code",
+                    "--process-end",
+                    "--define",
+                    "--interactive",
+                ],
+            )
+            .scan(args)
+            .0
+        }
         Family::Lua => interp("e", "l", NONE).scan(args).0,
         Family::Julia => interp("eE", "JLCOpt", &["--eval", "--print"]).scan(args).0,
         Family::R => plain("e", "", &["--expr"], NONE).scan(args).0,
@@ -281,8 +328,18 @@ fn hits_for(family: Family, args: &[String]) -> Vec<String> {
         Family::Find => args
             .iter()
             .filter(|a| {
-                matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete" | "-fprint" | "-fprint0"
-                    | "-fprintf" | "-fls")
+                matches!(
+                    a.as_str(),
+                    "-exec"
+                        | "-execdir"
+                        | "-ok"
+                        | "-okdir"
+                        | "-delete"
+                        | "-fprint"
+                        | "-fprint0"
+                        | "-fprintf"
+                        | "-fls"
+                )
             })
             .cloned()
             .collect(),
@@ -290,14 +347,22 @@ fn hits_for(family: Family, args: &[String]) -> Vec<String> {
         Family::Curl => net::curl_hits(args),
         Family::Wget => net::wget_hits(args),
         Family::Tar => tar_hits(args),
-        Family::Rsync => plain(
-            "eM",
-            "BfT",
-            &["--rsh", "--rsync-path", "--remote-option", "--daemon", "--config"],
-            NONE,
-        )
-        .scan(args)
-        .0,
+        Family::Rsync => {
+            plain(
+                "eM",
+                "BfT",
+                &[
+                    "--rsh",
+                    "--rsync-path",
+                    "--remote-option",
+                    "--daemon",
+                    "--config",
+                ],
+                NONE,
+            )
+            .scan(args)
+            .0
+        }
         Family::Ssh => net::ssh_hits(args),
         Family::Launcher => {
             // A launcher with an operand runs another program; only NAME=VALUE (env) is data.
@@ -309,29 +374,60 @@ fn hits_for(family: Family, args: &[String]) -> Vec<String> {
                 .cloned()
                 .collect()
         }
-        Family::Sort => plain("o", "kStT", &["--compress-program", "--output"], NONE).scan(args).0,
+        Family::Sort => {
+            plain("o", "kStT", &["--compress-program", "--output"], NONE)
+                .scan(args)
+                .0
+        }
         Family::Zip => args
             .iter()
-            .filter(|a| a.as_str() == "-TT" || a.starts_with("-TT") || a.starts_with("--unzip-command"))
+            .filter(|a| {
+                a.as_str() == "-TT" || a.starts_with("-TT") || a.starts_with("--unzip-command")
+            })
             .cloned()
             .collect(),
         Family::Vim => args
             .iter()
-            .filter(|a| a.starts_with('+') || a.starts_with("-c") || a.starts_with("-S") || a.starts_with("--cmd"))
+            .filter(|a| {
+                a.starts_with('+')
+                    || a.starts_with("-c")
+                    || a.starts_with("-S")
+                    || a.starts_with("--cmd")
+            })
             .cloned()
             .collect(),
-        Family::Pager => args.iter().filter(|a| a.starts_with('+')).cloned().collect(),
-        Family::Man => plain("PHC", "", &["--pager", "--html", "--config-file"], NONE).scan(args).0,
+        Family::Pager => args
+            .iter()
+            .filter(|a| a.starts_with('+'))
+            .cloned()
+            .collect(),
+        Family::Man => {
+            plain("PHC", "", &["--pager", "--html", "--config-file"], NONE)
+                .scan(args)
+                .0
+        }
         Family::Make => {
             let (mut hits, operands) = plain(
                 "fCE",
                 "IjlWo",
                 &["--file", "--makefile", "--directory", "--eval"],
-                &["--include-dir", "--jobs", "--load-average", "--what-if", "--old-file", "--assume-old"],
+                &[
+                    "--include-dir",
+                    "--jobs",
+                    "--load-average",
+                    "--what-if",
+                    "--old-file",
+                    "--assume-old",
+                ],
             )
             .scan(args);
             // Any variable assignment can redefine a command a recipe runs (CC=..., SHELL=...).
-            hits.extend(operands.into_iter().filter(|&i| args[i].contains('=')).map(|i| args[i].clone()));
+            hits.extend(
+                operands
+                    .into_iter()
+                    .filter(|&i| args[i].contains('='))
+                    .map(|i| args[i].clone()),
+            );
             hits
         }
         Family::Multicall => match args.first() {
@@ -356,7 +452,14 @@ fn git_hits(args: &[String]) -> Vec<String> {
     let mut hits = Vec::new();
     // Global options come before the subcommand; -C/--git-dir/--work-tree are refused because
     // pointing git at a directory the model prepared runs that repository's hooks and config.
-    let global_refused = ["-c", "-C", "--config-env", "--exec-path", "--git-dir", "--work-tree"];
+    let global_refused = [
+        "-c",
+        "-C",
+        "--config-env",
+        "--exec-path",
+        "--git-dir",
+        "--work-tree",
+    ];
     let mut sub_at = None;
     for (i, a) in args.iter().enumerate() {
         if !a.starts_with('-') {
@@ -374,17 +477,25 @@ fn git_hits(args: &[String]) -> Vec<String> {
     for a in rest {
         let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
         let lower = a.to_ascii_lowercase();
-        let refused = matches!(name, "--upload-pack" | "--receive-pack" | "--exec" | "--extcmd" | "--template")
-            || lower.contains("sshcommand")
+        let refused = matches!(
+            name,
+            "--upload-pack" | "--receive-pack" | "--exec" | "--extcmd" | "--template"
+        ) || lower.contains("sshcommand")
             || lower.starts_with("ext::")
             || lower.starts_with("fd::")
             || match sub {
-                "clone" => matches!(name, "-c" | "--config" | "-u") || (a.starts_with("-c") && !a.starts_with("--")),
+                "clone" => {
+                    matches!(name, "-c" | "--config" | "-u")
+                        || (a.starts_with("-c") && !a.starts_with("--"))
+                }
                 "fetch" | "pull" | "ls-remote" | "archive" => name == "-u",
                 "rebase" => name == "-x" || a.starts_with("-x"),
                 "difftool" => name == "-x",
                 "grep" => name == "-O" || a.starts_with("-O") || name == "--open-files-in-pager",
-                "send-email" => matches!(name, "--sendmail-cmd" | "--smtp-server" | "--to-cmd" | "--cc-cmd"),
+                "send-email" => matches!(
+                    name,
+                    "--sendmail-cmd" | "--smtp-server" | "--to-cmd" | "--cc-cmd"
+                ),
                 _ => false,
             };
         if refused {
@@ -392,7 +503,10 @@ fn git_hits(args: &[String]) -> Vec<String> {
         }
     }
     let read_only_config = rest.iter().any(|a| {
-        matches!(a.as_str(), "--get" | "--get-all" | "--get-regexp" | "--list" | "-l" | "get" | "list")
+        matches!(
+            a.as_str(),
+            "--get" | "--get-all" | "--get-regexp" | "--list" | "-l" | "get" | "list"
+        )
     });
     let always_refused_sub = match sub {
         "config" => !read_only_config,
@@ -411,15 +525,25 @@ fn tar_hits(args: &[String]) -> Vec<String> {
     let mut hits: Vec<String> = plain(
         "IF",
         "fCTXbgHKLNVA",
-        &["--to-command", "--use-compress-program", "--checkpoint-action", "--info-script", "--new-volume-script",
-            "--rsh-command", "--rmt-command"],
+        &[
+            "--to-command",
+            "--use-compress-program",
+            "--checkpoint-action",
+            "--info-script",
+            "--new-volume-script",
+            "--rsh-command",
+            "--rmt-command",
+        ],
         NONE,
     )
     .scan(args)
     .0;
     // Old-style first argument: a bundle of letters without a dash (`tar xIf ...`).
     if let Some(first) = args.first() {
-        if !first.starts_with('-') && first.chars().all(|c| c.is_ascii_alphabetic()) && first.contains(['I', 'F']) {
+        if !first.starts_with('-')
+            && first.chars().all(|c| c.is_ascii_alphabetic())
+            && first.contains(['I', 'F'])
+        {
             hits.push(first.clone());
         }
     }
@@ -431,14 +555,31 @@ fn awk_hits(args: &[String]) -> Vec<String> {
         "lodp",
         "FvfeEi",
         &["--load", "--dump-variables", "--pretty-print", "--profile"],
-        &["--field-separator", "--assign", "--file", "--source", "--exec", "--include"],
+        &[
+            "--field-separator",
+            "--assign",
+            "--file",
+            "--source",
+            "--exec",
+            "--include",
+        ],
     );
     let (mut hits, operands) = opts.scan(args);
     let shorts = short_values(args, "FvfeEi");
     let longs = long_values(args, &["--file", "--exec", "--source"]);
-    let from_file = shorts.iter().any(|(c, _)| *c == 'f' || *c == 'E') || longs.iter().any(|(n, _)| *n != "--source");
-    let mut programs: Vec<&str> = shorts.iter().filter(|(c, _)| *c == 'e').map(|(_, v)| *v).collect();
-    programs.extend(longs.iter().filter(|(n, _)| *n == "--source").map(|(_, v)| *v));
+    let from_file = shorts.iter().any(|(c, _)| *c == 'f' || *c == 'E')
+        || longs.iter().any(|(n, _)| *n != "--source");
+    let mut programs: Vec<&str> = shorts
+        .iter()
+        .filter(|(c, _)| *c == 'e')
+        .map(|(_, v)| *v)
+        .collect();
+    programs.extend(
+        longs
+            .iter()
+            .filter(|(n, _)| *n == "--source")
+            .map(|(_, v)| *v),
+    );
     if !from_file && programs.is_empty() {
         if let Some(&first) = operands.first() {
             programs.push(args[first].as_str());
@@ -475,7 +616,10 @@ fn awk_program_is_risky(program: &str) -> bool {
         while chars.get(j).is_some_and(|c| c.is_whitespace()) {
             j += 1;
         }
-        if chars.get(j).is_some_and(|&n| n == '"' || n == '(' || n == '_' || n.is_alphabetic()) {
+        if chars
+            .get(j)
+            .is_some_and(|&n| n == '"' || n == '(' || n == '_' || n.is_alphabetic())
+        {
             return true;
         }
     }
@@ -486,12 +630,27 @@ mod net;
 mod sed;
 
 fn sed_hits(args: &[String]) -> Vec<String> {
-    let (mut hits, operands) = plain("i", "efl", &["--in-place"], &["--expression", "--file", "--line-length"]).scan(args);
+    let (mut hits, operands) = plain(
+        "i",
+        "efl",
+        &["--in-place"],
+        &["--expression", "--file", "--line-length"],
+    )
+    .scan(args);
     let shorts = short_values(args, "efl");
     let longs = long_values(args, &["--expression", "--file"]);
     let explicit = shorts.iter().any(|(c, _)| *c == 'e' || *c == 'f') || !longs.is_empty();
-    let mut scripts: Vec<&str> = shorts.iter().filter(|(c, _)| *c == 'e').map(|(_, v)| *v).collect();
-    scripts.extend(longs.iter().filter(|(n, _)| *n == "--expression").map(|(_, v)| *v));
+    let mut scripts: Vec<&str> = shorts
+        .iter()
+        .filter(|(c, _)| *c == 'e')
+        .map(|(_, v)| *v)
+        .collect();
+    scripts.extend(
+        longs
+            .iter()
+            .filter(|(n, _)| *n == "--expression")
+            .map(|(_, v)| *v),
+    );
     if !explicit {
         if let Some(&first) = operands.first() {
             scripts.push(args[first].as_str());

@@ -116,7 +116,11 @@ pub struct CancelToken {
 impl CancelToken {
     pub fn new() -> Result<CancelToken, Errno> {
         let (read, write) = pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK)?;
-        Ok(CancelToken { flag: AtomicBool::new(false), read, write })
+        Ok(CancelToken {
+            flag: AtomicBool::new(false),
+            read,
+            write,
+        })
     }
     pub fn cancel(&self) {
         if !self.flag.swap(true, Ordering::SeqCst) {
@@ -178,14 +182,22 @@ fn cloexec_pipe() -> Result<(OwnedFd, OwnedFd), Errno> {
 }
 
 /// Run `plan` to completion within `limits`. Output is capped while it is read.
-pub fn run(plan: &SpawnPlan, limits: &Limits, cancel: Option<&CancelToken>) -> Result<Outcome, SpawnError> {
+pub fn run(
+    plan: &SpawnPlan,
+    limits: &Limits,
+    cancel: Option<&CancelToken>,
+) -> Result<Outcome, SpawnError> {
     let (out_r, out_w) = cloexec_pipe().map_err(SpawnError::Setup)?;
     let (err_r, err_w) = cloexec_pipe().map_err(SpawnError::Setup)?;
     let (status_r, status_w) = cloexec_pipe().map_err(SpawnError::Setup)?;
     let (ctl_r, ctl_w) = cloexec_pipe().map_err(SpawnError::Setup)?;
-    let devnull = nix::fcntl::open("/dev/null", OFlag::O_RDONLY | OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty())
-        .and_then(above_stdio)
-        .map_err(SpawnError::Setup)?;
+    let devnull = nix::fcntl::open(
+        "/dev/null",
+        OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .and_then(above_stdio)
+    .map_err(SpawnError::Setup)?;
 
     let mut argv_ptrs: Vec<*const c_char> = plan.argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
@@ -194,7 +206,8 @@ pub fn run(plan: &SpawnPlan, limits: &Limits, cancel: Option<&CancelToken>) -> R
     // Allocated before the fork: S must not allocate. 16-byte aligned top, stack grows down.
     let mut child_stack = vec![0u128; CHILD_STACK_BYTES / 16];
     // SAFETY: one past the end of the allocation, used only as the initial stack pointer.
-    let child_stack_top = unsafe { child_stack.as_mut_ptr().add(child_stack.len()) }.cast::<libc::c_void>();
+    let child_stack_top =
+        unsafe { child_stack.as_mut_ptr().add(child_stack.len()) }.cast::<libc::c_void>();
     let ctx = ChildCtx {
         path: plan.path.as_ptr(),
         argv: argv_ptrs.as_ptr(),
@@ -371,8 +384,18 @@ fn collect(
 ) -> Result<Outcome, SpawnError> {
     let start = Instant::now();
     let deadline = start + limits.timeout;
-    let mut out = Stream { fd: out_r, buf: Vec::new(), open: true, truncated: false };
-    let mut err = Stream { fd: err_r, buf: Vec::new(), open: true, truncated: false };
+    let mut out = Stream {
+        fd: out_r,
+        buf: Vec::new(),
+        open: true,
+        truncated: false,
+    };
+    let mut err = Stream {
+        fd: err_r,
+        buf: Vec::new(),
+        open: true,
+        truncated: false,
+    };
     let mut scratch = vec![0u8; READ_CHUNK];
     let mut status_buf: Vec<u8> = Vec::new();
     let mut status_open = true;
@@ -399,7 +422,12 @@ fn collect(
         if let (Some(at), None) = (exited_at, released_at) {
             let pipes_open = out.open || err.open;
             let cancelled = cancel.is_some_and(|c| c.is_cancelled());
-            if !pipes_open || now >= at + limits.grace || run.kill_sent || cancelled || failure.is_some() {
+            if !pipes_open
+                || now >= at + limits.grace
+                || run.kill_sent
+                || cancelled
+                || failure.is_some()
+            {
                 stragglers = pipes_open && !run.kill_sent && failure.is_none();
                 run.release();
                 released_at = Some(now);
@@ -444,7 +472,11 @@ fn collect(
 
         // nix's poll wrapper needs its "poll" feature; the raw call keeps the feature set to
         // process/signal/fs (shared with rmcp's process-wrap).
-        let mut fds: [libc::pollfd; 4] = [libc::pollfd { fd: -1, events: libc::POLLIN, revents: 0 }; 4];
+        let mut fds: [libc::pollfd; 4] = [libc::pollfd {
+            fd: -1,
+            events: libc::POLLIN,
+            revents: 0,
+        }; 4];
         if out.open {
             fds[0].fd = out.fd.as_raw_fd();
         }
@@ -465,11 +497,13 @@ fn collect(
         }
         let ready = |i: usize| fds[i].fd >= 0 && fds[i].revents != 0;
         let (out_ready, err_ready, status_ready) = (ready(0), ready(1), ready(2));
-        if out_ready && out.pump(limits.max_bytes, &mut scratch) && !run.kill_sent && exit.is_none() {
+        if out_ready && out.pump(limits.max_bytes, &mut scratch) && !run.kill_sent && exit.is_none()
+        {
             ending = Ending::Overflow;
             run.request_kill();
         }
-        if err_ready && err.pump(limits.max_bytes, &mut scratch) && !run.kill_sent && exit.is_none() {
+        if err_ready && err.pump(limits.max_bytes, &mut scratch) && !run.kill_sent && exit.is_none()
+        {
             ending = Ending::Overflow;
             run.request_kill();
         }
@@ -487,8 +521,18 @@ fn collect(
                 }
             }
             while status_buf.len() >= 8 {
-                let tag = i32::from_ne_bytes([status_buf[0], status_buf[1], status_buf[2], status_buf[3]]);
-                let val = i32::from_ne_bytes([status_buf[4], status_buf[5], status_buf[6], status_buf[7]]);
+                let tag = i32::from_ne_bytes([
+                    status_buf[0],
+                    status_buf[1],
+                    status_buf[2],
+                    status_buf[3],
+                ]);
+                let val = i32::from_ne_bytes([
+                    status_buf[4],
+                    status_buf[5],
+                    status_buf[6],
+                    status_buf[7],
+                ]);
                 status_buf.drain(..8);
                 match tag {
                     TAG_PID => pid = Some(val),
@@ -496,7 +540,11 @@ fn collect(
                     TAG_CHDIR_ERR => failure = Some(SpawnError::Chdir(Errno::from_raw(val))),
                     TAG_SETUP_ERR => failure = Some(SpawnError::Setup(Errno::from_raw(val))),
                     TAG_EXIT | TAG_SIGNALED => {
-                        exit = Some(if tag == TAG_EXIT { ExitInfo::Code(val) } else { ExitInfo::Signal(val) });
+                        exit = Some(if tag == TAG_EXIT {
+                            ExitInfo::Code(val)
+                        } else {
+                            ExitInfo::Signal(val)
+                        });
                         exited_at = Some(Instant::now());
                     }
                     TAG_DONE => done = true,

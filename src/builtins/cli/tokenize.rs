@@ -210,7 +210,11 @@ pub fn py_repr_list(items: &[String]) -> String {
 
 /// Python `repr()` of a str (quote choice and escapes as CPython does for printable text).
 pub fn py_repr_str(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     for c in s.chars() {
@@ -223,7 +227,9 @@ pub fn py_repr_str(s: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -251,14 +257,26 @@ mod tests {
         assert_eq!(ok("  ls\t-la  "), ["ls", "-la"]);
         assert_eq!(ok(r"echo c\ d"), ["echo", "c d"]);
         assert_eq!(ok(r#"echo "a b" 'c d'"#), ["echo", "a b", "c d"]);
-        assert_eq!(ok(r#"echo "a\"b" "x\y" 'p\q'"#), ["echo", "a\"b", "x\\y", "p\\q"]);
+        assert_eq!(
+            ok(r#"echo "a\"b" "x\y" 'p\q'"#),
+            ["echo", "a\"b", "x\\y", "p\\q"]
+        );
         assert_eq!(ok("echo '' \"\""), ["echo", "", ""]);
         assert_eq!(ok("echo a'b'\"c\""), ["echo", "abc"]);
         assert_eq!(ok("echo 'a;b|c&d>e<f(g)'"), ["echo", "a;b|c&d>e<f(g)"]);
-        assert_eq!(ok(r"echo \; \| \& \> \#x"), ["echo", ";", "|", "&", ">", "#x"]);
-        assert_eq!(ok("echo '$(id)' \"`id`\" '$HOME'"), ["echo", "$(id)", "`id`", "$HOME"]);
+        assert_eq!(
+            ok(r"echo \; \| \& \> \#x"),
+            ["echo", ";", "|", "&", ">", "#x"]
+        );
+        assert_eq!(
+            ok("echo '$(id)' \"`id`\" '$HOME'"),
+            ["echo", "$(id)", "`id`", "$HOME"]
+        );
         assert_eq!(ok("echo \"line1\nline2\""), ["echo", "line1\nline2"]);
-        assert_eq!(ok("echo a#b price$ $ 5$"), ["echo", "a#b", "price$", "$", "5$"]);
+        assert_eq!(
+            ok("echo a#b price$ $ 5$"),
+            ["echo", "a#b", "price$", "$", "5$"]
+        );
         assert_eq!(ok("grep -r '#include' ."), ["grep", "-r", "#include", "."]);
         assert_eq!(ok("ls *.py ~ {a,b}"), ["ls", "*.py", "~", "{a,b}"]);
     }
@@ -302,16 +320,32 @@ mod tests {
 
     #[test]
     fn broken_quoting_and_empty_input() {
-        assert_eq!(tokenize("echo 'abc"), Err(TokenizeError::Parse("No closing quotation")));
-        assert_eq!(tokenize("echo \"abc"), Err(TokenizeError::Parse("No closing quotation")));
-        assert_eq!(tokenize("echo abc\\"), Err(TokenizeError::Parse("No escaped character")));
+        assert_eq!(
+            tokenize("echo 'abc"),
+            Err(TokenizeError::Parse("No closing quotation"))
+        );
+        assert_eq!(
+            tokenize("echo \"abc"),
+            Err(TokenizeError::Parse("No closing quotation"))
+        );
+        assert_eq!(
+            tokenize("echo abc\\"),
+            Err(TokenizeError::Parse("No escaped character"))
+        );
         assert_eq!(tokenize("   "), Err(TokenizeError::Empty));
         assert_eq!(tokenize(""), Err(TokenizeError::Empty));
     }
 
     #[test]
     fn disguising_characters_are_refused_even_quoted() {
-        for s in ["ls\r", "ls 'a\0b'", "ls \u{202e}fdp.exe", "l\u{200b}s", "ls \u{1b}[2K", "ls '\u{85}'"] {
+        for s in [
+            "ls\r",
+            "ls 'a\0b'",
+            "ls \u{202e}fdp.exe",
+            "l\u{200b}s",
+            "ls \u{1b}[2K",
+            "ls '\u{85}'",
+        ] {
             assert_eq!(tokenize(s), Err(TokenizeError::Control), "{s:?}");
         }
         assert_eq!(ok("echo 'héllo' ＄（x）；"), ["echo", "héllo", "＄（x）；"]);

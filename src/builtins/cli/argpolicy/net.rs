@@ -7,11 +7,44 @@ pub(super) fn curl_hits(args: &[String]) -> Vec<String> {
     let opts = plain(
         "oODKTcn",
         "AbCdeEFHmPQrtuUwxXyYz",
-        &["--output", "--remote-name", "--remote-name-all", "--dump-header", "--trace", "--trace-ascii",
-            "--config", "--libcurl", "--cookie-jar", "--output-dir", "--stderr", "--etag-save", "--hsts",
-            "--alt-svc", "--create-dirs", "--upload-file", "--netrc", "--netrc-file", "--netrc-optional"],
-        &["--data", "--data-binary", "--data-urlencode", "--data-ascii", "--json", "--form", "--write-out",
-            "--cookie", "--header", "--user-agent", "--url", "--request", "--user", "--proxy", "--max-time"],
+        &[
+            "--output",
+            "--remote-name",
+            "--remote-name-all",
+            "--dump-header",
+            "--trace",
+            "--trace-ascii",
+            "--config",
+            "--libcurl",
+            "--cookie-jar",
+            "--output-dir",
+            "--stderr",
+            "--etag-save",
+            "--hsts",
+            "--alt-svc",
+            "--create-dirs",
+            "--upload-file",
+            "--netrc",
+            "--netrc-file",
+            "--netrc-optional",
+        ],
+        &[
+            "--data",
+            "--data-binary",
+            "--data-urlencode",
+            "--data-ascii",
+            "--json",
+            "--form",
+            "--write-out",
+            "--cookie",
+            "--header",
+            "--user-agent",
+            "--url",
+            "--request",
+            "--user",
+            "--proxy",
+            "--max-time",
+        ],
     );
     let (mut hits, _) = opts.scan(args);
     // Values that make curl read (and send) a local file.
@@ -28,7 +61,16 @@ pub(super) fn curl_hits(args: &[String]) -> Vec<String> {
         .collect();
     let long = long_values(
         args,
-        &["--data", "--data-binary", "--data-urlencode", "--data-ascii", "--json", "--form", "--cookie", "--write-out"],
+        &[
+            "--data",
+            "--data-binary",
+            "--data-urlencode",
+            "--data-ascii",
+            "--json",
+            "--form",
+            "--cookie",
+            "--write-out",
+        ],
     );
     for (name, v) in long {
         let flag = match name {
@@ -41,7 +83,11 @@ pub(super) fn curl_hits(args: &[String]) -> Vec<String> {
         }
     }
     hits.extend(values);
-    hits.extend(args.iter().filter(|a| a.to_ascii_lowercase().starts_with("file:")).cloned());
+    hits.extend(
+        args.iter()
+            .filter(|a| a.to_ascii_lowercase().starts_with("file:"))
+            .cloned(),
+    );
     hits
 }
 
@@ -58,8 +104,8 @@ pub(super) fn wget_hits(args: &[String]) -> Vec<String> {
             };
             match name {
                 "output-document" => value != Some("-"),
-                "output-file" | "append-output" | "execute" | "config" | "post-file" | "body-file"
-                | "use-askpass" | "directory-prefix" => true,
+                "output-file" | "append-output" | "execute" | "config" | "post-file"
+                | "body-file" | "use-askpass" | "directory-prefix" => true,
                 _ => false,
             }
         } else if a.starts_with('-') && a.len() > 1 {
@@ -67,7 +113,11 @@ pub(super) fn wget_hits(args: &[String]) -> Vec<String> {
             let mut bad = false;
             for (j, ch) in letters.iter().enumerate() {
                 let attached: String = letters[j + 1..].iter().collect();
-                let value = if attached.is_empty() { next } else { Some(attached.as_str()) };
+                let value = if attached.is_empty() {
+                    next
+                } else {
+                    Some(attached.as_str())
+                };
                 match ch {
                     'O' => {
                         bad = value != Some("-");
@@ -77,7 +127,9 @@ pub(super) fn wget_hits(args: &[String]) -> Vec<String> {
                         bad = true;
                         break;
                     }
-                    'i' | 't' | 'T' | 'w' | 'Q' | 'U' | 'B' | 'l' | 'A' | 'R' | 'D' | 'X' | 'I' => break,
+                    'i' | 't' | 'T' | 'w' | 'Q' | 'U' | 'B' | 'l' | 'A' | 'R' | 'D' | 'X' | 'I' => {
+                        break
+                    }
                     _ => {}
                 }
             }
@@ -97,10 +149,18 @@ pub(super) fn ssh_hits(args: &[String]) -> Vec<String> {
     let mut hits = plain("FS", "BbcDEeIiJLlmOopQRWw", &[], NONE).scan(args).0;
     let risky = |v: &str| {
         let v = v.to_ascii_lowercase();
-        ["proxycommand", "localcommand", "knownhostscommand", "pkcs11provider", "securitykeyprovider", "match",
-            "include", "proxyusefdpass"]
-            .iter()
-            .any(|k| v.contains(k))
+        [
+            "proxycommand",
+            "localcommand",
+            "knownhostscommand",
+            "pkcs11provider",
+            "securitykeyprovider",
+            "match",
+            "include",
+            "proxyusefdpass",
+        ]
+        .iter()
+        .any(|k| v.contains(k))
     };
     let mut i = 0;
     while i < args.len() {

@@ -116,12 +116,43 @@ mod tests {
 
     #[test]
     fn finds_execution_and_writes_but_not_letters_in_regexes() {
-        for s in ["e id", "1e id", "$e", "/x/e id", "s/a/b/e", "s/a/b/w /tmp/x", "s|a|b|gw out", "w out", "1,5W x",
-            "p;e id", ":a;e id", "/re/!e", "2~3e", "s/a/b/;e", "y/abc/xyz/;w f", "{e id\n}"] {
+        for s in [
+            "e id",
+            "1e id",
+            "$e",
+            "/x/e id",
+            "s/a/b/e",
+            "s/a/b/w /tmp/x",
+            "s|a|b|gw out",
+            "w out",
+            "1,5W x",
+            "p;e id",
+            ":a;e id",
+            "/re/!e",
+            "2~3e",
+            "s/a/b/;e",
+            "y/abc/xyz/;w f",
+            "{e id\n}",
+        ] {
             assert!(runs_or_writes(s), "{s:?}");
         }
-        for s in ["s/hello/world/", "s/e/w/g", "1,5p", "/error/d", "s|/etc|/tmp|g", "y/ew/we/", "$!N;P;D", "10q",
-            "/^#/d", "s/a\\/e/b/", "a hello e world", "i\\\nwrite", "=", "s/x/y/2", ":a;N;ba"] {
+        for s in [
+            "s/hello/world/",
+            "s/e/w/g",
+            "1,5p",
+            "/error/d",
+            "s|/etc|/tmp|g",
+            "y/ew/we/",
+            "$!N;P;D",
+            "10q",
+            "/^#/d",
+            "s/a\\/e/b/",
+            "a hello e world",
+            "i\\\nwrite",
+            "=",
+            "s/x/y/2",
+            ":a;N;ba",
+        ] {
             assert!(!runs_or_writes(s), "{s:?}");
         }
     }

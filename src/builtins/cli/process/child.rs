@@ -2,7 +2,9 @@
 //! multi-threaded process, so it only makes raw async-signal-safe system calls: no allocation,
 //! no locks, no panics.
 
-use super::{ChildCtx, TAG_CHDIR_ERR, TAG_DONE, TAG_EXEC_ERR, TAG_EXIT, TAG_PID, TAG_SETUP_ERR, TAG_SIGNALED};
+use super::{
+    ChildCtx, TAG_CHDIR_ERR, TAG_DONE, TAG_EXEC_ERR, TAG_EXIT, TAG_PID, TAG_SETUP_ERR, TAG_SIGNALED,
+};
 use nix::libc::{self, c_int};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -40,9 +42,7 @@ unsafe fn errno() -> i32 {
     // SAFETY: called only in a freshly forked child (or for `report`/`errno`, from such code);
     // every call below is a raw async-signal-safe system call on descriptors and pointers
     // prepared before the fork.
-    unsafe {
-        *libc::__errno_location()
-    }
+    unsafe { *libc::__errno_location() }
 }
 
 unsafe fn reset_signals() {
@@ -63,16 +63,30 @@ unsafe fn close_all_but(keep_a: RawFd, keep_b: RawFd) {
     // every call below is a raw async-signal-safe system call on descriptors and pointers
     // prepared before the fork.
     unsafe {
-        let (lo, hi) = if keep_a < keep_b { (keep_a, keep_b) } else { (keep_b, keep_a) };
+        let (lo, hi) = if keep_a < keep_b {
+            (keep_a, keep_b)
+        } else {
+            (keep_b, keep_a)
+        };
         let close_range = |first: RawFd, last: RawFd| {
             if first <= last {
-                libc::syscall(libc::SYS_close_range, first as libc::c_uint, last as libc::c_uint, 0 as libc::c_uint);
+                libc::syscall(
+                    libc::SYS_close_range,
+                    first as libc::c_uint,
+                    last as libc::c_uint,
+                    0 as libc::c_uint,
+                );
             }
         };
         close_range(3, lo - 1);
         close_range(lo + 1, hi - 1);
         if hi < RawFd::MAX {
-            libc::syscall(libc::SYS_close_range, (hi + 1) as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint);
+            libc::syscall(
+                libc::SYS_close_range,
+                (hi + 1) as libc::c_uint,
+                libc::c_uint::MAX,
+                0 as libc::c_uint,
+            );
         }
     }
 }
@@ -85,7 +99,13 @@ pub(super) unsafe fn supervise(ctx: &ChildCtx) -> ! {
     unsafe {
         reset_signals();
         libc::setsid();
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
         if libc::getppid() != ctx.parent {
             libc::_exit(1);
         }
@@ -127,7 +147,12 @@ pub(super) unsafe fn supervise(ctx: &ChildCtx) -> ! {
         // still ask for the group to be killed.
         let mut info: libc::siginfo_t = std::mem::zeroed();
         loop {
-            let r = libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT);
+            let r = libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            );
             if r == 0 || errno() != libc::EINTR {
                 break;
             }
@@ -157,7 +182,10 @@ pub(super) unsafe fn supervise(ctx: &ChildCtx) -> ! {
             if kill_descendants(me) == 0 {
                 break;
             }
-            let pause = libc::timespec { tv_sec: 0, tv_nsec: 1_000_000 };
+            let pause = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 1_000_000,
+            };
             libc::nanosleep(&pause, std::ptr::null_mut());
         }
         loop {
@@ -177,14 +205,22 @@ pub(super) unsafe fn supervise(ctx: &ChildCtx) -> ! {
 unsafe fn kill_descendants(me: libc::pid_t) -> usize {
     // SAFETY: raw system calls on stack buffers; see `supervise`.
     unsafe {
-        let proc_fd = libc::open(c"/proc".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC);
+        let proc_fd = libc::open(
+            c"/proc".as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
         if proc_fd < 0 {
             return 0;
         }
         let mut killed = 0;
         let mut dents = [0u8; 4096];
         loop {
-            let n = libc::syscall(libc::SYS_getdents64, proc_fd, dents.as_mut_ptr(), dents.len());
+            let n = libc::syscall(
+                libc::SYS_getdents64,
+                proc_fd,
+                dents.as_mut_ptr(),
+                dents.len(),
+            );
             if n <= 0 {
                 break;
             }
@@ -202,10 +238,18 @@ unsafe fn kill_descendants(me: libc::pid_t) -> usize {
                     continue;
                 }
                 let mut path = [0u8; 32];
-                let len = name.iter().position(|&b| b == 0).unwrap_or(name.len()).min(20);
+                let len = name
+                    .iter()
+                    .position(|&b| b == 0)
+                    .unwrap_or(name.len())
+                    .min(20);
                 path[..len].copy_from_slice(&name[..len]);
                 path[len..len + 6].copy_from_slice(b"/stat\0");
-                let fd = libc::openat(proc_fd, path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+                let fd = libc::openat(
+                    proc_fd,
+                    path.as_ptr().cast(),
+                    libc::O_RDONLY | libc::O_CLOEXEC,
+                );
                 if fd < 0 {
                     continue;
                 }
@@ -239,7 +283,9 @@ fn parse_pid(name: &[u8]) -> Option<libc::pid_t> {
         if !b.is_ascii_digit() || digits >= 10 {
             return None;
         }
-        pid = pid.checked_mul(10)?.checked_add((b - b'0') as libc::pid_t)?;
+        pid = pid
+            .checked_mul(10)?
+            .checked_add((b - b'0') as libc::pid_t)?;
         digits += 1;
     }
     (digits > 0).then_some(pid)
@@ -269,9 +315,18 @@ unsafe fn exec_command(ctx: &ChildCtx) -> ! {
     // prepared before the fork.
     unsafe {
         libc::setpgid(0, 0);
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
         libc::signal(libc::SIGUSR1, libc::SIG_DFL);
-        if libc::dup2(ctx.devnull, 0) < 0 || libc::dup2(ctx.out_w, 1) < 0 || libc::dup2(ctx.err_w, 2) < 0 {
+        if libc::dup2(ctx.devnull, 0) < 0
+            || libc::dup2(ctx.out_w, 1) < 0
+            || libc::dup2(ctx.err_w, 2) < 0
+        {
             report(ctx.status_w, TAG_SETUP_ERR, errno());
             libc::_exit(127);
         }
@@ -281,7 +336,12 @@ unsafe fn exec_command(ctx: &ChildCtx) -> ! {
         }
         // Descriptors the host application left inheritable must not reach the command.
         const CLOSE_RANGE_CLOEXEC: libc::c_uint = 4;
-        libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC);
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        );
         let mut none: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut none);
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
@@ -290,4 +350,3 @@ unsafe fn exec_command(ctx: &ChildCtx) -> ! {
         libc::_exit(127);
     }
 }
-
