@@ -512,3 +512,14 @@ def test_decorator_stop_after_tool_call():
     llm = ScriptedLLM([ScriptedLLM.tool_call("hand_off", {"summary": "refund"}), "never"])
     result = Agent("a", llm, tools=[hand_off]).run("go")
     assert (result.status, result.final_output, llm.calls) == ("stopped", "handed off: refund", 1)
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_invalid_arguments_to_async_tools_are_not_counted(use_async):
+    tool = Sleeper()
+    calls = ScriptedLLM.tool_calls(("sleeper", {"i": "x"}), ("sleeper", {"i": 1}))
+    agent = Agent("a", ScriptedLLM([calls, ScriptedLLM.tool_call("sleeper", {}), "ok"]), tools=[tool])
+    result = asyncio.run(agent.arun("go")) if use_async else agent.run("go")
+    assert [c.status for c in result.tool_calls] == ["invalid", "success", "invalid"]
+    assert result.tool_calls[0].output.startswith("Error: tool 'sleeper' failed parameter validation")
+    assert result.usage.tool_calls == 1

@@ -43,10 +43,10 @@ class _Run:
         "serial",
         "sync_entry",
         "tool_calls",
+        "tools",
         "total_tokens",
         "turn",
         "visible",
-        "tools",
     )
 
     def __init__(self, sync_entry: bool, policy: RunPolicy | None) -> None:
@@ -138,12 +138,10 @@ class ToolExecutor:
                 if run.direct:
                     await NEED_LOOP
                     run.direct = False
-                run.tool_calls += 1
-                rec.executed = True
                 if timeout is None:
-                    outcome = await reg.aexecute_tool(name, params)
+                    outcome = await self._acall(run, rec)
                 else:
-                    outcome = await asyncio.wait_for(reg.aexecute_tool(name, params), timeout)
+                    outcome = await asyncio.wait_for(self._acall(run, rec), timeout)
         except (FutureTimeout, TimeoutError):
             self._entered(run, rec)
             rec.duration = time.perf_counter() - started
@@ -175,6 +173,21 @@ class ToolExecutor:
             return
         rec.duration = time.perf_counter() - started
         self._absorb(run, rec, outcome)
+
+    async def _acall(self, run: _Run, rec: ToolCallRecord) -> Any:
+        """``aexecute_tool`` for an async tool, validating once and reporting whether it ran."""
+        reg = self.tool_registry
+        admitted = reg._admit(rec.name, rec._params)
+        if type(admitted) is _native.ToolResponse:  # refused by validation
+            return (admitted, False)
+        rec.executed = True
+        run.tool_calls += 1
+        tool, kind = admitted
+        try:
+            result = await tool.arun(rec._params)
+        except Exception as exc:  # noqa: BLE001 - converted like execute_tool does; signals re-raise
+            return reg._exception(rec.name, exc)
+        return reg._wrap(rec.name, kind, result)
 
     @staticmethod
     def _entered(run: _Run, rec: ToolCallRecord) -> None:

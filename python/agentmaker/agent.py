@@ -398,9 +398,8 @@ class Agent(ToolExecutor):
                 )
             return rec
         # Validate now when something must happen between validation and execution (a person
-        # approving, an exact budget admission) or when the async path cannot report whether
-        # the tool was entered; otherwise the registry validates as part of the call.
-        if needs or kind == "async" or run.budget is not None:
+        # approving, an exact budget admission); otherwise validation is part of the call.
+        if needs or run.budget is not None:
             bad = reg.validate(name, params)
             if bad is not None:
                 rec.refuse("invalid", bad.text)
