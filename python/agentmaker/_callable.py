@@ -108,6 +108,11 @@ def tool(_func: Callable[..., Any] | None = None, *, name: str | None = None, de
     schema is inferred from the signature and the docstring; a signature that cannot be mapped
     raises :class:`ToolRegistrationError` right here, at definition time.
     """
+    if (_func is not None and name is None and description is None and timeout is None
+            and not (requires_confirmation or external_content or supports_parallel or stop_after_tool_call)):
+        if isinstance(_func, Tool):
+            raise ToolRegistrationError(f"{_func!r} already is a Tool; register it directly")
+        return FunctionTool(analyze(_func))  # bare @tool: nothing to check or apply
     flags = {"requires_confirmation": requires_confirmation, "external_content": external_content,
              "supports_parallel": supports_parallel, "timeout": timeout,
              "stop_after_tool_call": stop_after_tool_call}

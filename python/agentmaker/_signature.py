@@ -269,6 +269,7 @@ def _build_schema(func: Any, shape: _Shape, hints: dict[str, Any], globalns: dic
     posonly: list[tuple[str, Any]] = []
     fills: list[tuple[str, Any]] = []
     refs: set[str] = set()
+    cached = _si._CACHE.get
     for pname, default, is_posonly in shape.params:
         ann = hints.get(pname, _MISSING)
         if ann is _MISSING:
@@ -288,7 +289,9 @@ def _build_schema(func: Any, shape: _Shape, hints: dict[str, Any], globalns: dic
             ann = typing.Annotated[ann, default]
             default = _field_default(default)
         try:
-            node = _si.infer(ann, resolve)
+            node = cached(ann) if type(ann) is type else None  # the common case, without a call
+            if node is None:
+                node = _si.infer(ann, resolve)
         except _si.Unmappable as exc:
             raise _fail(func, f"parameter '{pname}' annotation {ann!r} cannot be mapped to JSON Schema: {exc}. "
                               "Use JSON-shaped types (str, int, float, bool, list[T], dict[str, T], Literal, Enum, "
