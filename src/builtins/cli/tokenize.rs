@@ -36,7 +36,10 @@ pub(crate) fn is_disguising_char(c: char) -> bool {
     matches!(c,
         '\u{0}'..='\u{8}' | '\u{b}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
         | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}'
-        | '\u{061c}' | '\u{feff}')
+        | '\u{061c}' | '\u{feff}'
+        // Spaces other than ASCII space and tab: they look like word breaks but are not.
+        | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}'
+        | '\u{205f}' | '\u{3000}')
 }
 
 /// Tokenize `command`; see the module documentation for the rules.
@@ -345,6 +348,9 @@ mod tests {
             "l\u{200b}s",
             "ls \u{1b}[2K",
             "ls '\u{85}'",
+            "git push\u{a0}--force",
+            "ls\u{3000}-la",
+            "echo '\u{2028}'",
         ] {
             assert_eq!(tokenize(s), Err(TokenizeError::Control), "{s:?}");
         }
