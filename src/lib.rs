@@ -13,6 +13,7 @@ pub mod guard;
 pub mod permissions;
 pub mod policy;
 pub mod prompts;
+pub mod rag;
 pub mod registry;
 pub mod response;
 pub mod schema;

@@ -11,6 +11,7 @@ mod notes;
 mod parameter;
 mod permissions;
 mod policy;
+mod rag;
 mod registry;
 mod response;
 mod search;
@@ -34,6 +35,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<permissions::PyToolPermissions>()?;
     m.add_class::<guard::PyGuard>()?;
     m.add_class::<policy::PyRunBudget>()?;
+    m.add_class::<rag::PyBm25Index>()?;
+    m.add_class::<rag::PyDenseIndex>()?;
     m.add_function(wrap_pyfunction!(policy::check_run_limits, m)?)?;
     m.add_function(wrap_pyfunction!(docstring::parse_docstring, m)?)?;
     Ok(())

@@ -23,6 +23,7 @@ from agentmaker.errors import (
     ToolRegistrationError,
 )
 from agentmaker.llm import LLMClient, LLMResponse
+from agentmaker.rag import HybridRetriever, ToolRetriever, ToolSearchTool
 from agentmaker.run_policy import RunPolicy
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "AgentmakerError",
     "CLITool",
     "CalculatorTool",
+    "HybridRetriever",
     "LLMClient",
     "LLMResponse",
     "LLMResponseError",
@@ -52,6 +54,8 @@ __all__ = [
     "ToolRegistrationError",
     "ToolRegistry",
     "ToolResponse",
+    "ToolRetriever",
+    "ToolSearchTool",
     "cli_confirm",
     "tool",
 ]

@@ -12,6 +12,7 @@ timeouts, parallel batches) is in ``_executor``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from ._calls import ToolCallRecord, parse_call
 from ._drive import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from ._executor import ToolExecutor, _Run
 from ._registry import ToolRegistry
+from ._tool_rag import ToolRetriever, hide_denied
 from ._threads import shared_threads
 from .llm import LLMResponse
 from .run_policy import RunPolicy
@@ -226,10 +228,14 @@ class Agent(ToolExecutor):
         else:  # content parts: their text
             query = " ".join(p.get("text", "") for p in input if isinstance(p, dict))
         retriever = self.tool_retriever
-        if run.sync_entry:
-            schema = retriever.schema_for(query)
+        fetch = retriever.schema_for
+        if self.permissions is not None and isinstance(retriever, ToolRetriever):
+            # Denied tools must not take any of the retriever's top-k slots.
+            fetch = functools.partial(retriever.schema_for, allowed=self._permitted)
+        if run.sync_entry or not getattr(retriever, "blocking", True):
+            schema = fetch(query)
         else:  # retrieval may embed or scan a large index: keep it off the event loop
-            schema = await asyncio.wrap_future(shared_threads().submit(retriever.schema_for, query))
+            schema = await asyncio.wrap_future(shared_threads().submit(fetch, query))
         if self.permissions is not None:
             reg = self.tool_registry
             schema = [
@@ -237,6 +243,10 @@ class Agent(ToolExecutor):
                 if (t := reg.get(s["function"]["name"])) is not None and self._denial(t) is None
             ]
         return list(schema) or None
+
+    def _permitted(self, name: str) -> bool:
+        tool = self.tool_registry.get(name)
+        return tool is not None and self._denial(tool) is None
 
     def _expand(self, run: _Run, names: list[str]) -> None:
         """Merge tools discovered mid-run (a ToolSearchTool result's ``data["discovered"]``)."""
@@ -352,6 +362,8 @@ class Agent(ToolExecutor):
                 else:
                     await self._serial(run, rec)
             for r in recs[i:j]:
+                if self.permissions is not None and type(r.data) is dict and r.data.get("discovered"):
+                    hide_denied(r, self._permitted)  # a tool_search listing must not show denied tools
                 messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
                 if stop is None and r._stop is not None:
                     stop = r._stop

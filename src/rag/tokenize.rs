@@ -1,0 +1,294 @@
+//! Turning tool descriptions and user queries into index terms.
+//!
+//! Tool catalogs mix prose with identifiers (`get_current_weather`, `math.hypot`,
+//! `fetchUserProfile`, `sha256sum`), and queries arrive in any language. The rules:
+//!
+//! - Words are runs of letters, digits and combining marks; ASCII punctuation, whitespace and
+//!   the common Unicode punctuation blocks separate them. `_` and `.` are separators, so
+//!   `math.hypot` and `get_current_weather` yield their parts.
+//! - A word is split further at lower→upper case changes (`fetchUser` → fetch, user), before
+//!   the last capital of an acronym followed by lower case (`HTTPServer` → http, server) and at
+//!   letter↔digit changes (`sha256` → sha, 256). Parts are lowercased (full Unicode lowercase).
+//! - Full-width ASCII (`Ｆｏｏ１`) is folded to ASCII first, as IMEs often produce it.
+//! - Scripts written without spaces (Han, Kana, Hangul, Thai, Lao, Khmer, Myanmar) have no word
+//!   boundaries we could find without a dictionary, so each run emits every character (unigram)
+//!   and every adjacent pair (bigram). A Chinese query then matches a Chinese description on the
+//!   shared characters, and pairs reward matching word order.
+//! - English parts of four letters or more go through a small suffix stripper (plural `s`/`es`/
+//!   `ies`, `ed`, `ing`, final `e`) so `currencies` meets `currency` and `converting` meets
+//!   `convert`. It is deliberately crude: queries and documents pass through the same function,
+//!   so it only has to be consistent, not linguistically right.
+//! - A short list of English function words (`the`, `of`, `to`...) is dropped.
+
+/// The scripts whose runs become character unigrams + bigrams.
+fn is_unspaced_script(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF      // Thai, Lao
+        | 0x1000..=0x109F    // Myanmar
+        | 0x1780..=0x17FF    // Khmer
+        | 0x1100..=0x11FF    // Hangul Jamo
+        | 0x3040..=0x30FF    // Hiragana, Katakana
+        | 0x3130..=0x318F    // Hangul compatibility Jamo
+        | 0x31F0..=0x31FF    // Katakana extensions
+        | 0x3400..=0x4DBF    // CJK extension A
+        | 0x4E00..=0x9FFF    // CJK unified ideographs
+        | 0xAC00..=0xD7AF    // Hangul syllables
+        | 0xF900..=0xFAFF    // CJK compatibility ideographs
+        | 0xFF66..=0xFF9F    // half-width Katakana
+        | 0x20000..=0x323AF) // CJK extensions B..H
+}
+
+/// Characters that separate words. Everything non-ASCII that is not listed here is a word
+/// character, which keeps combining marks (Devanagari vowel signs, accents) inside their word
+/// without needing the Unicode category tables.
+fn is_separator(c: char) -> bool {
+    if c.is_ascii() {
+        return !c.is_ascii_alphanumeric();
+    }
+    c.is_whitespace()
+        || matches!(c as u32,
+            0x00A0..=0x00BF      // Latin-1 punctuation and symbols
+            | 0x00D7 | 0x00F7    // × ÷
+            | 0x2000..=0x2BFF    // general punctuation, symbols, arrows, math, boxes, dingbats
+            | 0x2E00..=0x2E7F    // supplemental punctuation
+            | 0x3000..=0x303F    // CJK symbols and punctuation (、。「」…)
+            | 0xFE10..=0xFE1F | 0xFE30..=0xFE6F // vertical and small forms
+            | 0xFF00..=0xFF0F | 0xFF1A..=0xFF20 | 0xFF3B..=0xFF40 | 0xFF5B..=0xFF65 // full-width punctuation
+            | 0x1F000..=0x1FAFF) // emoji and pictographs
+}
+
+/// Full-width ASCII letters and digits to their ASCII form.
+fn fold_width(c: char) -> char {
+    match c as u32 {
+        0xFF10..=0xFF19 | 0xFF21..=0xFF3A | 0xFF41..=0xFF5A => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+        _ => c,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Upper,
+    Lower,
+    Digit,
+    Other,
+}
+
+fn kind(c: char) -> Kind {
+    if c.is_numeric() {
+        Kind::Digit
+    } else if c.is_uppercase() {
+        Kind::Upper
+    } else if c.is_lowercase() {
+        Kind::Lower
+    } else {
+        Kind::Other // caseless letters, marks
+    }
+}
+
+/// Appends the terms of `text` to `out`, in text order (duplicates kept: callers count them).
+pub fn tokenize_into(text: &str, out: &mut Vec<String>) {
+    let mut word: Vec<char> = Vec::new();
+    let mut unspaced: Vec<char> = Vec::new();
+    for raw in text.chars() {
+        let c = fold_width(raw);
+        if is_unspaced_script(c) {
+            flush_word(&mut word, out);
+            unspaced.push(c);
+        } else if is_separator(c) {
+            flush_word(&mut word, out);
+            flush_unspaced(&mut unspaced, out);
+        } else {
+            flush_unspaced(&mut unspaced, out);
+            word.push(c);
+        }
+    }
+    flush_word(&mut word, out);
+    flush_unspaced(&mut unspaced, out);
+}
+
+/// The terms of `text`.
+pub fn tokenize(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    tokenize_into(text, &mut out);
+    out
+}
+
+fn flush_unspaced(run: &mut Vec<char>, out: &mut Vec<String>) {
+    for (i, &c) in run.iter().enumerate() {
+        out.push(c.to_lowercase().collect());
+        if let Some(&next) = run.get(i + 1) {
+            let mut pair = String::with_capacity(8);
+            pair.push(c);
+            pair.push(next);
+            out.push(pair);
+        }
+    }
+    run.clear();
+}
+
+fn flush_word(word: &mut Vec<char>, out: &mut Vec<String>) {
+    if word.is_empty() {
+        return;
+    }
+    let mut start = 0;
+    for i in 1..word.len() {
+        let (prev, cur) = (kind(word[i - 1]), kind(word[i]));
+        let next = word.get(i + 1).map(|&c| kind(c));
+        let boundary = match (prev, cur) {
+            (Kind::Lower, Kind::Upper) | (Kind::Other, Kind::Upper) => true,
+            // The last capital of an acronym starts the next part: HTTPServer -> HTTP | Server.
+            (Kind::Upper, Kind::Upper) => next == Some(Kind::Lower),
+            (Kind::Digit, k) | (k, Kind::Digit) => k != Kind::Digit,
+            _ => false,
+        };
+        if boundary {
+            emit_part(&word[start..i], out);
+            start = i;
+        }
+    }
+    emit_part(&word[start..], out);
+    word.clear();
+}
+
+fn emit_part(part: &[char], out: &mut Vec<String>) {
+    let mut s = String::with_capacity(part.len());
+    for &c in part {
+        s.extend(c.to_lowercase());
+    }
+    if STOPWORDS.binary_search(&s.as_str()).is_err() {
+        out.push(stem(s));
+    }
+}
+
+/// English function words (and contraction tails such as the `s` of `what's`), sorted. IDF
+/// alone would make them cheap, but in a small catalog "the" still matches nearly every tool,
+/// which hides a real zero-hit result (and with it the `on_empty` fallback) behind noise.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could", "d",
+    "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "him", "his", "how", "i", "if", "in",
+    "into", "is", "it", "its", "ll", "m", "me", "my", "of", "on", "or", "our", "please", "re", "s", "she",
+    "should", "so", "some", "t", "than", "that", "the", "their", "them", "then", "there", "these", "they",
+    "this", "those", "to", "us", "ve", "was", "we", "were", "what", "when", "where", "which", "who", "whom",
+    "why", "will", "with", "would", "you", "your",
+];
+
+fn is_vowel(b: u8) -> bool {
+    matches!(b, b'a' | b'e' | b'i' | b'o' | b'u')
+}
+
+/// The light English suffix stripper described in the module docs. Only lowercase ASCII
+/// words of four letters or more are touched.
+pub fn stem(word: String) -> String {
+    let w = word.as_bytes();
+    if w.len() < 4 || !w.iter().all(u8::is_ascii_lowercase) {
+        return word;
+    }
+    let mut s: &str = &word;
+    let mut owned: Option<String> = None;
+    // Plurals.
+    if s.len() >= 5 && s.ends_with("ies") {
+        owned = Some(format!("{}y", &s[..s.len() - 3]));
+    } else if s.ends_with("sses") {
+        s = &s[..s.len() - 2];
+    } else if s.ends_with("xes") || s.ends_with("zes") || s.ends_with("ches") || s.ends_with("shes") {
+        s = &s[..s.len() - 2];
+    } else if s.ends_with('s') && !s.ends_with("ss") && !s.ends_with("us") && !s.ends_with("is") {
+        s = &s[..s.len() - 1];
+    }
+    if let Some(o) = owned {
+        return o;
+    }
+    // Verb endings, only when a vowel remains in the stem (so `red`, `bring`, `sing` stay).
+    let mut cut = s;
+    if s.len() >= 6 && s.ends_with("ing") {
+        cut = &s[..s.len() - 3];
+    } else if s.len() >= 5 && s.ends_with("ied") {
+        return format!("{}y", &s[..s.len() - 3]);
+    } else if s.len() >= 5 && s.ends_with("ed") {
+        cut = &s[..s.len() - 2];
+    }
+    if cut.len() != s.len() && cut.bytes().any(is_vowel) {
+        let b = cut.as_bytes();
+        let n = b.len();
+        // stopped -> stop, running -> run; but keep fill, pass, buzz.
+        if n >= 2 && b[n - 1] == b[n - 2] && !is_vowel(b[n - 1]) && !matches!(b[n - 1], b'l' | b's' | b'z') {
+            return cut[..n - 1].to_string();
+        }
+        s = cut;
+    }
+    // A final silent e: create/created/creating all meet at `creat`.
+    if s.len() >= 5 && s.ends_with('e') && !s.ends_with("ee") {
+        s = &s[..s.len() - 1];
+    }
+    s.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Vec<String> {
+        tokenize(s)
+    }
+
+    #[test]
+    fn identifiers_split_on_separators_case_and_digits() {
+        assert_eq!(t("get_current_weather"), ["get", "current", "weather"]);
+        assert_eq!(t("math.hypot"), ["math", "hypot"]);
+        assert_eq!(t("fetchUserProfile"), ["fetch", "user", "profil"]);
+        assert_eq!(t("HTTPServer"), ["http", "server"]);
+        assert_eq!(t("sha256sum"), ["sha", "256", "sum"]);
+        assert_eq!(t("v2-API"), ["v", "2", "api"]);
+    }
+
+    #[test]
+    fn unicode_lowercase_and_full_width() {
+        assert_eq!(t("ÜBER Straße"), ["über", "straße"]);
+        assert_eq!(t("Ｆｏｏ１"), ["foo", "1"]);
+        // Combining marks stay inside their word (Devanagari vowel sign).
+        assert_eq!(t("मौसम बताओ"), ["मौसम", "बताओ"]);
+    }
+
+    #[test]
+    fn cjk_runs_become_unigrams_and_bigrams() {
+        assert_eq!(t("查询天气"), ["查", "查询", "询", "询天", "天", "天气", "气"]);
+        // Punctuation splits runs; Latin words inside stay words.
+        assert_eq!(t("上海，weather好"), ["上", "上海", "海", "weather", "好"]);
+        assert_eq!(t("날씨"), ["날", "날씨", "씨"]);
+    }
+
+    #[test]
+    fn light_stemming_is_consistent() {
+        for (a, b) in [
+            ("currencies", "currency"),
+            ("converting", "convert"),
+            ("converted", "converts"),
+            ("created", "create"),
+            ("stopped", "stop"),
+            ("matches", "match"),
+            ("boxes", "box"),
+            ("applied", "apply"),
+        ] {
+            assert_eq!(stem(a.into()), stem(b.into()), "{a} vs {b}");
+        }
+        for keep in ["bus", "analysis", "class", "red", "bring", "free", "tree"] {
+            assert_eq!(stem(keep.into()), keep);
+        }
+        assert_eq!(stem("fill".into()), "fill");
+        assert_eq!(stem("filling".into()), "fill");
+    }
+
+    #[test]
+    fn stopwords_are_dropped_and_the_list_is_sorted() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(t("What's the weather in Paris?"), ["weather", "paris"]);
+        assert_eq!(t("The"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn empty_and_punctuation_only() {
+        assert!(t("").is_empty());
+        assert!(t("  ,.;!? __ -- 。、").is_empty());
+        assert!(t("🙂🙂").is_empty());
+    }
+}
