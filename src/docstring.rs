@@ -20,7 +20,10 @@ pub struct DocInfo {
 
 impl DocInfo {
     pub fn param(&self, name: &str) -> Option<&str> {
-        self.params.iter().find(|(n, _)| n == name).map(|(_, d)| d.as_str())
+        self.params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, d)| d.as_str())
     }
 
     fn insert(&mut self, name: &str, text: String) {
@@ -45,9 +48,19 @@ const PARAM_SECTIONS: &[&str] = &[
     "参数列表",
     "属性",
 ];
-const NUMPY_SECTIONS: &[&str] = &["parameters", "other parameters", "attributes", "params", "参数", "参数列表", "属性"];
+const NUMPY_SECTIONS: &[&str] = &[
+    "parameters",
+    "other parameters",
+    "attributes",
+    "params",
+    "参数",
+    "参数列表",
+    "属性",
+];
 /// Headers that end the summary even with text after the colon ("Returns: the sum").
-const STRONG_EXTRA: &[&str] = &["returns", "return", "yields", "yield", "raises", "返回", "异常"];
+const STRONG_EXTRA: &[&str] = &[
+    "returns", "return", "yields", "yield", "raises", "返回", "异常",
+];
 /// Headers that end the summary only when alone on their line ("Note: ..." is often prose).
 const WEAK_SECTIONS: &[&str] = &[
     "examples",
@@ -123,7 +136,10 @@ pub fn parse(doc: &str) -> DocInfo {
     } else {
         doc
     };
-    let mut info = DocInfo { description: summary(doc), params: Vec::new() };
+    let mut info = DocInfo {
+        description: summary(doc),
+        params: Vec::new(),
+    };
     let lines: Vec<&str> = doc.split('\n').collect();
     let mut i = 0;
     while i < lines.len() {
@@ -157,7 +173,7 @@ fn expand_tabs(doc: &str) -> String {
         match ch {
             '\t' => {
                 let n = 8 - col % 8;
-                out.extend(std::iter::repeat_n(' ', n));
+                out.extend(std::iter::repeat(' ').take(n));
                 col += n;
             }
             '\n' | '\r' => {
@@ -189,7 +205,9 @@ fn is_blank_for_summary(line: &str) -> bool {
 /// For "Args:" / "Parameters (optional): text" / "参数：" lines: the lowercased name before the
 /// colon (without a parenthesised qualifier) and whether text follows the colon.
 fn header_name(stripped: &str) -> Option<(String, bool)> {
-    let cut = stripped.char_indices().find(|&(_, c)| c == ':' || c == '：')?;
+    let cut = stripped
+        .char_indices()
+        .find(|&(_, c)| c == ':' || c == '：')?;
     let (pos, colon) = cut;
     if pos == 0 {
         return None;
@@ -206,7 +224,10 @@ fn header_name(stripped: &str) -> Option<(String, bool)> {
 
 /// ":param x: ...", "@param x: ..." (or, for the summary, any known field) at the line start.
 fn starts_field(stripped: &str, words: &[&str], colon_ok: bool) -> bool {
-    let Some(rest) = stripped.strip_prefix(':').or_else(|| stripped.strip_prefix('@')) else {
+    let Some(rest) = stripped
+        .strip_prefix(':')
+        .or_else(|| stripped.strip_prefix('@'))
+    else {
         return false;
     };
     words.iter().any(|w| {
@@ -245,7 +266,9 @@ fn summary(doc: &str) -> String {
         }
     }
     let para = &lines[..end];
-    let cut = (0..para.len()).find(|&i| ends_summary(para, i)).unwrap_or(para.len());
+    let cut = (0..para.len())
+        .find(|&i| ends_summary(para, i))
+        .unwrap_or(para.len());
     let mut out = String::new();
     for line in &para[..cut] {
         for word in line.split_whitespace() {
@@ -315,7 +338,10 @@ fn take_name(s: &str) -> Option<(&str, &str)> {
     if !is_word_start(first) {
         return None;
     }
-    let end = rest.char_indices().find(|&(_, c)| !is_word(c)).map_or(rest.len(), |(i, _)| i);
+    let end = rest
+        .char_indices()
+        .find(|&(_, c)| !is_word(c))
+        .map_or(rest.len(), |(i, _)| i);
     Some((&s[..stars + end], &rest[end..]))
 }
 
@@ -340,7 +366,7 @@ fn google_entry(s: &str) -> Option<(&str, &str)> {
     Some((name.trim_start_matches('*'), text.trim()))
 }
 
-fn google_section<'a>(lines: &[&'a str], header_indent: usize, info: &mut DocInfo) -> usize {
+fn google_section(lines: &[&str], header_indent: usize, info: &mut DocInfo) -> usize {
     let Some(first) = lines.iter().position(|l| !l.trim().is_empty()) else {
         return lines.len();
     };
@@ -506,8 +532,9 @@ fn field(lines: &[&str], field_indent: usize, info: &mut DocInfo) -> usize {
         let t = line.trim();
         if t.is_empty() {
             // A blank line continues the field only when an indented line follows it.
-            let next_indented =
-                lines.get(i + 1).is_some_and(|l| !l.trim().is_empty() && indent_of(l) > field_indent);
+            let next_indented = lines
+                .get(i + 1)
+                .is_some_and(|l| !l.trim().is_empty() && indent_of(l) > field_indent);
             if next_indented {
                 entry.gap();
                 i += 1;
@@ -530,7 +557,10 @@ mod tests {
     use super::*;
 
     fn params(info: &DocInfo) -> Vec<(&str, &str)> {
-        info.params.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect()
+        info.params
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect()
     }
 
     #[test]
@@ -539,7 +569,10 @@ mod tests {
             "Get the weather.\n\n    More.\n\n    Args:\n        city (str): The city\n            name.\n\n            Second.\n        days: Days.\n    Returns:\n        x\n",
         );
         assert_eq!(info.description, "Get the weather.");
-        assert_eq!(params(&info), vec![("city", "The city name.\n\nSecond."), ("days", "Days.")]);
+        assert_eq!(
+            params(&info),
+            vec![("city", "The city name.\n\nSecond."), ("days", "Days.")]
+        );
     }
 
     #[test]
@@ -550,22 +583,43 @@ mod tests {
         assert_eq!(params(&sphinx), vec![("a", "first more"), ("b", "second")]);
         let zh = parse("查询。\n\n    参数：\n        城市: 城市名（如：北京）\n        天数：预测天数\n    返回：\n        文本\n");
         assert_eq!(zh.description, "查询。");
-        assert_eq!(params(&zh), vec![("城市", "城市名（如：北京）"), ("天数", "预测天数")]);
+        assert_eq!(
+            params(&zh),
+            vec![("城市", "城市名（如：北京）"), ("天数", "预测天数")]
+        );
     }
 
     #[test]
     fn summary_rules() {
-        assert_eq!(parse("Note: this is the\n    whole summary.\n").description, "Note: this is the whole summary.");
-        assert_eq!(parse("Summary.\n    Returns: the sum\n").description, "Summary.");
+        assert_eq!(
+            parse("Note: this is the\n    whole summary.\n").description,
+            "Note: this is the whole summary."
+        );
+        assert_eq!(
+            parse("Summary.\n    Returns: the sum\n").description,
+            "Summary."
+        );
         assert_eq!(parse("Args:\n    a: A.\n").description, "");
         assert_eq!(parse("").description, "");
     }
 
     #[test]
     fn urls_are_not_entries_and_nothing_panics() {
-        let info = parse("S.\n\n    Args:\n        link: See\n            http://x.invalid/y here.\n");
-        assert_eq!(params(&info), vec![("link", "See http://x.invalid/y here.")]);
-        for junk in ["Args:", ":param", ":param :", "Parameters\n---", "参数：\n", "\t\tArgs:\n\t\t\ta: b", "@param"] {
+        let info =
+            parse("S.\n\n    Args:\n        link: See\n            http://x.invalid/y here.\n");
+        assert_eq!(
+            params(&info),
+            vec![("link", "See http://x.invalid/y here.")]
+        );
+        for junk in [
+            "Args:",
+            ":param",
+            ":param :",
+            "Parameters\n---",
+            "参数：\n",
+            "\t\tArgs:\n\t\t\ta: b",
+            "@param",
+        ] {
             let _ = parse(junk);
         }
     }
