@@ -46,7 +46,10 @@ impl fmt::Display for Denial {
         match self {
             Denial::NameDenied { name } => write!(f, "tool '{name}' is on the deny list"),
             Denial::OriginDenied { name, origin } => {
-                write!(f, "tool '{name}' origin '{origin}' is on the deny_origins list")
+                write!(
+                    f,
+                    "tool '{name}' origin '{origin}' is on the deny_origins list"
+                )
             }
             Denial::NotAllowed { name } => write!(f, "tool '{name}' is not on the allow list"),
             Denial::NotAllowedWithOrigin { name, origin } => write!(
@@ -121,7 +124,9 @@ impl ToolPermissions {
     /// made up): then only the name rules can admit it, and origin rules cannot.
     pub fn check(&self, name: &str, origin: Option<&str>) -> Result<(), Denial> {
         if self.deny.contains(name) {
-            return Err(Denial::NameDenied { name: name.to_owned() });
+            return Err(Denial::NameDenied {
+                name: name.to_owned(),
+            });
         }
         if let Some(origin) = origin {
             if self.deny_origins.contains(origin) {
@@ -147,7 +152,9 @@ impl ToolPermissions {
                 name: name.to_owned(),
                 origin: origin.to_owned(),
             }),
-            _ => Err(Denial::NotAllowed { name: name.to_owned() }),
+            _ => Err(Denial::NotAllowed {
+                name: name.to_owned(),
+            }),
         }
     }
 
@@ -204,7 +211,10 @@ mod tests {
     fn deny_origins_refuses_whole_server() {
         let p = perms(Some(&["calc_add"]), &[], None, &["mcp:calc"]);
         let d = p.check("calc_add", Some("mcp:calc")).unwrap_err();
-        assert_eq!(d.to_string(), "tool 'calc_add' origin 'mcp:calc' is on the deny_origins list");
+        assert_eq!(
+            d.to_string(),
+            "tool 'calc_add' origin 'mcp:calc' is on the deny_origins list"
+        );
         assert_eq!(d.kind(), "deny_origins");
     }
 
@@ -220,7 +230,10 @@ mod tests {
         );
         let closed_origins = perms(None, &[], Some(&[]), &[]);
         assert_eq!(
-            closed_origins.check("x", Some("builtin")).unwrap_err().to_string(),
+            closed_origins
+                .check("x", Some("builtin"))
+                .unwrap_err()
+                .to_string(),
             "tool 'x' (origin 'builtin') is not on the allow list or allow_origins"
         );
     }

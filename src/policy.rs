@@ -10,7 +10,11 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PolicyError {
     #[error("RunPolicy.{field} must be an integer >= {min} or None, got {got}")]
-    BadCount { field: &'static str, min: u64, got: String },
+    BadCount {
+        field: &'static str,
+        min: u64,
+        got: String,
+    },
     #[error("RunPolicy.deadline_seconds must be a positive number or None, got {got}")]
     BadDeadline { got: String },
 }
@@ -28,7 +32,11 @@ fn count(field: &'static str, value: Option<i64>, min: u64) -> Result<Option<u64
     match value {
         None => Ok(None),
         Some(v) if v >= 0 && (v as u64) >= min => Ok(Some(v as u64)),
-        Some(v) => Err(PolicyError::BadCount { field, min, got: v.to_string() }),
+        Some(v) => Err(PolicyError::BadCount {
+            field,
+            min,
+            got: v.to_string(),
+        }),
     }
 }
 
@@ -44,7 +52,11 @@ impl RunLimits {
         let deadline_seconds = match deadline_seconds {
             None => None,
             Some(d) if d.is_finite() && d > 0.0 => Some(d),
-            Some(d) => return Err(PolicyError::BadDeadline { got: format!("{d:?}") }),
+            Some(d) => {
+                return Err(PolicyError::BadDeadline {
+                    got: format!("{d:?}"),
+                })
+            }
         };
         Ok(RunLimits {
             max_llm_calls: count("max_llm_calls", max_llm_calls, 1)?,
@@ -107,7 +119,10 @@ pub struct RunBudget {
 
 impl RunBudget {
     pub fn new(limits: RunLimits) -> RunBudget {
-        RunBudget { limits, ..RunBudget::default() }
+        RunBudget {
+            limits,
+            ..RunBudget::default()
+        }
     }
 
     fn check_common(&self, elapsed: f64) -> Result<(), LimitExceeded> {
@@ -172,27 +187,41 @@ mod tests {
     fn validation_bounds_and_messages() {
         assert!(RunLimits::new(None, None, None, None).unwrap().is_empty());
         assert_eq!(
-            RunLimits::new(Some(0), None, None, None).unwrap_err().to_string(),
+            RunLimits::new(Some(0), None, None, None)
+                .unwrap_err()
+                .to_string(),
             "RunPolicy.max_llm_calls must be an integer >= 1 or None, got 0"
         );
         assert!(RunLimits::new(None, Some(0), None, None).is_ok());
         assert_eq!(
-            RunLimits::new(None, Some(-1), None, None).unwrap_err().to_string(),
+            RunLimits::new(None, Some(-1), None, None)
+                .unwrap_err()
+                .to_string(),
             "RunPolicy.max_tool_calls must be an integer >= 0 or None, got -1"
         );
         assert!(RunLimits::new(None, None, Some(0), None).is_err());
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             let e = RunLimits::new(None, None, None, Some(bad)).unwrap_err();
-            assert!(e.to_string().starts_with("RunPolicy.deadline_seconds must be a positive number"));
+            assert!(e
+                .to_string()
+                .starts_with("RunPolicy.deadline_seconds must be a positive number"));
         }
     }
 
     #[test]
     fn numeric_caps_disable_parallelism_but_deadline_does_not() {
-        assert!(!RunLimits::new(None, None, None, Some(5.0)).unwrap().has_numeric_cap());
-        assert!(RunLimits::new(None, Some(3), None, None).unwrap().has_numeric_cap());
-        assert!(RunLimits::new(Some(3), None, None, None).unwrap().has_numeric_cap());
-        assert!(RunLimits::new(None, None, Some(3), None).unwrap().has_numeric_cap());
+        assert!(!RunLimits::new(None, None, None, Some(5.0))
+            .unwrap()
+            .has_numeric_cap());
+        assert!(RunLimits::new(None, Some(3), None, None)
+            .unwrap()
+            .has_numeric_cap());
+        assert!(RunLimits::new(Some(3), None, None, None)
+            .unwrap()
+            .has_numeric_cap());
+        assert!(RunLimits::new(None, None, Some(3), None)
+            .unwrap()
+            .has_numeric_cap());
     }
 
     #[test]
@@ -228,7 +257,10 @@ mod tests {
         assert_eq!(over.record_llm(11, 0.0), Err(LimitExceeded::Tokens(10)));
         let mut calls = RunBudget::new(RunLimits::new(Some(1), None, None, None).unwrap());
         calls.record_llm(0, 0.0).unwrap();
-        assert_eq!(calls.admit_llm(0.0).unwrap_err().to_string(), "exceeded LLM call limit 1");
+        assert_eq!(
+            calls.admit_llm(0.0).unwrap_err().to_string(),
+            "exceeded LLM call limit 1"
+        );
     }
 
     #[test]

@@ -24,7 +24,9 @@ impl PyGuard {
             None => Guard::random(),
         };
         let core = match header {
-            Some(h) => core.with_header(h).map_err(|e| PyValueError::new_err(e.to_string()))?,
+            Some(h) => core
+                .with_header(h)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?,
             None => core,
         };
         Ok(PyGuard { core })

@@ -35,7 +35,11 @@ fn names(field: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<S
     let iter = value.try_iter().map_err(|_| {
         PyTypeError::new_err(format!(
             "ToolPermissions.{field} must be a collection of strings or None, got {}",
-            value.get_type().qualname().map(|n| n.to_string()).unwrap_or_default()
+            value
+                .get_type()
+                .qualname()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         ))
     })?;
     let mut out = Vec::new();
@@ -115,7 +119,11 @@ impl PyToolPermissions {
     /// name the origin is unknown, so origin allowlists cannot admit it.
     fn denial_reason(&self, tool: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
         let (name, origin) = Self::subject(tool)?;
-        Ok(self.core.check(&name, origin.as_deref()).err().map(|d| d.to_string()))
+        Ok(self
+            .core
+            .check(&name, origin.as_deref())
+            .err()
+            .map(|d| d.to_string()))
     }
 
     /// True when ``tool`` (a Tool, or a bare name) may be called.

@@ -6,14 +6,26 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
 
 fn repr(value: &Bound<'_, PyAny>) -> String {
-    value.repr().map(|r| r.to_string()).unwrap_or_else(|_| "<unprintable>".to_owned())
+    value
+        .repr()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| "<unprintable>".to_owned())
 }
 
 fn count(field: &'static str, min: u64, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
     let Some(value) = value.filter(|v| !v.is_none()) else {
         return Ok(None);
     };
-    let bad = || PyValueError::new_err(PolicyError::BadCount { field, min, got: repr(value) }.to_string());
+    let bad = || {
+        PyValueError::new_err(
+            PolicyError::BadCount {
+                field,
+                min,
+                got: repr(value),
+            }
+            .to_string(),
+        )
+    };
     // bool is an int subclass in Python, but True is not a count.
     if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
         return Err(bad());
@@ -32,7 +44,9 @@ fn seconds(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
         return Ok(None);
     };
     let bad = || PyValueError::new_err(PolicyError::BadDeadline { got: repr(value) }.to_string());
-    if value.is_instance_of::<PyBool>() || !(value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>()) {
+    if value.is_instance_of::<PyBool>()
+        || !(value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>())
+    {
         return Err(bad());
     }
     let v: f64 = value.extract().map_err(|_| bad())?;
@@ -92,7 +106,9 @@ impl PyRunBudget {
         deadline_seconds: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let limits = limits(max_llm_calls, max_tool_calls, max_tokens, deadline_seconds)?;
-        Ok(PyRunBudget { core: RunBudget::new(limits) })
+        Ok(PyRunBudget {
+            core: RunBudget::new(limits),
+        })
     }
 
     fn admit_llm(&self, elapsed: f64) -> Option<(&'static str, String)> {
