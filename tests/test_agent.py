@@ -584,3 +584,34 @@ def test_retriever_picks_the_tools_and_discoveries_are_merged(use_async):
 def test_tool_retriever_type_is_checked():
     with pytest.raises(TypeError, match="schema_for"):
         Agent("a", ScriptedLLM([]), tools=[Add()], tool_retriever=object())
+
+
+def test_more_garbage_from_the_model():
+    add = Add()
+    deep = "[" * 100_000 + "]" * 100_000
+    resp = LLMResponse(
+        tool_calls=[
+            None,
+            "call add please",
+            {"id": "x1", "type": "function", "function": {"name": 7, "arguments": "{}"}},
+            {"id": "x2", "type": "function", "function": {"name": "add", "arguments": deep}},
+            {"id": "x3", "type": "function", "function": {"name": "add", "arguments": 12}},
+            {"id": "x4", "type": "function", "function": "add"},
+        ]
+    )
+    result = Agent("a", ScriptedLLM([resp, "still here"]), tools=[add]).run("go")
+    assert result.final_output == "still here"
+    statuses = [c.status for c in result.tool_calls]
+    assert statuses == ["invalid_call", "invalid_call", "invalid_call", "invalid_args", "invalid_args", "invalid_call"]
+    assert result.tool_calls[3].output == "Error: arguments for tool 'add' are nested too deeply"
+    assert add.seen == [] and result.usage.tool_calls == 0
+    # Every tool message answers an id present in the recorded assistant message.
+    wire_ids = [c["id"] for c in result.messages[2]["tool_calls"]]
+    assert [m["tool_call_id"] for m in result.messages if m["role"] == "tool"] == wire_ids
+    assert len(set(wire_ids)) == 6
+
+
+def test_a_single_call_object_instead_of_a_list():
+    resp = LLMResponse(tool_calls={"id": "solo", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 1}'}})
+    result = Agent("a", ScriptedLLM([resp, "2"]), tools=[Add()]).run("go")
+    assert tool_messages(result) == [("solo", "2")]

@@ -151,6 +151,9 @@ def parse_call(call: Any, index: int, turn: int) -> ToolCallRecord:
         except ValueError:
             rec.refuse("invalid_args", f"Error: arguments for tool '{rec.name}' are not valid JSON")
             return rec
+        except RecursionError:  # hostile nesting must not end the run
+            rec.refuse("invalid_args", f"Error: arguments for tool '{rec.name}' are nested too deeply")
+            return rec
     else:
         params = raw
     if type(params) is not dict:
