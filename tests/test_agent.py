@@ -615,3 +615,28 @@ def test_a_single_call_object_instead_of_a_list():
     resp = LLMResponse(tool_calls={"id": "solo", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 1}'}})
     result = Agent("a", ScriptedLLM([resp, "2"]), tools=[Add()]).run("go")
     assert tool_messages(result) == [("solo", "2")]
+
+
+def test_tasks_left_behind_by_a_sync_run_are_cancelled():
+    state = {"cancelled": False}
+
+    class Spawner(Tool):
+        def __init__(self):
+            super().__init__("spawn", "Starts background work.")
+
+        def get_parameters(self):
+            return []
+
+        async def arun(self, parameters):
+            async def background():
+                try:
+                    await asyncio.sleep(30)
+                except asyncio.CancelledError:
+                    state["cancelled"] = True
+                    raise
+
+            asyncio.get_running_loop().create_task(background())
+            return ToolResponse.ok("started")
+
+    result = Agent("a", ScriptedLLM([ScriptedLLM.tool_call("spawn"), "ok"]), tools=[Spawner()]).run("go")
+    assert result.final_output == "ok" and state["cancelled"]

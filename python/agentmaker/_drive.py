@@ -123,14 +123,30 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         )
     loop = _thread_loop()
     if not loop.is_running():
-        return loop.run_until_complete(_continue(coro))
+        try:
+            return loop.run_until_complete(_continue(coro))
+        finally:
+            _cancel_leftovers(loop)
     # A run nested inside a sync tool of an outer run on this thread: the thread's loop is busy
     # with the outer run, so this one gets a loop of its own.
     nested = asyncio.new_event_loop()
     try:
         return nested.run_until_complete(_continue(coro))
     finally:
+        _cancel_leftovers(nested)
         nested.close()
+
+
+def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
+    """Like ``asyncio.run``: when a sync run returns (or is interrupted), nothing it started is
+    left pending on the loop, where it would otherwise wake up inside some later run."""
+    tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    if not tasks:
+        return
+    for task in tasks:
+        task.cancel()
+    with contextlib.suppress(BaseException):
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
 
 
 @contextlib.contextmanager
