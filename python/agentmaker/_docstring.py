@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from agentmaker._native import _parse_docstring
 
-__all__ = ["DocInfo", "parse_docstring"]
+__all__ = ["DocInfo", "doc_parts", "parse_docstring"]
 
 
 class DocInfo(NamedTuple):
@@ -29,3 +29,13 @@ def parse_docstring(doc: str | None) -> DocInfo:
     except Exception:  # noqa: BLE001 - e.g. lone surrogates that are not valid UTF-8
         return DocInfo("", {})
     return DocInfo(description, params)
+
+
+def doc_parts(doc: str | None) -> tuple[str, dict[str, str]]:
+    """``parse_docstring`` as a plain (description, params) pair (the @tool hot path)."""
+    if not doc or type(doc) is not str:
+        return "", {}
+    try:
+        return _parse_docstring(doc)
+    except Exception:  # noqa: BLE001 - e.g. lone surrogates that are not valid UTF-8
+        return "", {}

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from agentmaker import _schema_infer as _si
-from agentmaker._docstring import parse_docstring
+from agentmaker._docstring import doc_parts
 from agentmaker._schema_objects import json_default, jsonable
 from agentmaker.errors import ToolRegistrationError
 
@@ -225,40 +225,35 @@ def _fail(func: Any, message: str) -> ToolRegistrationError:
     return ToolRegistrationError(f"Tool function '{_fn_label(func)}' {message}")
 
 
-class _Shape(NamedTuple):
-    """A callable's parameters as the analysis needs them."""
-
-    target: Callable[..., Any]  # what to call
-    code_owner: Any  # function whose annotations / globals apply
-    params: list[tuple[str, Any, bool]]  # (name, default or _MISSING, positional-only)
-    annotations: dict[str, Any] | None  # resolved lazily when None (slow path)
-    doc: str | None
-    default_name: str | None
+# A callable's parameters as the analysis needs them (a plain tuple: built once per definition):
+# (what to call, the function whose annotations/globals apply, [(name, default or _MISSING,
+# positional-only)], annotations or None to resolve the slow way, docstring, default tool name).
+_Shape = tuple[Callable[..., Any], Any, list[tuple[str, Any, bool]], "dict[str, Any] | None", "str | None", "str | None"]
 
 
 def analyze(func: Any, *, name: str | None = None, description: str | None = None) -> CallableSpec:
     """Build the spec for ``func``; raise ToolRegistrationError for anything that cannot work."""
     shape = _shape(func)
-    tool_name = name or shape.default_name
+    target, code_owner, params, hints, raw_doc, default_name = shape
+    tool_name = name or default_name
     if not check_tool_name(tool_name):
         raise ToolRegistrationError(
             f"Cannot infer a valid tool name from {func!r} (got {tool_name!r}): pass name= explicitly; "
             "a tool name must match ^[a-zA-Z0-9_-]{1,64}$"
         )
-    doc = parse_docstring(shape.doc)
-    hints = shape.annotations
+    summary, docs = doc_parts(raw_doc)
     if hints is None:
-        hints = _hints_slow(shape.code_owner, func)
-    globalns = getattr(shape.code_owner, "__globals__", None) or {}
+        hints = _hints_slow(code_owner, func)
+    globalns = getattr(code_owner, "__globals__", None) or {}
     with _si.LOCK:
-        built = _build_schema(func, shape, hints, globalns, doc.params)
+        built = _build_schema(func, params, hints, globalns, docs)
     schema, rows, convs, null_defaults, posonly, fills = built
-    is_async = _is_async(func, shape.target)
-    return CallableSpec(tool_name, description if description else doc.description, shape.target, is_async,
+    is_async = _is_async(func, target)
+    return CallableSpec(tool_name, description if description else summary, target, is_async,
                         rows, schema, convs, null_defaults, posonly, fills)
 
 
-def _build_schema(func: Any, shape: _Shape, hints: dict[str, Any], globalns: dict[str, Any],
+def _build_schema(func: Any, params: list[tuple[str, Any, bool]], hints: dict[str, Any], globalns: dict[str, Any],
                   docs: dict[str, str]) -> tuple[Any, ...]:
     resolve = _resolver(globalns, func)
     props: dict[str, Any] = {}
@@ -270,7 +265,7 @@ def _build_schema(func: Any, shape: _Shape, hints: dict[str, Any], globalns: dic
     fills: list[tuple[str, Any]] = []
     refs: set[str] = set()
     cached = _si._CACHE.get
-    for pname, default, is_posonly in shape.params:
+    for pname, default, is_posonly in params:
         ann = hints.get(pname, _MISSING)
         if ann is _MISSING:
             hint = (" (it looks like a method of a class body: register the bound method obj.method instead)"
@@ -384,10 +379,10 @@ def _shape(func: Any) -> _Shape:
             f"Tool function {func!r} is an unbound classmethod: register the bound form (Cls.method) instead")
     t = type(func)
     if t is types.FunctionType and "__wrapped__" not in func.__dict__:
-        return _Shape(func, func, _code_params(func, 0), func.__annotations__, func.__doc__, func.__name__)
+        return (func, func, _code_params(func, 0), func.__annotations__, func.__doc__, func.__name__)
     if t is types.MethodType and type(func.__func__) is types.FunctionType and "__wrapped__" not in func.__func__.__dict__:
         inner = func.__func__
-        return _Shape(func, inner, _code_params(inner, 1), None if _needs_class_ns(inner) else inner.__annotations__,
+        return (func, inner, _code_params(inner, 1), None if _needs_class_ns(inner) else inner.__annotations__,
                       inner.__doc__, inner.__name__)
     if isinstance(func, type):
         raise ToolRegistrationError(f"Tool function {func!r} is a class; decorate a function, or construct a Tool subclass")
@@ -430,7 +425,7 @@ def _inspect_shape(func: Any) -> _Shape:
         params.append((p.name, _MISSING if p.default is p.empty else p.default, p.kind is _POSITIONAL_ONLY))
     if inspect.isgeneratorfunction(owner) or inspect.isasyncgenfunction(owner):
         raise _fail(func, "is a generator; a tool must return its result (return a list or a str instead of yielding)")
-    return _Shape(func, owner, params, None, doc, default_name)
+    return (func, owner, params, None, doc, default_name)
 
 
 def _hints_slow(owner: Any, func: Any) -> dict[str, Any]:
