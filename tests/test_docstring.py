@@ -159,3 +159,15 @@ def test_cached_result_is_not_shared() -> None:
     first = parse_docstring(doc)
     first.params["a"] = "mutated"
     assert parse_docstring(doc).params == {"a": "A."}
+
+
+def test_random_text_never_breaks_the_parser() -> None:
+    import random
+
+    rng = random.Random(1234)
+    alphabet = list("Args:Parameters-参数：（）() \t\n:@*xyzé\u3000\r>") + [":param ", "@param ", "----\n", "    "]
+    for _ in range(3000):
+        doc = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
+        info = parse_docstring(doc)
+        assert isinstance(info.description, str)
+        assert all(isinstance(k, str) and isinstance(v, str) for k, v in info.params.items())
