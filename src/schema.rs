@@ -20,7 +20,11 @@ pub struct ToolParameter {
 }
 
 impl ToolParameter {
-    pub fn new(name: impl Into<String>, type_: impl Into<String>, description: impl Into<String>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        type_: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
         ToolParameter {
             name: name.into(),
             type_: type_.into(),
@@ -50,7 +54,10 @@ impl ToolParameter {
         }
         let mut prop = Map::new();
         prop.insert("type".into(), Value::String(self.type_.clone()));
-        prop.insert("description".into(), Value::String(self.description.clone()));
+        prop.insert(
+            "description".into(),
+            Value::String(self.description.clone()),
+        );
         if !self.required {
             if let Some(default) = self.default.as_ref().filter(|d| !d.is_null()) {
                 prop.insert("default".into(), default.clone());
@@ -72,7 +79,10 @@ pub fn check_parameters(params: &[ToolParameter]) -> Result<(), String> {
         }
         if let Some(schema) = &p.schema {
             if !schema.is_object() && !schema.is_boolean() {
-                return Err(format!("parameter '{}' has a schema that is not a JSON object", p.name));
+                return Err(format!(
+                    "parameter '{}' has a schema that is not a JSON object",
+                    p.name
+                ));
             }
         }
     }
@@ -133,7 +143,11 @@ pub fn param_lines(root: &Value) -> Vec<ParamLine> {
             type_word: type_word(prop, root),
             required: required.contains(&name.as_str()),
             default: prop.get("default").cloned(),
-            description: prop.get("description").and_then(Value::as_str).unwrap_or("").to_string(),
+            description: prop
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
         })
         .collect()
 }
@@ -162,8 +176,10 @@ fn type_word_depth(schema: &Value, root: &Value, depth: usize) -> String {
     }
     for key in ["anyOf", "oneOf"] {
         if let Some(Value::Array(members)) = schema.get(key) {
-            let words: Vec<String> =
-                members.iter().map(|m| type_word_depth(m, root, depth + 1)).collect();
+            let words: Vec<String> = members
+                .iter()
+                .map(|m| type_word_depth(m, root, depth + 1))
+                .collect();
             return words.join("|");
         }
     }
@@ -182,14 +198,30 @@ fn type_word_depth(schema: &Value, root: &Value, depth: usize) -> String {
 pub fn describe_tool(name: &str, description: &str, root: &Value) -> String {
     let mut out = format!("- {name}: {description}");
     for line in param_lines(root) {
-        let label = if line.required { "required" } else { "optional" };
+        let label = if line.required {
+            "required"
+        } else {
+            "optional"
+        };
+        // For an optional parameter `null` only means "use the default": saying "optional" is
+        // clearer than "integer|null".
+        let type_word = if line.required {
+            line.type_word.clone()
+        } else {
+            let words: Vec<&str> = line.type_word.split('|').filter(|w| *w != "null").collect();
+            if words.is_empty() {
+                line.type_word.clone()
+            } else {
+                words.join("|")
+            }
+        };
         let default = match (&line.default, line.required) {
             (Some(d), false) if !d.is_null() => format!(", default {}", d),
             _ => String::new(),
         };
         out.push_str(&format!(
             "\n    - {} ({}, {}{}): {}",
-            line.name, line.type_word, label, default, line.description
+            line.name, type_word, label, default, line.description
         ));
     }
     out
@@ -215,11 +247,23 @@ mod tests {
         let s = root_schema(&params());
         assert_eq!(s["type"], "object");
         assert_eq!(s["required"], json!(["city", "action"]));
-        assert_eq!(s["properties"]["city"], json!({"type": "string", "description": "City name"}));
+        assert_eq!(
+            s["properties"]["city"],
+            json!({"type": "string", "description": "City name"})
+        );
         assert_eq!(s["properties"]["days"]["default"], 3);
-        assert_eq!(s["properties"]["flag"]["default"], false, "falsy defaults are kept");
-        assert!(s["properties"]["note"].get("default").is_none(), "None defaults are not emitted");
-        assert_eq!(s["properties"]["action"], json!({"type": "string", "enum": ["read", "append"]}));
+        assert_eq!(
+            s["properties"]["flag"]["default"], false,
+            "falsy defaults are kept"
+        );
+        assert!(
+            s["properties"]["note"].get("default").is_none(),
+            "None defaults are not emitted"
+        );
+        assert_eq!(
+            s["properties"]["action"],
+            json!({"type": "string", "enum": ["read", "append"]})
+        );
         let keys: Vec<&String> = s.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["type", "properties", "required"]);
         assert_eq!(root_schema(&[])["required"], json!([]));
@@ -235,10 +279,31 @@ mod tests {
     }
 
     #[test]
+    fn optional_parameters_do_not_show_null() {
+        let root = json!({"type": "object", "properties": {
+            "days": {"type": ["integer", "null"], "default": 3, "description": "Days"},
+            "maybe": {"anyOf": [{"type": "string"}, {"type": "null"}]}
+        }, "required": ["maybe"]});
+        assert_eq!(
+            describe_tool("t", "d", &root),
+            "- t: d\n    - days (integer, optional, default 3): Days\n    - maybe (string|null, required): "
+        );
+    }
+
+    #[test]
     fn type_words() {
         let root = json!({"$defs": {"P": {"type": "object"}}});
-        assert_eq!(type_word(&json!({"type": ["integer", "null"]}), &root), "integer|null");
-        assert_eq!(type_word(&json!({"anyOf": [{"type": "integer"}, {"type": "null"}]}), &root), "integer|null");
+        assert_eq!(
+            type_word(&json!({"type": ["integer", "null"]}), &root),
+            "integer|null"
+        );
+        assert_eq!(
+            type_word(
+                &json!({"anyOf": [{"type": "integer"}, {"type": "null"}]}),
+                &root
+            ),
+            "integer|null"
+        );
         assert_eq!(type_word(&json!({"enum": [1, 2]}), &root), "enum");
         assert_eq!(type_word(&json!({"$ref": "#/$defs/P"}), &root), "object");
         assert_eq!(type_word(&json!({}), &root), "any");
@@ -246,7 +311,12 @@ mod tests {
 
     #[test]
     fn duplicate_parameters_are_refused() {
-        let p = vec![ToolParameter::new("a", "string", ""), ToolParameter::new("a", "string", "")];
-        assert!(check_parameters(&p).unwrap_err().contains("'a' is declared twice"));
+        let p = vec![
+            ToolParameter::new("a", "string", ""),
+            ToolParameter::new("a", "string", ""),
+        ];
+        assert!(check_parameters(&p)
+            .unwrap_err()
+            .contains("'a' is declared twice"));
     }
 }
