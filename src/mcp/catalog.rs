@@ -45,7 +45,9 @@ pub enum CatalogError {
     Malformed { reason: String },
     #[error("MCP server listed a tool with an empty name")]
     EmptyName,
-    #[error("MCP server listed a tool whose name is longer than {MAX_REMOTE_NAME_BYTES} bytes: {name}")]
+    #[error(
+        "MCP server listed a tool whose name is longer than {MAX_REMOTE_NAME_BYTES} bytes: {name}"
+    )]
     NameTooLong { name: String },
     #[error("MCP server listed the tool {name} more than once")]
     DuplicateName { name: String },
@@ -86,9 +88,18 @@ pub fn parse_page(result: &Value) -> Result<(Vec<ListedTool>, Option<String>), C
         let description = match t.get("description") {
             None | Some(Value::Null) => None,
             Some(Value::String(d)) => Some(d.clone()),
-            Some(_) => return Err(malformed(format!("tool {} has a description that is not a string", quoted(name)))),
+            Some(_) => {
+                return Err(malformed(format!(
+                    "tool {} has a description that is not a string",
+                    quoted(name)
+                )))
+            }
         };
-        out.push(ListedTool { name: name.to_string(), description, input_schema: t.get("inputSchema").cloned() });
+        out.push(ListedTool {
+            name: name.to_string(),
+            description,
+            input_schema: t.get("inputSchema").cloned(),
+        });
     }
     Ok((out, cursor))
 }
@@ -103,15 +114,23 @@ pub struct CatalogRules<'a> {
 }
 
 /// Checks the whole listing and builds the entries, sorted by display name.
-pub fn build_catalog(mut listed: Vec<ListedTool>, rules: &CatalogRules<'_>) -> Result<Vec<CatalogEntry>, CatalogError> {
+pub fn build_catalog(
+    mut listed: Vec<ListedTool>,
+    rules: &CatalogRules<'_>,
+) -> Result<Vec<CatalogEntry>, CatalogError> {
     if listed.len() > rules.max_tools {
-        return Err(CatalogError::TooManyTools { count: listed.len(), max: rules.max_tools });
+        return Err(CatalogError::TooManyTools {
+            count: listed.len(),
+            max: rules.max_tools,
+        });
     }
     // Sorting by remote name makes display names independent of the listing order.
     listed.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
     for pair in listed.windows(2) {
         if pair[0].name == pair[1].name {
-            return Err(CatalogError::DuplicateName { name: quoted(&pair[0].name) });
+            return Err(CatalogError::DuplicateName {
+                name: quoted(&pair[0].name),
+            });
         }
     }
     let mut taken: HashSet<String> = HashSet::with_capacity(listed.len());
@@ -121,16 +140,34 @@ pub fn build_catalog(mut listed: Vec<ListedTool>, rules: &CatalogRules<'_>) -> R
             return Err(CatalogError::EmptyName);
         }
         if tool.name.len() > MAX_REMOTE_NAME_BYTES {
-            return Err(CatalogError::NameTooLong { name: quoted(&tool.name) });
+            return Err(CatalogError::NameTooLong {
+                name: quoted(&tool.name),
+            });
         }
-        let fp = fingerprint(&tool.name, tool.description.as_deref(), tool.input_schema.as_ref());
-        let schema = tool.input_schema.as_ref().cloned().unwrap_or_else(|| Value::Object(Default::default()));
-        let input_schema = prepare_input_schema(&schema, rules.max_desc_chars)
-            .map_err(|reason| CatalogError::BadSchema { name: quoted(&tool.name), reason })?;
+        let fp = fingerprint(
+            &tool.name,
+            tool.description.as_deref(),
+            tool.input_schema.as_ref(),
+        );
+        let schema = tool
+            .input_schema
+            .as_ref()
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        let input_schema =
+            prepare_input_schema(&schema, rules.max_desc_chars).map_err(|reason| {
+                CatalogError::BadSchema {
+                    name: quoted(&tool.name),
+                    reason,
+                }
+            })?;
         let display_name = unique_name(rules.namespace, &tool.name, &mut taken);
         entries.push(CatalogEntry {
             display_name,
-            description: sanitize_marked(tool.description.as_deref().unwrap_or(""), rules.max_desc_chars),
+            description: sanitize_marked(
+                tool.description.as_deref().unwrap_or(""),
+                rules.max_desc_chars,
+            ),
             remote_name: tool.name,
             input_schema,
             fingerprint: fp,
@@ -154,7 +191,11 @@ fn unique_name(namespace: &str, remote: &str, taken: &mut HashSet<String>) -> St
     let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
     let mut n = 1usize;
     loop {
-        let suffix = if n == 1 { format!("_{hash}") } else { format!("_{hash}_{n}") };
+        let suffix = if n == 1 {
+            format!("_{hash}")
+        } else {
+            format!("_{hash}_{n}")
+        };
         let stem: String = base.chars().take(NAME_LIMIT - suffix.len()).collect();
         let candidate = format!("{stem}{suffix}");
         if taken.insert(candidate.clone()) {
@@ -164,7 +205,10 @@ fn unique_name(namespace: &str, remote: &str, taken: &mut HashSet<String>) -> St
     }
 }
 
-fn check_pins(entries: &[CatalogEntry], pins: &BTreeMap<String, String>) -> Result<(), CatalogError> {
+fn check_pins(
+    entries: &[CatalogEntry],
+    pins: &BTreeMap<String, String>,
+) -> Result<(), CatalogError> {
     let mut problems = Vec::new();
     let mut seen = HashSet::new();
     for e in entries {
@@ -177,18 +221,26 @@ fn check_pins(entries: &[CatalogEntry], pins: &BTreeMap<String, String>) -> Resu
                 sanitize_marked(expected, 64),
                 e.fingerprint
             )),
-            None => problems.push(format!("'{}' is not pinned (fingerprint {})", e.display_name, e.fingerprint)),
+            None => problems.push(format!(
+                "'{}' is not pinned (fingerprint {})",
+                e.display_name, e.fingerprint
+            )),
         }
     }
     for name in pins.keys() {
         if !seen.contains(name.as_str()) {
-            problems.push(format!("'{}' is pinned but the server did not list it", sanitize_marked(name, 80)));
+            problems.push(format!(
+                "'{}' is pinned but the server did not list it",
+                sanitize_marked(name, 80)
+            ));
         }
     }
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(CatalogError::Pins { details: problems.join("; ") })
+        Err(CatalogError::Pins {
+            details: problems.join("; "),
+        })
     }
 }
 
@@ -198,16 +250,30 @@ mod tests {
     use serde_json::json;
 
     fn tool(name: &str) -> ListedTool {
-        ListedTool { name: name.into(), description: Some(format!("does {name}")), input_schema: Some(json!({"type": "object"})) }
+        ListedTool {
+            name: name.into(),
+            description: Some(format!("does {name}")),
+            input_schema: Some(json!({"type": "object"})),
+        }
     }
 
     fn rules(pins: Option<&BTreeMap<String, String>>) -> CatalogRules<'_> {
-        CatalogRules { namespace: "ns", max_tools: 10, max_desc_chars: 100, expected_fingerprints: pins }
+        CatalogRules {
+            namespace: "ns",
+            max_tools: 10,
+            max_desc_chars: 100,
+            expected_fingerprints: pins,
+        }
     }
 
     #[test]
     fn names_are_namespaced_legal_and_unique_in_any_order() {
-        let a = vec![tool("a.b"), tool("a b"), tool("a_b"), tool(&"x".repeat(500))];
+        let a = vec![
+            tool("a.b"),
+            tool("a b"),
+            tool("a_b"),
+            tool(&"x".repeat(500)),
+        ];
         let mut b = a.clone();
         b.reverse();
         let ca = build_catalog(a, &rules(None)).unwrap();
@@ -221,7 +287,11 @@ mod tests {
         let ab = ca.iter().find(|e| e.remote_name == "a b").unwrap();
         assert_eq!(ab.display_name, "ns_a_b");
         let dotted = ca.iter().find(|e| e.remote_name == "a.b").unwrap();
-        assert!(dotted.display_name.starts_with("ns_a_b_") && dotted.display_name.len() == 15, "{}", dotted.display_name);
+        assert!(
+            dotted.display_name.starts_with("ns_a_b_") && dotted.display_name.len() == 15,
+            "{}",
+            dotted.display_name
+        );
         let long = ca.iter().find(|e| e.remote_name.len() == 500).unwrap();
         assert_eq!(long.display_name.len(), 64);
         assert_eq!(names.iter().collect::<HashSet<_>>().len(), 4);
@@ -230,32 +300,61 @@ mod tests {
     #[test]
     fn bad_catalogs_are_refused() {
         let many: Vec<ListedTool> = (0..11).map(|i| tool(&format!("t{i}"))).collect();
-        assert_eq!(build_catalog(many, &rules(None)).unwrap_err(), CatalogError::TooManyTools { count: 11, max: 10 });
-        assert_eq!(build_catalog(vec![tool("")], &rules(None)).unwrap_err(), CatalogError::EmptyName);
-        assert!(matches!(build_catalog(vec![tool("a"), tool("a")], &rules(None)), Err(CatalogError::DuplicateName { .. })));
+        assert_eq!(
+            build_catalog(many, &rules(None)).unwrap_err(),
+            CatalogError::TooManyTools { count: 11, max: 10 }
+        );
+        assert_eq!(
+            build_catalog(vec![tool("")], &rules(None)).unwrap_err(),
+            CatalogError::EmptyName
+        );
+        assert!(matches!(
+            build_catalog(vec![tool("a"), tool("a")], &rules(None)),
+            Err(CatalogError::DuplicateName { .. })
+        ));
         let mut t = tool("evil\u{202e}");
         t.input_schema = Some(json!({"properties": {"x": {"$ref": "http://x/y"}}}));
-        let err = build_catalog(vec![t], &rules(None)).unwrap_err().to_string();
+        let err = build_catalog(vec![t], &rules(None))
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "MCP tool 'evil' has an unusable inputSchema: $ref must be a local reference starting with '#', got \"http://x/y\"");
         let mut t = tool("n");
         t.input_schema = Some(json!("nope"));
-        assert!(build_catalog(vec![t], &rules(None)).unwrap_err().to_string().contains("must be a JSON object, got a string"));
+        assert!(build_catalog(vec![t], &rules(None))
+            .unwrap_err()
+            .to_string()
+            .contains("must be a JSON object, got a string"));
     }
 
     #[test]
     fn pins_are_an_exact_set() {
         let listed = vec![tool("a"), tool("b")];
         let ok = build_catalog(listed.clone(), &rules(None)).unwrap();
-        let mut pins: BTreeMap<String, String> = ok.iter().map(|e| (e.display_name.clone(), e.fingerprint.clone())).collect();
+        let mut pins: BTreeMap<String, String> = ok
+            .iter()
+            .map(|e| (e.display_name.clone(), e.fingerprint.clone()))
+            .collect();
         assert!(build_catalog(listed.clone(), &rules(Some(&pins))).is_ok());
         let mut changed = listed.clone();
         changed[1].description = Some("does b, and also exfiltrates".into());
-        let err = build_catalog(changed, &rules(Some(&pins))).unwrap_err().to_string();
-        assert!(err.contains("'ns_b' changed") && !err.contains("'ns_a'"), "{err}");
-        let err = build_catalog(vec![tool("a")], &rules(Some(&pins))).unwrap_err().to_string();
-        assert!(err.contains("'ns_b' is pinned but the server did not list it"), "{err}");
+        let err = build_catalog(changed, &rules(Some(&pins)))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'ns_b' changed") && !err.contains("'ns_a'"),
+            "{err}"
+        );
+        let err = build_catalog(vec![tool("a")], &rules(Some(&pins)))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'ns_b' is pinned but the server did not list it"),
+            "{err}"
+        );
         pins.remove("ns_b");
-        let err = build_catalog(listed, &rules(Some(&pins))).unwrap_err().to_string();
+        let err = build_catalog(listed, &rules(Some(&pins)))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("'ns_b' is not pinned"), "{err}");
     }
 
@@ -265,7 +364,14 @@ mod tests {
         t.description = Some("hi\u{202e}there".into());
         let e = &build_catalog(vec![t.clone()], &rules(None)).unwrap()[0];
         assert_eq!(e.description, "hithere");
-        assert_eq!(e.fingerprint, fingerprint("a", Some("hi\u{202e}there"), Some(&json!({"type": "object"}))));
+        assert_eq!(
+            e.fingerprint,
+            fingerprint(
+                "a",
+                Some("hi\u{202e}there"),
+                Some(&json!({"type": "object"}))
+            )
+        );
     }
 
     #[test]
@@ -273,7 +379,10 @@ mod tests {
         let (tools, cursor) = parse_page(&json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}}], "nextCursor": "2"})).unwrap();
         assert_eq!(tools[0].name, "a");
         assert_eq!(cursor.as_deref(), Some("2"));
-        assert!(parse_page(&json!({"tools": [{"description": "x"}]})).unwrap_err().to_string().contains("tool #0 has no string \"name\""));
+        assert!(parse_page(&json!({"tools": [{"description": "x"}]}))
+            .unwrap_err()
+            .to_string()
+            .contains("tool #0 has no string \"name\""));
         assert!(parse_page(&json!({})).is_err());
     }
 }

@@ -6,7 +6,9 @@
 //! and, for stdio, the server's whole process group. Every wait on the server (initialize,
 //! each page of the listing, every call) is bounded by `timeout` unless it is `None`.
 
-use super::catalog::{build_catalog, parse_page, CatalogEntry, CatalogError, CatalogRules, ListedTool};
+use super::catalog::{
+    build_catalog, parse_page, CatalogEntry, CatalogError, CatalogRules, ListedTool,
+};
 use super::http::{check_url, http_client, parse_headers, HeaderClient, HeaderSource};
 use super::result::convert_result;
 use super::sanitize::sanitize_marked;
@@ -16,11 +18,13 @@ use crate::prompts::Prompts;
 use crate::response::ToolResponse;
 use crate::tool::{check_tool_name, NativeTool, ToolSpec};
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientRequest, CustomRequest, Implementation, InitializeRequestParams,
-    ServerResult,
+    CallToolRequestParams, ClientCapabilities, ClientRequest, CustomRequest, Implementation,
+    InitializeRequestParams, ServerResult,
 };
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceError, ServiceExt};
-use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -141,13 +145,22 @@ impl McpClient {
         check_tool_name(&config.namespace)
             .map_err(|_| McpError::Config("namespace must match ^[a-zA-Z0-9_-]{1,64}$".into()))?;
         if config.max_tools < 1 {
-            return Err(McpError::Config(format!("max_tools must be >= 1, got {}", config.max_tools)));
+            return Err(McpError::Config(format!(
+                "max_tools must be >= 1, got {}",
+                config.max_tools
+            )));
         }
         if config.max_result_chars < 1 {
-            return Err(McpError::Config(format!("max_result_chars must be >= 1, got {}", config.max_result_chars)));
+            return Err(McpError::Config(format!(
+                "max_result_chars must be >= 1, got {}",
+                config.max_result_chars
+            )));
         }
         if config.max_desc_chars < 1 {
-            return Err(McpError::Config(format!("max_desc_chars must be >= 1, got {}", config.max_desc_chars)));
+            return Err(McpError::Config(format!(
+                "max_desc_chars must be >= 1, got {}",
+                config.max_desc_chars
+            )));
         }
         if config.timeout.is_some_and(|t| t.is_zero()) {
             return Err(McpError::Config("timeout must be positive or None".into()));
@@ -159,15 +172,25 @@ impl McpClient {
                 }
             }
             TransportConfig::Http(h) => {
-                check_url(&h.url, h.allow_insecure_http).map_err(|e| McpError::Config(e.to_string()))?;
+                check_url(&h.url, h.allow_insecure_http)
+                    .map_err(|e| McpError::Config(e.to_string()))?;
                 parse_headers(&h.headers).map_err(McpError::Config)?;
                 if let Some(token) = &h.bearer {
-                    parse_headers(&[("authorization".into(), format!("Bearer {token}"))])
-                        .map_err(|_| McpError::Config("auth token contains characters not allowed in an HTTP header".into()))?;
+                    parse_headers(&[("authorization".into(), format!("Bearer {token}"))]).map_err(
+                        |_| {
+                            McpError::Config(
+                                "auth token contains characters not allowed in an HTTP header"
+                                    .into(),
+                            )
+                        },
+                    )?;
                 }
             }
         }
-        Ok(McpClient { config: Arc::new(config), session: Mutex::new(None) })
+        Ok(McpClient {
+            config: Arc::new(config),
+            session: Mutex::new(None),
+        })
     }
 
     pub fn config(&self) -> &ClientConfig {
@@ -208,8 +231,11 @@ impl McpClient {
         let timeout = self.config.timeout;
         let (running, child) = match &self.config.transport {
             TransportConfig::Stdio(cfg) => {
-                let (child, stdout, stdin) = ChildProcess::spawn(cfg)
-                    .map_err(|e| McpError::Spawn { target: target.clone(), reason: e.to_string() })?;
+                let (child, stdout, stdin) =
+                    ChildProcess::spawn(cfg).map_err(|e| McpError::Spawn {
+                        target: target.clone(),
+                        reason: e.to_string(),
+                    })?;
                 match bounded(timeout, info.serve((stdout, stdin))).await {
                     Some(Ok(running)) => (running, Some(child)),
                     Some(Err(e)) => {
@@ -218,14 +244,20 @@ impl McpClient {
                         child.shutdown(Duration::from_millis(200)).await;
                         let tail = child.stderr_tail();
                         if !tail.is_empty() {
-                            reason.push_str(&format!("; server stderr: {}", sanitize_marked(&tail, ERROR_CHARS)));
+                            reason.push_str(&format!(
+                                "; server stderr: {}",
+                                sanitize_marked(&tail, ERROR_CHARS)
+                            ));
                         }
                         return Err(McpError::Handshake { target, reason });
                     }
                     None => {
                         let mut child = child;
                         child.shutdown(Duration::ZERO).await;
-                        return Err(McpError::HandshakeTimeout { target, secs: timeout.map(secs).unwrap_or_default() });
+                        return Err(McpError::HandshakeTimeout {
+                            target,
+                            secs: timeout.map(secs).unwrap_or_default(),
+                        });
                     }
                 }
             }
@@ -233,18 +265,31 @@ impl McpClient {
                 let mut headers = parse_headers(&h.headers).map_err(McpError::Config)?;
                 if let Some(token) = &h.bearer {
                     headers.extend(
-                        parse_headers(&[("authorization".into(), format!("Bearer {token}"))]).map_err(McpError::Config)?,
+                        parse_headers(&[("authorization".into(), format!("Bearer {token}"))])
+                            .map_err(McpError::Config)?,
                     );
                 }
-                let client = HeaderClient { inner: http_client().map_err(McpError::Config)?, source: h.header_source.clone() };
-                let cfg = StreamableHttpClientTransportConfig::with_uri(h.url.as_str()).custom_headers(headers);
+                let client = HeaderClient {
+                    inner: http_client().map_err(McpError::Config)?,
+                    source: h.header_source.clone(),
+                };
+                let cfg = StreamableHttpClientTransportConfig::with_uri(h.url.as_str())
+                    .custom_headers(headers);
                 let transport = StreamableHttpClientTransport::with_client(client, cfg);
                 match bounded(timeout, info.serve(transport)).await {
                     Some(Ok(running)) => (running, None),
                     Some(Err(e)) => {
-                        return Err(McpError::Handshake { target, reason: sanitize_marked(&e.to_string(), ERROR_CHARS) })
+                        return Err(McpError::Handshake {
+                            target,
+                            reason: sanitize_marked(&e.to_string(), ERROR_CHARS),
+                        })
                     }
-                    None => return Err(McpError::HandshakeTimeout { target, secs: timeout.map(secs).unwrap_or_default() }),
+                    None => {
+                        return Err(McpError::HandshakeTimeout {
+                            target,
+                            secs: timeout.map(secs).unwrap_or_default(),
+                        })
+                    }
                 }
             }
         };
@@ -258,7 +303,10 @@ impl McpClient {
         });
         // Two concurrent connects: the loser closes what it opened.
         let loser = {
-            let mut slot = self.session.lock().map_err(|_| McpError::Config("client state poisoned".into()))?;
+            let mut slot = self
+                .session
+                .lock()
+                .map_err(|_| McpError::Config("client state poisoned".into()))?;
             if slot.is_some() {
                 Some(session)
             } else {
@@ -284,11 +332,18 @@ impl McpClient {
 
     /// Lists the server's tools (following `nextCursor`) and vets them into [`McpTool`]s.
     pub async fn load_tools(&self) -> Result<Vec<McpTool>, McpError> {
-        let session = self.current().filter(|s| !s.is_closed()).ok_or(McpError::NotConnected)?;
+        let session = self
+            .current()
+            .filter(|s| !s.is_closed())
+            .ok_or(McpError::NotConnected)?;
         let timeout = self.config.timeout;
         let listed = match bounded(timeout, list_all(&session.peer, self.config.max_tools)).await {
             Some(r) => r?,
-            None => return Err(McpError::ListTimeout { secs: timeout.map(secs).unwrap_or_default() }),
+            None => {
+                return Err(McpError::ListTimeout {
+                    secs: timeout.map(secs).unwrap_or_default(),
+                })
+            }
         };
         let rules = CatalogRules {
             namespace: &self.config.namespace,
@@ -297,7 +352,10 @@ impl McpClient {
             expected_fingerprints: self.config.expected_fingerprints.as_ref(),
         };
         let entries = build_catalog(listed, &rules)?;
-        Ok(entries.into_iter().map(|e| McpTool::new(e, &self.config, session.clone())).collect())
+        Ok(entries
+            .into_iter()
+            .map(|e| McpTool::new(e, &self.config, session.clone()))
+            .collect())
     }
 }
 
@@ -318,31 +376,51 @@ async fn list_all(peer: &Peer<RoleClient>, max_tools: usize) -> Result<Vec<Liste
     for _ in 0..=max_tools {
         let params = cursor.as_ref().map(|c| serde_json::json!({"cursor": c}));
         let request = ClientRequest::CustomRequest(CustomRequest::new("tools/list", params));
-        let result = peer.send_request(request).await.map_err(|e| McpError::List { reason: service_error(&e) })?;
+        let result = peer
+            .send_request(request)
+            .await
+            .map_err(|e| McpError::List {
+                reason: service_error(&e),
+            })?;
         let raw = match result {
             ServerResult::CustomResult(c) => c.0,
-            other => serde_json::to_value(&other).map_err(|e| McpError::List { reason: e.to_string() })?,
+            other => serde_json::to_value(&other).map_err(|e| McpError::List {
+                reason: e.to_string(),
+            })?,
         };
         let (tools, next) = parse_page(&raw)?;
         all.extend(tools);
         if all.len() > max_tools {
-            return Err(CatalogError::TooManyTools { count: all.len(), max: max_tools }.into());
+            return Err(CatalogError::TooManyTools {
+                count: all.len(),
+                max: max_tools,
+            }
+            .into());
         }
         match next {
             Some(c) => cursor = Some(c),
             None => return Ok(all),
         }
     }
-    Err(McpError::List { reason: "the server kept returning more pages".into() })
+    Err(McpError::List {
+        reason: "the server kept returning more pages".into(),
+    })
 }
 
 /// A transport or protocol failure, worded for the model and cleaned.
 fn service_error(e: &ServiceError) -> String {
     match e {
-        ServiceError::TransportClosed => "the MCP server closed the connection (it may have exited)".into(),
-        ServiceError::McpError(data) => sanitize_marked(&format!("{} (code {})", data.message, data.code.0), ERROR_CHARS),
+        ServiceError::TransportClosed => {
+            "the MCP server closed the connection (it may have exited)".into()
+        }
+        ServiceError::McpError(data) => sanitize_marked(
+            &format!("{} (code {})", data.message, data.code.0),
+            ERROR_CHARS,
+        ),
         // The wrapper's text names rmcp's generic transport type; the inner error is the news.
-        ServiceError::TransportSend(t) => sanitize_marked(&format!("transport error: {}", t.error), ERROR_CHARS),
+        ServiceError::TransportSend(t) => {
+            sanitize_marked(&format!("transport error: {}", t.error), ERROR_CHARS)
+        }
         other => sanitize_marked(&other.to_string(), ERROR_CHARS),
     }
 }
@@ -404,11 +482,18 @@ impl McpTool {
         self.session.runtime.spawn(async move {
             let _ = tx.send(fut.await);
         });
-        rx.recv().unwrap_or_else(|_| ToolResponse::error(self.config.prompts.get(MessageKey::NO_SESSION)))
+        rx.recv().unwrap_or_else(|_| {
+            ToolResponse::error(self.config.prompts.get(MessageKey::NO_SESSION))
+        })
     }
 }
 
-async fn call_remote(session: Arc<Session>, config: Arc<ClientConfig>, name: String, args: Value) -> ToolResponse {
+async fn call_remote(
+    session: Arc<Session>,
+    config: Arc<ClientConfig>,
+    name: String,
+    args: Value,
+) -> ToolResponse {
     let prompts = &config.prompts;
     if session.is_closed() {
         return ToolResponse::error(prompts.get(MessageKey::NO_SESSION));
@@ -418,15 +503,24 @@ async fn call_remote(session: Arc<Session>, config: Arc<ClientConfig>, name: Str
         Value::Null => Default::default(),
         other => {
             let err = format!("arguments must be a JSON object, got {other}");
-            return ToolResponse::error(prompts.fmt(MessageKey::FAILED, &[("err", &sanitize_marked(&err, 200))]));
+            return ToolResponse::error(
+                prompts.fmt(MessageKey::FAILED, &[("err", &sanitize_marked(&err, 200))]),
+            );
         }
     };
     let params = CallToolRequestParams::new(name).with_arguments(arguments);
     match bounded(config.timeout, session.peer.call_tool(params)).await {
         Some(Ok(result)) => convert_result(&result, config.max_result_chars, prompts),
-        Some(Err(_)) if session.is_closed() => ToolResponse::error(prompts.get(MessageKey::NO_SESSION)),
-        Some(Err(e)) => ToolResponse::error(prompts.fmt(MessageKey::FAILED, &[("err", &service_error(&e))])),
-        None => ToolResponse::error(prompts.fmt(MessageKey::TIMEOUT, &[("timeout", &config.timeout.map(secs).unwrap_or_default())])),
+        Some(Err(_)) if session.is_closed() => {
+            ToolResponse::error(prompts.get(MessageKey::NO_SESSION))
+        }
+        Some(Err(e)) => {
+            ToolResponse::error(prompts.fmt(MessageKey::FAILED, &[("err", &service_error(&e))]))
+        }
+        None => ToolResponse::error(prompts.fmt(
+            MessageKey::TIMEOUT,
+            &[("timeout", &config.timeout.map(secs).unwrap_or_default())],
+        )),
     }
 }
 

@@ -42,7 +42,11 @@ impl Write for HashWriter {
 }
 
 /// The canonical JSON text described in the module doc.
-pub fn canonical_text(name: &str, description: Option<&str>, input_schema: Option<&Value>) -> String {
+pub fn canonical_text(
+    name: &str,
+    description: Option<&str>,
+    input_schema: Option<&Value>,
+) -> String {
     let mut out = Vec::new();
     write_triple(&mut out, name, description, input_schema);
     // Every piece written is valid UTF-8 (serde_json output and ASCII punctuation).
@@ -62,7 +66,12 @@ pub fn fingerprint(name: &str, description: Option<&str>, input_schema: Option<&
     hex
 }
 
-fn write_triple<W: Write>(w: &mut W, name: &str, description: Option<&str>, schema: Option<&Value>) {
+fn write_triple<W: Write>(
+    w: &mut W,
+    name: &str,
+    description: Option<&str>,
+    schema: Option<&Value>,
+) {
     let _ = w.write_all(b"[");
     write_string(w, name);
     let _ = w.write_all(b",");
@@ -139,10 +148,15 @@ mod tests {
 
     #[test]
     fn numbers_keep_their_kind() {
-        let v: Value = serde_json::from_str(r#"[1, 1.0, 1e20, -0.0, 0.1, 1.5e-7, 18446744073709551615, -5]"#).unwrap();
+        let v: Value =
+            serde_json::from_str(r#"[1, 1.0, 1e20, -0.0, 0.1, 1.5e-7, 18446744073709551615, -5]"#)
+                .unwrap();
         let mut out = Vec::new();
         write_value(&mut out, &v);
-        assert_eq!(String::from_utf8(out).unwrap(), "[1,1.0,1e+20,-0.0,0.1,1.5e-7,18446744073709551615,-5]");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "[1,1.0,1e+20,-0.0,0.1,1.5e-7,18446744073709551615,-5]"
+        );
     }
 
     #[test]
@@ -151,7 +165,10 @@ mod tests {
         let text = canonical_text("t", Some("d"), Some(&schema));
         assert_eq!(text, r#"["t","d",{"properties":{},"type":"object"}]"#);
         assert_eq!(text.len(), 43);
-        let expected: String = Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let expected: String = Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         assert_eq!(fingerprint("t", Some("d"), Some(&schema)), expected);
     }
 
@@ -166,10 +183,16 @@ mod tests {
         assert_ne!(base, fingerprint("u", Some("d"), Some(&s)));
         let long_a = "a".repeat(10_000);
         let long_b = format!("{}b", "a".repeat(9_999));
-        assert_ne!(fingerprint("t", Some(&long_a), None), fingerprint("t", Some(&long_b), None));
+        assert_ne!(
+            fingerprint("t", Some(&long_a), None),
+            fingerprint("t", Some(&long_b), None)
+        );
         // Key order as sent does not matter.
         let a: Value = serde_json::from_str(r#"{"a":1,"b":2}"#).unwrap();
         let b: Value = serde_json::from_str(r#"{"b":2,"a":1}"#).unwrap();
-        assert_eq!(fingerprint("t", None, Some(&a)), fingerprint("t", None, Some(&b)));
+        assert_eq!(
+            fingerprint("t", None, Some(&a)),
+            fingerprint("t", None, Some(&b))
+        );
     }
 }

@@ -6,12 +6,13 @@
 //! may resend requests, which only works when httpx itself performs the HTTP exchange; here the
 //! exchange is made by reqwest in Rust, so there is no httpx request for it to act on.
 
+use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
 };
-use reqwest::header::{HeaderName, HeaderValue};
 use std::collections::HashMap;
 use std::sync::{Arc, Once};
 
@@ -58,11 +59,15 @@ pub fn check_url(url: &str, allow_insecure_http: bool) -> Result<reqwest::Url, U
 }
 
 /// Parses user headers; names and values must be legal HTTP.
-pub fn parse_headers(pairs: &[(String, String)]) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+pub fn parse_headers(
+    pairs: &[(String, String)],
+) -> Result<HashMap<HeaderName, HeaderValue>, String> {
     let mut out = HashMap::with_capacity(pairs.len());
     for (k, v) in pairs {
-        let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| format!("invalid HTTP header name {k:?}"))?;
-        let value = HeaderValue::from_str(v).map_err(|_| format!("invalid value for HTTP header {k:?}"))?;
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| format!("invalid HTTP header name {k:?}"))?;
+        let value =
+            HeaderValue::from_str(v).map_err(|_| format!("invalid value for HTTP header {k:?}"))?;
         out.insert(name, value);
     }
     Ok(out)
@@ -92,15 +97,21 @@ pub struct HeaderClient {
 type HttpResult<T> = Result<T, StreamableHttpError<reqwest::Error>>;
 
 impl HeaderClient {
-    async fn merged(&self, mut headers: HashMap<HeaderName, HeaderValue>) -> HttpResult<HashMap<HeaderName, HeaderValue>> {
+    async fn merged(
+        &self,
+        mut headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<HashMap<HeaderName, HeaderValue>> {
         let Some(source) = self.source.clone() else {
             return Ok(headers);
         };
         let pairs = tokio::task::spawn_blocking(move || source.headers())
             .await?
-            .map_err(|e| StreamableHttpError::Io(std::io::Error::other(format!("auth callable failed: {e}"))))?;
-        let extra = parse_headers(&pairs)
-            .map_err(|e| StreamableHttpError::Io(std::io::Error::other(format!("auth callable returned {e}"))))?;
+            .map_err(|e| {
+                StreamableHttpError::Io(std::io::Error::other(format!("auth callable failed: {e}")))
+            })?;
+        let extra = parse_headers(&pairs).map_err(|e| {
+            StreamableHttpError::Io(std::io::Error::other(format!("auth callable returned {e}")))
+        })?;
         headers.extend(extra);
         Ok(headers)
     }
@@ -118,7 +129,9 @@ impl StreamableHttpClient for HeaderClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<StreamableHttpPostResponse> {
         let headers = self.merged(custom_headers).await?;
-        self.inner.post_message(uri, message, session_id, auth_header, headers).await
+        self.inner
+            .post_message(uri, message, session_id, auth_header, headers)
+            .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -132,7 +145,14 @@ impl StreamableHttpClient for HeaderClient {
     ) -> HttpResult<StreamableHttpPostResponse> {
         let headers = self.merged(custom_headers).await?;
         self.inner
-            .post_message_with_max_sse_event_size(uri, message, session_id, auth_header, headers, max_sse_event_size)
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                headers,
+                max_sse_event_size,
+            )
             .await
     }
 
@@ -147,7 +167,14 @@ impl StreamableHttpClient for HeaderClient {
     ) -> HttpResult<StreamableHttpPostResponse> {
         let headers = self.merged(custom_headers).await?;
         self.inner
-            .post_message_with_response_limits(uri, message, session_id, auth_header, headers, limits)
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                headers,
+                limits,
+            )
             .await
     }
 
@@ -159,7 +186,9 @@ impl StreamableHttpClient for HeaderClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<()> {
         let headers = self.merged(custom_headers).await?;
-        self.inner.delete_session(uri, session_id, auth_header, headers).await
+        self.inner
+            .delete_session(uri, session_id, auth_header, headers)
+            .await
     }
 
     async fn get_stream(
@@ -171,7 +200,9 @@ impl StreamableHttpClient for HeaderClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<BoxedSseResponse> {
         let headers = self.merged(custom_headers).await?;
-        self.inner.get_stream(uri, session_id, last_event_id, auth_header, headers).await
+        self.inner
+            .get_stream(uri, session_id, last_event_id, auth_header, headers)
+            .await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -185,7 +216,14 @@ impl StreamableHttpClient for HeaderClient {
     ) -> HttpResult<BoxedSseResponse> {
         let headers = self.merged(custom_headers).await?;
         self.inner
-            .get_stream_with_max_sse_event_size(uri, session_id, last_event_id, auth_header, headers, max_sse_event_size)
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                headers,
+                max_sse_event_size,
+            )
             .await
     }
 }
@@ -201,15 +239,36 @@ mod tests {
         assert!(check_url("http://127.9.9.9/mcp", false).is_ok());
         assert!(check_url("http://localhost:1/mcp", false).is_ok());
         assert!(check_url("http://[::1]:1/mcp", false).is_ok());
-        assert_eq!(check_url("http://mcp.example.com/mcp", false).unwrap_err(), UrlError::Insecure);
-        assert_eq!(check_url("http://10.0.0.1/mcp", false).unwrap_err(), UrlError::Insecure);
-        assert_eq!(check_url("http://localhost.evil.com/mcp", false).unwrap_err(), UrlError::Insecure);
+        assert_eq!(
+            check_url("http://mcp.example.com/mcp", false).unwrap_err(),
+            UrlError::Insecure
+        );
+        assert_eq!(
+            check_url("http://10.0.0.1/mcp", false).unwrap_err(),
+            UrlError::Insecure
+        );
+        assert_eq!(
+            check_url("http://localhost.evil.com/mcp", false).unwrap_err(),
+            UrlError::Insecure
+        );
         assert!(check_url("http://mcp.example.com/mcp", true).is_ok());
-        assert_eq!(check_url("https://user:pw@mcp.example.com/", false).unwrap_err(), UrlError::Credentials);
-        assert_eq!(check_url("https://user@mcp.example.com/", false).unwrap_err(), UrlError::Credentials);
+        assert_eq!(
+            check_url("https://user:pw@mcp.example.com/", false).unwrap_err(),
+            UrlError::Credentials
+        );
+        assert_eq!(
+            check_url("https://user@mcp.example.com/", false).unwrap_err(),
+            UrlError::Credentials
+        );
         assert_eq!(check_url("ftp://x/", false).unwrap_err(), UrlError::NotHttp);
-        assert_eq!(check_url("/relative", false).unwrap_err(), UrlError::NotHttp);
-        assert_eq!(check_url("file:///etc/passwd", false).unwrap_err(), UrlError::NotHttp);
+        assert_eq!(
+            check_url("/relative", false).unwrap_err(),
+            UrlError::NotHttp
+        );
+        assert_eq!(
+            check_url("file:///etc/passwd", false).unwrap_err(),
+            UrlError::NotHttp
+        );
     }
 
     #[test]

@@ -79,8 +79,16 @@ fn b64_bytes(data: &str) -> usize {
 fn describe(block: &ContentBlock) -> Option<String> {
     match block {
         ContentBlock::Text(_) => None,
-        ContentBlock::Image(i) => Some(format!("[image: {}, {} bytes]", label(&i.mime_type), b64_bytes(&i.data))),
-        ContentBlock::Audio(a) => Some(format!("[audio: {}, {} bytes]", label(&a.mime_type), b64_bytes(&a.data))),
+        ContentBlock::Image(i) => Some(format!(
+            "[image: {}, {} bytes]",
+            label(&i.mime_type),
+            b64_bytes(&i.data)
+        )),
+        ContentBlock::Audio(a) => Some(format!(
+            "[audio: {}, {} bytes]",
+            label(&a.mime_type),
+            b64_bytes(&a.data)
+        )),
         ContentBlock::Resource(r) => match &r.resource {
             // The text itself is pushed separately by the caller, by reference.
             ResourceContents::TextResourceContents { uri, mime_type, .. } => Some(format!(
@@ -88,7 +96,12 @@ fn describe(block: &ContentBlock) -> Option<String> {
                 label(uri),
                 label(mime_type.as_deref().unwrap_or("text"))
             )),
-            ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => Some(format!(
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => Some(format!(
                 "[resource {} ({}), {} bytes of binary data]",
                 label(uri),
                 label(mime_type.as_deref().unwrap_or("application/octet-stream")),
@@ -114,8 +127,17 @@ fn describe(block: &ContentBlock) -> Option<String> {
 }
 
 /// Converts one result. `prompts` supplies `tool.msg.mcp.no_text` and `tool.msg.mcp.error`.
-pub fn convert_result(result: &CallToolResult, max_result_chars: usize, prompts: &Prompts) -> ToolResponse {
-    let mut out = TextOut { text: String::new(), left: max_result_chars, truncated: false, any: false };
+pub fn convert_result(
+    result: &CallToolResult,
+    max_result_chars: usize,
+    prompts: &Prompts,
+) -> ToolResponse {
+    let mut out = TextOut {
+        text: String::new(),
+        left: max_result_chars,
+        truncated: false,
+        any: false,
+    };
     let mut raw_blocks = Vec::new();
     for (i, block) in result.content.iter().enumerate() {
         if i == MAX_RESULT_BLOCKS {
@@ -154,11 +176,19 @@ pub fn convert_result(result: &CallToolResult, max_result_chars: usize, prompts:
         r.data = data;
         return r;
     }
-    let status = if out.truncated { ToolStatus::Partial } else { ToolStatus::Success };
+    let status = if out.truncated {
+        ToolStatus::Partial
+    } else {
+        ToolStatus::Success
+    };
     ToolResponse { text, status, data }
 }
 
-fn build_data(result: &CallToolResult, raw_blocks: &[&ContentBlock], max_result_chars: usize) -> Option<Value> {
+fn build_data(
+    result: &CallToolResult,
+    raw_blocks: &[&ContentBlock],
+    max_result_chars: usize,
+) -> Option<Value> {
     if result.structured_content.is_none() && raw_blocks.is_empty() {
         return None;
     }
@@ -176,7 +206,10 @@ fn build_data(result: &CallToolResult, raw_blocks: &[&ContentBlock], max_result_
     if !raw_blocks.is_empty() {
         // Blocks are typed rmcp values, small apart from their payload strings, whose size
         // is checked before anything is serialized.
-        let payload: usize = raw_blocks.iter().map(|b| block_payload_len(b)).fold(0, usize::saturating_add);
+        let payload: usize = raw_blocks
+            .iter()
+            .map(|b| block_payload_len(b))
+            .fold(0, usize::saturating_add);
         if payload > budget.bytes_left {
             return Some(truncated());
         }
@@ -251,7 +284,8 @@ impl Budget {
                 if depth > MAX_DATA_DEPTH || !self.take(2) {
                     return false;
                 }
-                map.iter().all(|(k, val)| self.take(k.len() + 4) && self.fits(val, depth + 1))
+                map.iter()
+                    .all(|(k, val)| self.take(k.len() + 4) && self.fits(val, depth + 1))
             }
         }
     }
@@ -273,7 +307,10 @@ mod tests {
 
     #[test]
     fn text_blocks_are_joined_and_cleaned() {
-        let r = conv(json!({"content": [{"type": "text", "text": "a\u{202e}b"}, {"type": "text", "text": "c\r"}]}), 100);
+        let r = conv(
+            json!({"content": [{"type": "text", "text": "a\u{202e}b"}, {"type": "text", "text": "c\r"}]}),
+            100,
+        );
         assert_eq!(r.text, "ab\nc");
         assert_eq!(r.status, ToolStatus::Success);
         assert_eq!(r.data, None);
@@ -281,10 +318,16 @@ mod tests {
 
     #[test]
     fn long_text_is_bounded_and_partial() {
-        let r = conv(json!({"content": [{"type": "text", "text": "x".repeat(1000)}]}), 10);
+        let r = conv(
+            json!({"content": [{"type": "text", "text": "x".repeat(1000)}]}),
+            10,
+        );
         assert_eq!(r.text, format!("{}{TRUNCATION_MARK}", "x".repeat(10)));
         assert_eq!(r.status, ToolStatus::Partial);
-        let r = conv(json!({"content": [{"type": "text", "text": "abcd"}, {"type": "text", "text": "efgh"}]}), 6);
+        let r = conv(
+            json!({"content": [{"type": "text", "text": "abcd"}, {"type": "text", "text": "efgh"}]}),
+            6,
+        );
         assert_eq!(r.text, format!("abcd\ne{TRUNCATION_MARK}"));
     }
 
@@ -304,16 +347,25 @@ mod tests {
             "[image: image/png, 5 bytes]\n[resource file:///a.txt (text/plain)]\ninside\n[resource file:///b.bin (application/octet-stream), 3 bytes of binary data]\n[resource link file:///c: c - the c file]"
         );
         let data = r.data.unwrap();
-        assert_eq!(data["content"][0], json!({"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"}));
+        assert_eq!(
+            data["content"][0],
+            json!({"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"})
+        );
         assert_eq!(data["content"].as_array().unwrap().len(), 4);
     }
 
     #[test]
     fn structured_content_fits_or_is_marked() {
-        let r = conv(json!({"content": [], "structuredContent": {"n": 3, "xs": [1, 2]}}), 100);
+        let r = conv(
+            json!({"content": [], "structuredContent": {"n": 3, "xs": [1, 2]}}),
+            100,
+        );
         assert_eq!(r.data, Some(json!({"structured": {"n": 3, "xs": [1, 2]}})));
         assert_eq!(r.text, "(the tool produced no text output)");
-        let r = conv(json!({"content": [], "structuredContent": {"s": "y".repeat(5000)}}), 100);
+        let r = conv(
+            json!({"content": [], "structuredContent": {"s": "y".repeat(5000)}}),
+            100,
+        );
         assert_eq!(r.data, Some(json!({"truncated": true})));
         let mut deep = json!(1);
         for _ in 0..40 {
@@ -325,16 +377,24 @@ mod tests {
 
     #[test]
     fn is_error_gives_an_error_response() {
-        let r = conv(json!({"content": [{"type": "text", "text": "boom"}], "isError": true}), 100);
+        let r = conv(
+            json!({"content": [{"type": "text", "text": "boom"}], "isError": true}),
+            100,
+        );
         assert_eq!(r.status, ToolStatus::Error);
         assert_eq!(r.text, "Error: boom");
     }
 
     #[test]
     fn block_count_is_bounded() {
-        let blocks: Vec<Value> = (0..600).map(|_| json!({"type": "text", "text": "a"})).collect();
+        let blocks: Vec<Value> = (0..600)
+            .map(|_| json!({"type": "text", "text": "a"}))
+            .collect();
         let r = conv(json!({"content": blocks}), 100_000);
         assert_eq!(r.status, ToolStatus::Partial);
-        assert_eq!(r.text.lines().filter(|l| l.starts_with('a')).count(), MAX_RESULT_BLOCKS);
+        assert_eq!(
+            r.text.lines().filter(|l| l.starts_with('a')).count(),
+            MAX_RESULT_BLOCKS
+        );
     }
 }

@@ -78,7 +78,9 @@ pub fn sanitize(text: &str, limit: usize) -> Sanitized<'_> {
     let mut run_start = 0usize;
     for (i, c) in text.char_indices() {
         if is_removed(c) {
-            let buf = out.get_or_insert_with(|| String::with_capacity(text.len().min(limit.saturating_mul(4))));
+            let buf = out.get_or_insert_with(|| {
+                String::with_capacity(text.len().min(limit.saturating_mul(4)))
+            });
             buf.push_str(&text[run_start..i]);
             run_start = i + c.len_utf8();
             continue;
@@ -86,15 +88,24 @@ pub fn sanitize(text: &str, limit: usize) -> Sanitized<'_> {
         if kept == limit {
             let buf = out.get_or_insert_with(String::new);
             buf.push_str(&text[run_start..i]);
-            return Sanitized { text: Cow::Owned(std::mem::take(buf)), truncated: true };
+            return Sanitized {
+                text: Cow::Owned(std::mem::take(buf)),
+                truncated: true,
+            };
         }
         kept += 1;
     }
     match out {
-        None => Sanitized { text: Cow::Borrowed(text), truncated: false },
+        None => Sanitized {
+            text: Cow::Borrowed(text),
+            truncated: false,
+        },
         Some(mut buf) => {
             buf.push_str(&text[run_start..]);
-            Sanitized { text: Cow::Owned(buf), truncated: false }
+            Sanitized {
+                text: Cow::Owned(buf),
+                truncated: false,
+            }
         }
     }
 }
@@ -159,7 +170,9 @@ mod tests {
                 assert!(is_removed(c), "{u:#x}");
             }
         }
-        for c in ['\u{200c}', '\u{200d}', '\u{ad}', 'a', '\u{a0}', '\u{2027}', '\u{202f}'] {
+        for c in [
+            '\u{200c}', '\u{200d}', '\u{ad}', 'a', '\u{a0}', '\u{2027}', '\u{202f}',
+        ] {
             assert!(!is_removed(c), "{:#x}", c as u32);
         }
     }

@@ -26,7 +26,9 @@ const ID_SCAN_BYTES: usize = 4096;
 const STDERR_TAIL_BYTES: usize = 4096;
 /// Variables passed on from our environment when the caller does not replace them; the rest
 /// (API keys, tokens) is not handed to an untrusted server.
-pub const INHERITED_ENV: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR"];
+pub const INHERITED_ENV: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Overflow {
@@ -77,7 +79,11 @@ impl<R> LineGuard<R> {
     }
 
     fn end_line(&mut self) {
-        let trimmed = self.line.iter().position(|b| !b.is_ascii_whitespace()).map(|i| self.line[i]);
+        let trimmed = self
+            .line
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .map(|i| self.line[i]);
         if matches!(trimmed, Some(b'{') | Some(b'[')) {
             self.out.extend_from_slice(&self.line);
             self.out.push(b'\n');
@@ -94,7 +100,9 @@ impl<R> LineGuard<R> {
                 Overflow::Depth => format!("the server's message nested deeper than {MAX_MESSAGE_DEPTH} levels and was discarded"),
             };
             let err = serde_json::json!({"code": -32603, "message": message});
-            self.out.extend_from_slice(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{err}}}\n").as_bytes());
+            self.out.extend_from_slice(
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{err}}}\n").as_bytes(),
+            );
         }
         self.line.clear();
         self.reset_scan();
@@ -148,7 +156,8 @@ impl<R> LineGuard<R> {
             }
             i += 1;
             if self.line.len() + (i - start) > self.max_line {
-                self.line.extend_from_slice(&self.chunk[start..i.min(start + ID_SCAN_BYTES)]);
+                self.line
+                    .extend_from_slice(&self.chunk[start..i.min(start + ID_SCAN_BYTES)]);
                 self.overflow(Overflow::Size);
             }
         }
@@ -159,7 +168,11 @@ impl<R> LineGuard<R> {
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for LineGuard<R> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         let this = &mut *self;
         loop {
             if this.out_pos < this.out.len() {
@@ -235,10 +248,13 @@ fn response_id(prefix: &[u8]) -> Option<String> {
                                 v += 1;
                             }
                             if v < prefix.len() && prefix[v] == b'"' {
-                                id = Some(String::from_utf8_lossy(&prefix[vstart..=v]).into_owned());
+                                id =
+                                    Some(String::from_utf8_lossy(&prefix[vstart..=v]).into_owned());
                             }
                         } else {
-                            while v < prefix.len() && (prefix[v].is_ascii_digit() || prefix[v] == b'-') {
+                            while v < prefix.len()
+                                && (prefix[v].is_ascii_digit() || prefix[v] == b'-')
+                            {
                                 v += 1;
                             }
                             if v > vstart {
@@ -280,7 +296,9 @@ pub struct ChildProcess {
 
 impl ChildProcess {
     /// Spawns the server and returns it with the stdio pair for rmcp.
-    pub fn spawn(cfg: &StdioConfig) -> std::io::Result<(ChildProcess, LineGuard<ChildStdout>, ChildStdin)> {
+    pub fn spawn(
+        cfg: &StdioConfig,
+    ) -> std::io::Result<(ChildProcess, LineGuard<ChildStdout>, ChildStdin)> {
         let mut cmd = Command::new(&cfg.command);
         cmd.args(&cfg.args).env_clear();
         for key in INHERITED_ENV {
@@ -293,10 +311,20 @@ impl ChildProcess {
             cmd.current_dir(dir);
         }
         // Own process group: closing the client can kill everything the server started.
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).kill_on_drop(true);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
         let mut child = cmd.spawn()?;
-        let stdin = child.stdin.take().ok_or_else(|| std::io::Error::other("child stdin missing"))?;
-        let stdout = child.stdout.take().ok_or_else(|| std::io::Error::other("child stdout missing"))?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| std::io::Error::other("child stdin missing"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| std::io::Error::other("child stdout missing"))?;
         let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
         if let Some(mut stderr) = child.stderr.take() {
             // Drained continuously (a full pipe would block the server) into a small ring.
@@ -319,7 +347,15 @@ impl ChildProcess {
             });
         }
         let pgid = child.id().and_then(|p| i32::try_from(p).ok());
-        Ok((ChildProcess { child: Some(child), pgid, stderr_tail }, LineGuard::new(stdout), stdin))
+        Ok((
+            ChildProcess {
+                child: Some(child),
+                pgid,
+                stderr_tail,
+            },
+            LineGuard::new(stdout),
+            stdin,
+        ))
     }
 
     pub fn pid(&self) -> Option<u32> {
@@ -328,13 +364,23 @@ impl ChildProcess {
 
     /// The last few KiB the server wrote to stderr, cleaned for display.
     pub fn stderr_tail(&self) -> String {
-        let bytes: Vec<u8> = self.stderr_tail.lock().map(|t| t.iter().copied().collect()).unwrap_or_default();
-        super::sanitize::sanitize(&String::from_utf8_lossy(&bytes), STDERR_TAIL_BYTES).text.trim().to_string()
+        let bytes: Vec<u8> = self
+            .stderr_tail
+            .lock()
+            .map(|t| t.iter().copied().collect())
+            .unwrap_or_default();
+        super::sanitize::sanitize(&String::from_utf8_lossy(&bytes), STDERR_TAIL_BYTES)
+            .text
+            .trim()
+            .to_string()
     }
 
     fn kill_group(&self) {
         if let Some(pgid) = self.pgid {
-            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pgid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
         }
     }
 
@@ -378,23 +424,36 @@ mod tests {
 
     #[tokio::test]
     async fn oversized_response_becomes_an_error_for_its_id() {
-        let big = format!("{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{{\"text\":\"{}\"}}}}\n{{\"ok\":true}}\n", "x".repeat(500));
+        let big = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{{\"text\":\"{}\"}}}}\n{{\"ok\":true}}\n",
+            "x".repeat(500)
+        );
         let out = filtered(big.as_bytes(), 200).await;
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), 2, "{out}");
         let err: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
         assert_eq!(err["id"], 7);
-        assert!(err["error"]["message"].as_str().unwrap().contains("larger than 200 bytes"));
+        assert!(err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("larger than 200 bytes"));
         assert_eq!(lines[1], "{\"ok\":true}");
     }
 
     #[tokio::test]
     async fn too_deep_response_becomes_an_error_string_ids_too() {
-        let deep = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"result\":{}{}}}\n", "[".repeat(200), "]".repeat(200));
+        let deep = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"result\":{}{}}}\n",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
         let out = filtered(deep.as_bytes(), 1 << 20).await;
         let err: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
         assert_eq!(err["id"], "r-1");
-        assert!(err["error"]["message"].as_str().unwrap().contains("deeper than 100"));
+        assert!(err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("deeper than 100"));
         // Brackets inside strings do not count.
         let s = format!("{{\"id\":1,\"result\":\"{}\"}}\n", "[".repeat(300));
         assert_eq!(filtered(s.as_bytes(), 1 << 20).await, s);
@@ -402,14 +461,23 @@ mod tests {
 
     #[tokio::test]
     async fn oversized_requests_are_dropped_without_a_reply() {
-        let req = format!("{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"id\":3,\"params\":\"{}\"}}\n", "y".repeat(500));
+        let req = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"id\":3,\"params\":\"{}\"}}\n",
+            "y".repeat(500)
+        );
         assert_eq!(filtered(req.as_bytes(), 100).await, "");
     }
 
     #[test]
     fn id_extraction() {
-        assert_eq!(response_id(br#"{"jsonrpc": "2.0", "id": 12, "result": {"id": 99"#).as_deref(), Some("12"));
-        assert_eq!(response_id(br#"{"result": {"id": 99}, "id": "a"}"#).as_deref(), Some("\"a\""));
+        assert_eq!(
+            response_id(br#"{"jsonrpc": "2.0", "id": 12, "result": {"id": 99"#).as_deref(),
+            Some("12")
+        );
+        assert_eq!(
+            response_id(br#"{"result": {"id": 99}, "id": "a"}"#).as_deref(),
+            Some("\"a\"")
+        );
         assert_eq!(response_id(br#"{"method": "x", "id": 1"#), None);
         assert_eq!(response_id(br#"{"text": "\"id\": 5", "#), None);
     }

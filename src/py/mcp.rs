@@ -4,9 +4,11 @@
 //! awaitables built with `future_into_py` (the GIL is never held across an `.await`), and the
 //! sync `execute_tool` path blocks in `McpTool::call_blocking` with the GIL released.
 
+mod completion;
+
 use crate::mcp::client::{
-    ClientConfig, HttpConfig, McpClient, McpError, McpTool, TransportConfig, DEFAULT_MAX_DESC_CHARS,
-    DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_TOOLS,
+    ClientConfig, HttpConfig, McpClient, McpError, McpTool, TransportConfig,
+    DEFAULT_MAX_DESC_CHARS, DEFAULT_MAX_RESULT_CHARS, DEFAULT_MAX_TOOLS,
 };
 use crate::mcp::http::HeaderSource;
 use crate::mcp::stdio::StdioConfig;
@@ -31,13 +33,15 @@ impl HeaderSource for CallableHeaders {
     fn headers(&self) -> Result<Vec<(String, String)>, String> {
         Python::attach(|py| {
             let out = self.0.bind(py).call0().map_err(|e| e.to_string())?;
-            let dict = out
-                .cast::<PyDict>()
-                .map_err(|_| "the auth callable must return a dict of header names to values".to_string())?;
+            let dict = out.cast::<PyDict>().map_err(|_| {
+                "the auth callable must return a dict of header names to values".to_string()
+            })?;
             let mut pairs = Vec::with_capacity(dict.len());
             for (k, v) in dict.iter() {
                 let (Ok(k), Ok(v)) = (k.extract::<String>(), v.extract::<String>()) else {
-                    return Err("the auth callable must return str header names and values".to_string());
+                    return Err(
+                        "the auth callable must return str header names and values".to_string()
+                    );
                 };
                 pairs.push((k, v));
             }
@@ -57,11 +61,15 @@ fn str_map(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<(S
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
         return Ok(None);
     };
-    let dict = obj.cast::<PyDict>().map_err(|_| PyTypeError::new_err(format!("{what} must be a dict of str to str")))?;
+    let dict = obj
+        .cast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err(format!("{what} must be a dict of str to str")))?;
     let mut out = Vec::with_capacity(dict.len());
     for (k, v) in dict.iter() {
         let (Ok(k), Ok(v)) = (k.extract::<String>(), v.extract::<String>()) else {
-            return Err(PyTypeError::new_err(format!("{what} must be a dict of str to str")));
+            return Err(PyTypeError::new_err(format!(
+                "{what} must be a dict of str to str"
+            )));
         };
         out.push((k, v));
     }
@@ -70,7 +78,9 @@ fn str_map(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<(S
 
 fn positive_limit(value: i64, what: &str) -> PyResult<usize> {
     if value < 1 {
-        return Err(PyValueError::new_err(format!("{what} must be >= 1, got {value}")));
+        return Err(PyValueError::new_err(format!(
+            "{what} must be >= 1, got {value}"
+        )));
     }
     Ok(usize::try_from(value).unwrap_or(usize::MAX))
 }
@@ -134,7 +144,11 @@ impl PyMcpClient {
         let timeout = match timeout {
             None => None,
             Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t.min(1e9))),
-            Some(t) => return Err(PyValueError::new_err(format!("timeout must be positive or None, got {t}"))),
+            Some(t) => {
+                return Err(PyValueError::new_err(format!(
+                    "timeout must be positive or None, got {t}"
+                )))
+            }
         };
         let max_tools = positive_limit(max_tools, "max_tools")?;
         let max_result_chars = positive_limit(max_result_chars, "max_result_chars")?;
@@ -198,7 +212,8 @@ impl PyMcpClient {
             transport,
             namespace,
             requires_confirmation,
-            expected_fingerprints: expected_fingerprints.map(|m| m.into_iter().collect::<BTreeMap<_, _>>()),
+            expected_fingerprints: expected_fingerprints
+                .map(|m| m.into_iter().collect::<BTreeMap<_, _>>()),
             max_tools,
             max_result_chars,
             max_desc_chars,
@@ -221,14 +236,21 @@ impl PyMcpClient {
         let inner = slf.get().inner.clone();
         let me: Py<PyAny> = slf.into_any().unbind();
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            inner.connect().await.map_err(|e| Python::attach(|py| mcp_error(py, e)))?;
+            inner
+                .connect()
+                .await
+                .map_err(|e| Python::attach(|py| mcp_error(py, e)))?;
             Ok(me)
         })
     }
 
     /// Close the session and stop the server; exceptions from the block propagate.
     #[pyo3(signature = (*_exc))]
-    fn __aexit__<'py>(&self, py: Python<'py>, _exc: &Bound<'py, pyo3::types::PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+    fn __aexit__<'py>(
+        &self,
+        py: Python<'py>,
+        _exc: &Bound<'py, pyo3::types::PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let inner = self.inner.clone();
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             inner.close().await;
@@ -327,8 +349,17 @@ impl PyMcpClient {
     }
 
     fn __repr__(&self) -> String {
-        let target = self.url.clone().or_else(|| self.command.clone()).unwrap_or_default();
-        format!("<MCPClient namespace={:?} target={:?} connected={}>", self.inner.config().namespace, target, self.inner.is_connected())
+        let target = self
+            .url
+            .clone()
+            .or_else(|| self.command.clone())
+            .unwrap_or_default();
+        format!(
+            "<MCPClient namespace={:?} target={:?} connected={}>",
+            self.inner.config().namespace,
+            target,
+            self.inner.is_connected()
+        )
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
@@ -358,7 +389,10 @@ impl PyMcpTool {
             origin: tool.origin().to_string(),
             native: Some(tool.clone() as Arc<dyn NativeTool>),
         };
-        Py::new(py, PyClassInitializer::from(base).add_subclass(PyMcpTool { tool }))
+        Py::new(
+            py,
+            PyClassInitializer::from(base).add_subclass(PyMcpTool { tool }),
+        )
     }
 }
 
@@ -394,23 +428,31 @@ impl PyMcpTool {
 
     /// Call the remote tool; resolves to a ToolResponse (errors, timeouts and a closed session
     /// are error responses, never exceptions).
-    fn arun<'py>(&self, py: Python<'py>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn arun<'py>(
+        &self,
+        py: Python<'py>,
+        parameters: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let args = match py_to_value(parameters) {
             Ok(v) => v,
             Err(e) => {
-                let resp = PyToolResponse::error_text(py, format!("Error: MCP tool arguments are not JSON: {}", e.describe()));
+                let resp = PyToolResponse::error_text(
+                    py,
+                    format!("Error: MCP tool arguments are not JSON: {}", e.describe()),
+                );
                 let ready = crate::py::tool::Ready::new(Py::new(py, resp)?.into_any());
                 return Ok(Bound::new(py, ready)?.into_any());
             }
         };
-        let fut = self.tool.call_async(args);
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let resp = fut.await;
-            Python::attach(|py| Py::new(py, PyToolResponse::from_core(py, resp)?))
-        })
+        completion::spawn_for_loop(py, self.tool.call_async(args))
     }
 
     fn __repr__(&self) -> String {
-        format!("<MCPTool name={:?} remote_name={:?} origin={:?}>", self.tool.spec().name, self.tool.remote_name(), self.tool.origin())
+        format!(
+            "<MCPTool name={:?} remote_name={:?} origin={:?}>",
+            self.tool.spec().name,
+            self.tool.remote_name(),
+            self.tool.origin()
+        )
     }
 }

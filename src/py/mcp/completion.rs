@@ -1,0 +1,158 @@
+//! Handing finished MCP calls back to an asyncio loop without taking the GIL on tokio threads.
+//!
+//! `future_into_py` resolves each future by acquiring the GIL on a tokio worker. While the loop
+//! thread is busy (creating hundreds of concurrent calls) that worker waits for the
+//! interpreter's switch interval (5 ms) per completion. Here a finished call is pushed onto a
+//! queue and, when the queue was empty, one byte is written to a pipe the loop watches with
+//! `add_reader`; the loop thread, which holds the GIL anyway, resolves every queued future in
+//! one pass. One queue exists per event loop (kept in a `WeakKeyDictionary`).
+
+use crate::py::response::PyToolResponse;
+use crate::response::ToolResponse;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use std::collections::HashMap;
+use std::future::Future;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+struct Ready {
+    items: Mutex<Vec<(u64, ToolResponse)>>,
+    wake: OwnedFd,
+}
+
+impl Ready {
+    fn push(&self, id: u64, resp: ToolResponse) {
+        let was_empty = match self.items.lock() {
+            Ok(mut items) => {
+                let empty = items.is_empty();
+                items.push((id, resp));
+                empty
+            }
+            Err(_) => return,
+        };
+        // Only the first completion after a drain wakes the loop; later ones ride along.
+        if was_empty {
+            let _ = nix::unistd::write(&self.wake, &[1u8]);
+        }
+    }
+}
+
+/// The per-loop queue; private to the binding.
+#[pyclass(module = "agentmaker._native", name = "_McpCompletions", frozen)]
+pub struct Completions {
+    ready: Arc<Ready>,
+    read_end: OwnedFd,
+    futures: Mutex<HashMap<u64, Py<PyAny>>>,
+    next_id: AtomicU64,
+}
+
+#[pymethods]
+impl Completions {
+    /// Called by the event loop when the pipe is readable: resolves every finished call.
+    fn _drain(&self, py: Python<'_>) -> PyResult<()> {
+        let mut buf = [0u8; 256];
+        while let Ok(n) = nix::unistd::read(&self.read_end, &mut buf) {
+            if n < buf.len() {
+                break;
+            }
+        }
+        let items = self
+            .ready
+            .items
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default();
+        for (id, resp) in items {
+            let fut = self.futures.lock().ok().and_then(|mut f| f.remove(&id));
+            let Some(fut) = fut else { continue };
+            let fut = fut.bind(py);
+            // A cancelled waiter (asyncio.wait_for timeout) no longer wants the result.
+            if fut.call_method0("done")?.is_truthy()? {
+                continue;
+            }
+            fut.call_method1(
+                "set_result",
+                (Py::new(py, PyToolResponse::from_core(py, resp)?)?,),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The queue of the running loop, created (and registered with `add_reader`) on first use.
+/// `None` when the loop cannot watch file descriptors (then the caller falls back to
+/// `future_into_py`).
+fn queue_for<'py>(
+    py: Python<'py>,
+    event_loop: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, Completions>>> {
+    static QUEUES: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let queues = QUEUES
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(
+                py.import("weakref")?
+                    .getattr("WeakKeyDictionary")?
+                    .call0()?
+                    .unbind(),
+            )
+        })?
+        .bind(py);
+    if let Ok(q) = queues
+        .call_method1("get", (event_loop,))?
+        .cast_into::<Completions>()
+    {
+        return Ok(Some(q));
+    }
+    let (read_end, write_end) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_CLOEXEC)
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+    let fd = read_end.as_raw_fd();
+    let q = Bound::new(
+        py,
+        Completions {
+            ready: Arc::new(Ready {
+                items: Mutex::new(Vec::new()),
+                wake: write_end,
+            }),
+            read_end,
+            futures: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(0),
+        },
+    )?;
+    if event_loop
+        .call_method1("add_reader", (fd, q.getattr("_drain")?))
+        .is_err()
+    {
+        return Ok(None);
+    }
+    queues.set_item(event_loop, &q)?;
+    Ok(Some(q))
+}
+
+/// An asyncio future on the running loop that resolves to the response of `fut`, which runs
+/// on the shared tokio runtime.
+pub fn spawn_for_loop<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = ToolResponse> + Send + 'static,
+{
+    let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
+    let Some(queue) = queue_for(py, &event_loop)? else {
+        return pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let resp = fut.await;
+            Python::attach(|py| Py::new(py, PyToolResponse::from_core(py, resp)?))
+        });
+    };
+    let waiter = event_loop.call_method0("create_future")?;
+    let q = queue.get();
+    let id = q.next_id.fetch_add(1, Ordering::Relaxed);
+    if let Ok(mut futures) = q.futures.lock() {
+        futures.insert(id, waiter.clone().unbind());
+    }
+    let ready = q.ready.clone();
+    pyo3_async_runtimes::tokio::get_runtime().spawn(async move {
+        ready.push(id, fut.await);
+    });
+    Ok(waiter)
+}
