@@ -422,3 +422,21 @@ def test_registry_with_tools_is_garbage_collected():
     del reg, tool
     gc.collect()
     assert ref() is None
+
+
+def test_integral_float_reaches_an_int_parameter_as_int():
+    from agentmaker import tool
+
+    seen = []
+
+    @tool
+    def repeat(n: int, text: str = "x") -> str:
+        """Repeat text n times."""
+        seen.append(type(n))
+        return text * n
+
+    reg = ToolRegistry()
+    reg.register(repeat)
+    assert reg.execute_tool("repeat", {"n": 3.0}).text == "xxx"
+    assert seen == [int]
+    assert reg.execute_tool("repeat", {"n": 3.5}).is_error

@@ -14,11 +14,12 @@ use crate::tool::{NativeTool, ToolSpec};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::sync::{MutexExt, RwLockExt};
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// How a registered tool is run on the sync path.
 pub enum Runner {
@@ -29,7 +30,14 @@ pub enum Runner {
     /// An `@tool` function whose arguments need no conversion: `func(**kwargs)` called straight
     /// from Rust, the result converted like any `@tool` result. `null_default[i]`: a null for
     /// `names[i]` means "use the function's default", so the key is left out of the call.
-    Kwargs { func: Py<PyAny>, names: Vec<Py<PyString>>, null_default: Vec<bool> },
+    Kwargs {
+        func: Py<PyAny>,
+        names: Vec<Py<PyString>>,
+        null_default: Vec<bool>,
+        /// `integral[i]`: the schema says `integer`, so an integral float such as `3.0` (valid
+        /// JSON Schema integer) reaches the function as the int `3`, as its annotation promises.
+        integral: Vec<bool>,
+    },
     /// A tool that only implements `arun`.
     AsyncOnly,
 }
@@ -54,7 +62,7 @@ struct Rendered {
 #[pyclass(module = "agentmaker._native", name = "ToolRegistry", subclass, frozen)]
 pub struct PyToolRegistry {
     inner: RwLock<Registry<Payload>>,
-    rendered: Mutex<Option<Rendered>>,
+    rendered: Mutex<Option<Arc<Rendered>>>,
 }
 
 fn bool_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
@@ -69,7 +77,12 @@ fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
     };
     let (name, description, origin, native) = {
         let t = tool.borrow();
-        (t.name.clone(), t.description.clone(), t.origin.clone(), t.native.clone())
+        (
+            t.name.clone(),
+            t.description.clone(),
+            t.origin.clone(),
+            t.native.clone(),
+        )
     };
     let cls = obj.get_type().qualname()?.to_string();
     if name.is_empty() {
@@ -80,7 +93,11 @@ fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
     }
     // `origin` is the root of trust for permissions: a class attribute or property that shows
     // another value than the stamped one is an attempt to forge it.
-    let shown: String = obj.getattr("origin")?.extract().unwrap_or_default();
+    let shown_obj = obj.getattr("origin")?;
+    let shown: String = match shown_obj.extract() {
+        Ok(s) => s,
+        Err(_) => shown_obj.repr().map(|r| r.to_string()).unwrap_or_default(),
+    };
     if shown != origin {
         return Err(tool_registration_error(
             py,
@@ -107,7 +124,10 @@ fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
     if schema.is_none() {
         let params = obj.call_method0("get_parameters")?;
         let iter = params.try_iter().map_err(|_| {
-            tool_registration_error(py, format!("get_parameters() of tool '{name}' must return a list of ToolParameter"))
+            tool_registration_error(
+                py,
+                format!("get_parameters() of tool '{name}' must return a list of ToolParameter"),
+            )
         })?;
         for item in iter {
             let item = item?;
@@ -122,7 +142,13 @@ fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
         }
     } else {
         let value = py_to_value(&schema).map_err(|e| {
-            tool_registration_error(py, format!("get_input_schema() of tool '{name}' returned something that is not JSON: {}", e.describe()))
+            tool_registration_error(
+                py,
+                format!(
+                    "get_input_schema() of tool '{name}' returned something that is not JSON: {}",
+                    e.describe()
+                ),
+            )
         })?;
         spec.input_schema = Some(value);
     }
@@ -139,7 +165,20 @@ fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
                 }
             };
             let null_default = names.iter().map(|n| nulls.contains(n)).collect();
-            Runner::Kwargs { func, names: names.iter().map(|n| PyString::intern(py, n).unbind()).collect(), null_default }
+            let props = spec.input_schema.as_ref().and_then(|s| s.get("properties"));
+            let integral = names
+                .iter()
+                .map(|n| props.and_then(|p| p.get(n)).is_some_and(is_integer_schema))
+                .collect();
+            Runner::Kwargs {
+                func,
+                names: names
+                    .iter()
+                    .map(|n| PyString::intern(py, n).unbind())
+                    .collect(),
+                null_default,
+                integral,
+            }
         }
         None => {
             let has_run = overrides(obj, "run", &methods.0)?;
@@ -159,8 +198,17 @@ fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
     build_entry(py, spec, obj, runner)
 }
 
-fn build_entry(py: Python<'_>, spec: ToolSpec, obj: &Bound<'_, PyAny>, runner: Runner) -> PyResult<PyEntry> {
-    let payload = Payload { obj: obj.clone().unbind(), runner, openai_py: PyOnceLock::new() };
+fn build_entry(
+    py: Python<'_>,
+    spec: ToolSpec,
+    obj: &Bound<'_, PyAny>,
+    runner: Runner,
+) -> PyResult<PyEntry> {
+    let payload = Payload {
+        obj: obj.clone().unbind(),
+        runner,
+        openai_py: PyOnceLock::new(),
+    };
     Registry::prepare(spec, payload).map_err(|e| registration(py, e))
 }
 
@@ -168,15 +216,22 @@ fn error_response(py: Python<'_>, text: String) -> PyResult<Py<PyToolResponse>> 
     Py::new(py, PyToolResponse::error_text(py, text))
 }
 
+/// The class name as the model sees it in error texts: `__name__`, like the reference's
+/// `{ExcType}`; a `__qualname__` would leak `func.<locals>.` paths of the host program.
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type().qualname().map(|n| n.to_string()).unwrap_or_else(|_| "object".into())
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into())
 }
 
 /// Turns an exception raised by a tool into an error response. Flow-control signals for the
 /// Agent loop and non-`Exception` errors (KeyboardInterrupt, SystemExit) propagate.
 pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py<PyToolResponse>> {
     let exc = err.value(py);
-    if exc.is_instance(flow_control_class(py)?.bind(py))? || !exc.is_instance_of::<pyo3::exceptions::PyException>() {
+    if exc.is_instance(flow_control_class(py)?.bind(py))?
+        || !exc.is_instance_of::<pyo3::exceptions::PyException>()
+    {
         return Err(err);
     }
     let ty = type_name(exc);
@@ -195,22 +250,41 @@ pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py
 fn log_tool_exception(py: Python<'_>, tool: &str, err: &PyErr) {
     static LOGGER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let logger = LOGGER.get_or_try_init(py, || {
-        py.import("logging")?.getattr("getLogger")?.call1(("agentmaker.tools",)).map(Bound::unbind)
+        py.import("logging")?
+            .getattr("getLogger")?
+            .call1(("agentmaker.tools",))
+            .map(Bound::unbind)
     });
     if let Ok(logger) = logger {
         let kwargs = PyDict::new(py);
         let _ = kwargs.set_item("exc_info", err.value(py));
-        let _ = logger.bind(py).call_method("debug", ("tool %r raised during execution", tool), Some(&kwargs));
+        let _ = logger.bind(py).call_method(
+            "debug",
+            ("tool %r raised during execution", tool),
+            Some(&kwargs),
+        );
     }
 }
 
 /// Wraps what a Tool subclass's `run` returned: a ToolResponse, or a str as a success.
-pub fn wrap_run_result(py: Python<'_>, tool: &str, result: Bound<'_, PyAny>) -> PyResult<Py<PyToolResponse>> {
+pub fn wrap_run_result(
+    py: Python<'_>,
+    tool: &str,
+    result: Bound<'_, PyAny>,
+) -> PyResult<Py<PyToolResponse>> {
     if let Ok(resp) = result.cast::<PyToolResponse>() {
         return Ok(resp.clone().unbind());
     }
     if let Ok(s) = result.cast::<PyString>() {
-        return Py::new(py, PyToolResponse::new_py(py, s.to_str()?.to_owned(), crate::response::ToolStatus::Success, None));
+        return Py::new(
+            py,
+            PyToolResponse::new_py(
+                py,
+                s.to_str()?.to_owned(),
+                crate::response::ToolStatus::Success,
+                None,
+            ),
+        );
     }
     error_response(
         py,
@@ -221,22 +295,54 @@ pub fn wrap_run_result(py: Python<'_>, tool: &str, result: Bound<'_, PyAny>) -> 
 /// Wraps what an `@tool` function returned: str and ToolResponse as they are, None as an
 /// empty success, JSON values as JSON text with the value kept in `data`, and anything else
 /// through the Python converter (dataclasses, pydantic models).
-pub fn wrap_callable_result(py: Python<'_>, tool: &str, result: Bound<'_, PyAny>) -> PyResult<Py<PyToolResponse>> {
+pub fn wrap_callable_result(
+    py: Python<'_>,
+    tool: &str,
+    result: Bound<'_, PyAny>,
+) -> PyResult<Py<PyToolResponse>> {
     if result.is_instance_of::<PyToolResponse>() || result.is_instance_of::<PyString>() {
         return wrap_run_result(py, tool, result);
     }
     if result.is_none() {
-        return Py::new(py, PyToolResponse::new_py(py, String::new(), crate::response::ToolStatus::Success, None));
+        return Py::new(
+            py,
+            PyToolResponse::new_py(
+                py,
+                String::new(),
+                crate::response::ToolStatus::Success,
+                None,
+            ),
+        );
     }
     if let Ok(value) = py_to_value(&result) {
         let text = serde_json::to_string(&value).unwrap_or_default();
-        return Py::new(py, PyToolResponse::new_py(py, text, crate::response::ToolStatus::Success, Some(result.unbind())));
+        return Py::new(
+            py,
+            PyToolResponse::new_py(
+                py,
+                text,
+                crate::response::ToolStatus::Success,
+                Some(result.unbind()),
+            ),
+        );
     }
-    let converted = py.import("agentmaker._callable")?.getattr("result_to_response")?.call1((tool, result))?;
+    let converted = py
+        .import("agentmaker._callable")?
+        .getattr("result_to_response")?
+        .call1((tool, result))?;
     wrap_run_result(py, tool, converted)
 }
 
 /// Runs a tool whose arguments passed `admit`, and wraps the result.
+/// `{"type": "integer"}` or `{"type": ["integer", "null"]}`.
+fn is_integer_schema(prop: &Value) -> bool {
+    match prop.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer") && !ts.iter().any(|t| t == "number"),
+        _ => false,
+    }
+}
+
 fn run_admitted(
     py: Python<'_>,
     name: &str,
@@ -251,13 +357,18 @@ fn run_admitted(
             Ok(result) => wrap_run_result(py, name, result),
             Err(err) => exception_response(py, name, err),
         },
-        Runner::Kwargs { func, names, null_default } => {
+        Runner::Kwargs { func, names, null_default, integral } => {
             let params = parameters.cast::<PyDict>()?;
             let kwargs = PyDict::new(py);
-            for (key, drop_null) in names.iter().zip(null_default) {
+            for ((key, drop_null), integral) in names.iter().zip(null_default).zip(integral) {
                 if let Some(v) = params.get_item(key.bind(py))? {
-                    if !(*drop_null && v.is_none()) {
-                        kwargs.set_item(key.bind(py), v)?;
+                    if *drop_null && v.is_none() {
+                        continue;
+                    }
+                    match v.cast::<pyo3::types::PyFloat>() {
+                        // Validation already accepted it as an integer, so it is integral.
+                        Ok(f) if *integral && f.value().abs() < 9.0e15 => kwargs.set_item(key.bind(py), f.value() as i64)?,
+                        _ => kwargs.set_item(key.bind(py), v)?,
                     }
                 }
             }
@@ -274,24 +385,71 @@ fn run_admitted(
 }
 
 impl PyToolRegistry {
-    fn entry(&self, name: &str) -> Option<Arc<PyEntry>> {
-        self.inner.read().expect("registry lock poisoned").get(name).cloned()
+    /// Lock discipline: a thread that has to wait for a lock waits detached from the interpreter
+    /// (`*_py_attached`), and no Python code runs while a lock is held (no lazy Python-side
+    /// initialisation, no error construction, no decref of a tool). Otherwise a holder that
+    /// gives up the GIL (a `PyOnceLock` initialising, a finalizer switching threads) would wait
+    /// forever for a GIL kept by a thread blocked on the lock.
+    fn read(&self, py: Python<'_>) -> RwLockReadGuard<'_, Registry<Payload>> {
+        self.inner
+            .read_py_attached(py)
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self, py: Python<'_>) -> RwLockWriteGuard<'_, Registry<Payload>> {
+        self.inner
+            .write_py_attached(py)
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn entry(&self, py: Python<'_>, name: &str) -> Option<Arc<PyEntry>> {
+        self.read(py).get(name).cloned()
+    }
+
+    /// The entries a batch may replace, held by the caller so that replacing them under the write
+    /// lock only drops an `Arc` count; the tool objects are released after the lock is.
+    fn replaced(&self, py: Python<'_>, names: impl Iterator<Item = String>) -> Vec<Arc<PyEntry>> {
+        let reg = self.read(py);
+        names.filter_map(|n| reg.get(&n).cloned()).collect()
     }
 
     fn unknown(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyToolResponse>> {
-        let text = self.inner.read().expect("registry lock poisoned").unknown_tool_message(name, &|_| true);
+        let text = self.read(py).unknown_tool_message(name, &|_| true);
         error_response(py, text)
     }
 
     /// Lookup, argument conversion and validation: the checks every path runs before a tool.
-    fn admit(&self, py: Python<'_>, name: &str, parameters: &Bound<'_, PyAny>) -> PyResult<Result<(Arc<PyEntry>, Value), Py<PyToolResponse>>> {
-        let Some(entry) = self.entry(name) else {
+    /// The name comes from the model too: one that is not a str, or a str that is not UTF-8 (a
+    /// lone surrogate, which a JSON `\ud800` escape produces), is an error response, not an
+    /// exception.
+    fn admit(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        parameters: &Bound<'_, PyAny>,
+    ) -> PyResult<Result<(Arc<PyEntry>, Value), Py<PyToolResponse>>> {
+        let Ok(name) = name.cast::<PyString>() else {
+            let text = format!(
+                "Error: the tool name must be a string, got {}",
+                type_name(name)
+            );
+            return Ok(Err(error_response(py, text)?));
+        };
+        let name = match name.to_str() {
+            Ok(n) => std::borrow::Cow::Borrowed(n),
+            Err(_) => name.to_string_lossy(),
+        };
+        let name = name.as_ref();
+        let Some(entry) = self.entry(py, name) else {
             return Ok(Err(self.unknown(py, name)?));
         };
         if !parameters.is_instance_of::<PyDict>() {
             return Ok(Err(error_response(
                 py,
-                format!("Error: tool '{name}' expects its arguments as a JSON object, got {}", type_name(parameters)),
+                format!(
+                    "Error: tool '{name}' expects its arguments as a JSON object, got {}",
+                    type_name(parameters)
+                ),
             )?));
         }
         let args = match py_to_value(parameters) {
@@ -310,28 +468,58 @@ impl PyToolRegistry {
     }
 
     fn rendered<R>(&self, py: Python<'_>, f: impl FnOnce(&Rendered) -> R) -> PyResult<R> {
-        let mut cache = self.rendered.lock().expect("render cache poisoned");
-        let reg = self.inner.read().expect("registry lock poisoned");
-        if cache.as_ref().map(|r| r.version) != Some(reg.version()) {
-            let mut openai = Vec::with_capacity(reg.len());
-            let mut index = HashMap::with_capacity(reg.len());
-            for (i, entry) in reg.entries().enumerate() {
-                let dict = entry
-                    .payload
-                    .openai_py
-                    .get_or_try_init(py, || value_to_py(py, &entry.openai).map(Bound::unbind))?;
-                openai.push(dict.clone_ref(py));
-                index.insert(entry.spec.name.clone(), i);
-            }
-            *cache = Some(Rendered {
-                version: reg.version(),
-                openai,
-                index,
-                description: PyString::new(py, &reg.tools_description::<&str>(None)).unbind(),
-                catalog: PyString::new(py, &reg.catalog::<&str>(None)).unbind(),
-            });
+        let current = self.read(py).version();
+        let cached = self
+            .rendered
+            .lock_py_attached(py)
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(r) = cached.filter(|r| r.version == current) {
+            return Ok(f(&r));
         }
-        Ok(f(cache.as_ref().expect("filled above")))
+        // Snapshot under the read lock (plain Rust), build the Python objects with no lock held:
+        // the first conversion of an entry's dict initialises a `PyOnceLock`, which detaches.
+        let (version, entries, description, catalog) = {
+            let reg = self.read(py);
+            let entries: Vec<Arc<PyEntry>> = reg.entries().cloned().collect();
+            (
+                reg.version(),
+                entries,
+                reg.tools_description::<&str>(None),
+                reg.catalog::<&str>(None),
+            )
+        };
+        let mut openai = Vec::with_capacity(entries.len());
+        let mut index = HashMap::with_capacity(entries.len());
+        for (i, entry) in entries.iter().enumerate() {
+            let dict = entry
+                .payload
+                .openai_py
+                .get_or_try_init(py, || value_to_py(py, &entry.openai).map(Bound::unbind))?;
+            openai.push(dict.clone_ref(py));
+            index.insert(entry.spec.name.clone(), i);
+        }
+        let fresh = Arc::new(Rendered {
+            version,
+            openai,
+            index,
+            description: PyString::new(py, &description).unbind(),
+            catalog: PyString::new(py, &catalog).unbind(),
+        });
+        let stale = {
+            let mut cache = self
+                .rendered
+                .lock_py_attached(py)
+                .unwrap_or_else(PoisonError::into_inner);
+            if cache.as_ref().is_some_and(|c| c.version > version) {
+                None
+            } else {
+                cache.replace(Arc::clone(&fresh))
+            }
+        };
+        drop(stale);
+        drop(entries);
+        Ok(f(&fresh))
     }
 }
 
@@ -339,13 +527,17 @@ fn names_arg(names: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<String>>> 
     match names {
         None => Ok(None),
         Some(n) if n.is_none() => Ok(None),
-        Some(n) if n.is_instance_of::<PyString>() => {
-            Err(PyTypeError::new_err("names must be a list of tool names, not a single str"))
-        }
+        Some(n) if n.is_instance_of::<PyString>() => Err(PyTypeError::new_err(
+            "names must be a list of tool names, not a single str",
+        )),
         Some(n) => {
             let mut out = Vec::new();
             for item in n.try_iter()? {
-                out.push(item?.extract::<String>().map_err(|_| PyTypeError::new_err("names must contain only str"))?);
+                out.push(
+                    item?
+                        .extract::<String>()
+                        .map_err(|_| PyTypeError::new_err("names must contain only str"))?,
+                );
             }
             Ok(Some(out))
         }
@@ -357,7 +549,10 @@ impl PyToolRegistry {
     #[new]
     #[pyo3(signature = (*_args, **_kwargs))]
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
-        PyToolRegistry { inner: RwLock::new(Registry::new()), rendered: Mutex::new(None) }
+        PyToolRegistry {
+            inner: RwLock::new(Registry::new()),
+            rendered: Mutex::new(None),
+        }
     }
 
     /// Register one tool. A duplicate name raises ToolRegistrationError unless ``overwrite=True``
@@ -365,87 +560,133 @@ impl PyToolRegistry {
     #[pyo3(signature = (tool, overwrite = false))]
     fn register(&self, py: Python<'_>, tool: &Bound<'_, PyAny>, overwrite: bool) -> PyResult<()> {
         let entry = prepare(tool)?;
-        self.inner.write().expect("registry lock poisoned").register(entry, overwrite).map_err(|e| registration(py, e))
+        let replaced = self.replaced(py, std::iter::once(entry.spec.name.clone()));
+        let result = self.write(py).register(entry, overwrite);
+        drop(replaced);
+        result.map_err(|e| registration(py, e))
     }
 
     /// Register several tools at once; returns the names registered. ``on_conflict`` is
     /// ``"raise"`` (nothing is registered if any name is taken), ``"skip"`` or ``"overwrite"``.
     /// If any tool is refused, the registry is left exactly as it was.
     #[pyo3(signature = (tools, on_conflict = "raise"))]
-    fn register_all(&self, py: Python<'_>, tools: &Bound<'_, PyAny>, on_conflict: &str) -> PyResult<Vec<String>> {
+    fn register_all(
+        &self,
+        py: Python<'_>,
+        tools: &Bound<'_, PyAny>,
+        on_conflict: &str,
+    ) -> PyResult<Vec<String>> {
         let mode: ConflictMode = on_conflict.parse().map_err(|e| registration(py, e))?;
-        let iter = tools
-            .try_iter()
-            .map_err(|_| tool_registration_error(py, format!("register_all() expects an iterable of tools, got {}", type_name(tools))))?;
+        let iter = tools.try_iter().map_err(|_| {
+            tool_registration_error(
+                py,
+                format!(
+                    "register_all() expects an iterable of tools, got {}",
+                    type_name(tools)
+                ),
+            )
+        })?;
         let mut entries = Vec::new();
         for tool in iter {
             entries.push(prepare(&tool?)?);
         }
-        self.inner.write().expect("registry lock poisoned").register_all(entries, mode).map_err(|e| registration(py, e))
+        let replaced = self.replaced(py, entries.iter().map(|e| e.spec.name.clone()));
+        let result = self.write(py).register_all(entries, mode);
+        drop(replaced);
+        result.map_err(|e| registration(py, e))
     }
 
     /// Remove a tool by name and return it. Raises KeyError if it is not registered.
     fn unregister(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        match self.inner.write().expect("registry lock poisoned").unregister(name) {
+        let removed = self.write(py).unregister(name);
+        match removed {
             Some(entry) => Ok(entry.payload.obj.clone_ref(py)),
-            None => Err(PyKeyError::new_err(format!("no tool named '{name}' is registered"))),
+            None => Err(PyKeyError::new_err(format!(
+                "no tool named '{name}' is registered"
+            ))),
         }
     }
 
     /// The tool registered under ``name``, or None.
     fn get(&self, py: Python<'_>, name: &str) -> Option<Py<PyAny>> {
-        self.entry(name).map(|e| e.payload.obj.clone_ref(py))
+        self.entry(py, name).map(|e| e.payload.obj.clone_ref(py))
     }
 
     /// Registered names in registration order.
-    fn names(&self) -> Vec<String> {
-        self.inner.read().expect("registry lock poisoned").names().map(str::to_string).collect()
+    fn names(&self, py: Python<'_>) -> Vec<String> {
+        self.read(py).names().map(str::to_string).collect()
     }
 
     /// Registered tools in registration order.
     fn list_tools(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
-        self.inner.read().expect("registry lock poisoned").entries().map(|e| e.payload.obj.clone_ref(py)).collect()
+        self.read(py)
+            .entries()
+            .map(|e| e.payload.obj.clone_ref(py))
+            .collect()
     }
 
-    fn __len__(&self) -> usize {
-        self.inner.read().expect("registry lock poisoned").len()
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.read(py).len()
     }
 
     fn __contains__(&self, name: &Bound<'_, PyAny>) -> bool {
         match name.cast::<PyString>() {
-            Ok(s) => s.to_str().map(|s| self.inner.read().expect("registry lock poisoned").contains(s)).unwrap_or(false),
+            Ok(s) => s
+                .to_str()
+                .map(|s| self.read(name.py()).contains(s))
+                .unwrap_or(false),
             Err(_) => false,
         }
     }
 
     /// The root JSON Schema of a tool's arguments (the one validation uses), or None.
     fn get_schema<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.entry(name).map(|e| value_to_py(py, &e.schema)).transpose()
+        self.entry(py, name)
+            .map(|e| value_to_py(py, &e.schema))
+            .transpose()
     }
 
     /// One ``- name: description`` line per tool.
     #[pyo3(signature = (names = None))]
-    fn get_catalog(&self, py: Python<'_>, names: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyString>> {
+    fn get_catalog(
+        &self,
+        py: Python<'_>,
+        names: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyString>> {
         match names_arg(names)? {
             None => self.rendered(py, |r| r.catalog.clone_ref(py)),
-            Some(names) => Ok(PyString::new(py, &self.inner.read().expect("registry lock poisoned").catalog(Some(&names))).unbind()),
+            Some(names) => {
+                let text = self.read(py).catalog(Some(&names));
+                Ok(PyString::new(py, &text).unbind())
+            }
         }
     }
 
     /// The full text description: each tool with its parameter list. ``names`` renders only
     /// those tools, in that order.
     #[pyo3(signature = (names = None))]
-    fn get_tools_description(&self, py: Python<'_>, names: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyString>> {
+    fn get_tools_description(
+        &self,
+        py: Python<'_>,
+        names: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyString>> {
         match names_arg(names)? {
             None => self.rendered(py, |r| r.description.clone_ref(py)),
-            Some(names) => Ok(PyString::new(py, &self.inner.read().expect("registry lock poisoned").tools_description(Some(&names))).unbind()),
+            Some(names) => {
+                let text = self.read(py).tools_description(Some(&names));
+                Ok(PyString::new(py, &text).unbind())
+            }
         }
     }
 
     /// The ``tools`` argument for OpenAI-style function calling. ``names`` selects a subset in
     /// that order (duplicates and unknown names are dropped). The dicts are shared between calls.
     #[pyo3(signature = (names = None))]
-    fn _openai_tools<'py>(&self, py: Python<'py>, names: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyList>> {
+    fn _openai_tools<'py>(
+        &self,
+        py: Python<'py>,
+        names: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let names = names_arg(names)?;
         self.rendered(py, |r| match names {
             None => PyList::new(py, r.openai.iter().map(|d| d.bind(py))),
@@ -463,24 +704,42 @@ impl PyToolRegistry {
 
     /// Validate arguments for a tool without running it: an error ToolResponse, or None when
     /// the call may proceed (used to validate before asking a person to confirm).
-    fn validate(&self, py: Python<'_>, name: &str, parameters: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyToolResponse>>> {
+    fn validate(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        parameters: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<Py<PyToolResponse>>> {
         Ok(self.admit(py, name, parameters)?.err())
     }
 
     /// Run a tool: look it up, validate the arguments against its schema, run it and wrap the
     /// result. Bad model input and exceptions raised by the tool come back as error responses.
-    fn execute_tool(&self, py: Python<'_>, name: &str, parameters: &Bound<'_, PyAny>) -> PyResult<Py<PyToolResponse>> {
+    fn execute_tool(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        parameters: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyToolResponse>> {
         match self.admit(py, name, parameters)? {
-            Ok((entry, args)) => run_admitted(py, name, &entry, &args, parameters),
+            Ok((entry, args)) => run_admitted(py, &entry.spec.name, &entry, &args, parameters),
             Err(resp) => Ok(resp),
         }
     }
 
     /// ``execute_tool`` that also says whether the tool was entered: ``(response, executed)``.
     /// The Agent uses it to count only calls that really ran (not unknown or invalid ones).
-    fn _execute_checked(&self, py: Python<'_>, name: &str, parameters: &Bound<'_, PyAny>) -> PyResult<(Py<PyToolResponse>, bool)> {
+    fn _execute_checked(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        parameters: &Bound<'_, PyAny>,
+    ) -> PyResult<(Py<PyToolResponse>, bool)> {
         match self.admit(py, name, parameters)? {
-            Ok((entry, args)) => Ok((run_admitted(py, name, &entry, &args, parameters)?, true)),
+            Ok((entry, args)) => Ok((
+                run_admitted(py, &entry.spec.name, &entry, &args, parameters)?,
+                true,
+            )),
             Err(resp) => Ok((resp, false)),
         }
     }
@@ -490,15 +749,22 @@ impl PyToolRegistry {
     /// sync path, a worker thread on the async path) or ``"async"`` (only ``arun``: awaited).
     /// A Python tool with both ``run`` and ``arun`` counts as async when its ``is_async``
     /// attribute is true (an ``async def`` wrapped by ``@tool``).
-    fn _lookup(&self, py: Python<'_>, name: &str) -> Option<(Py<PyAny>, &'static str)> {
-        let entry = self.entry(name)?;
+    fn _lookup(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+    ) -> Option<(Py<PyAny>, &'static str)> {
+        let entry = self.entry(py, name.cast::<PyString>().ok()?.to_str().ok()?)?;
         let obj = entry.payload.obj.bind(py);
         let kind = match &entry.payload.runner {
             Runner::Native(native) if !native.blocks() => "inline",
             Runner::Native(_) => "sync",
             Runner::AsyncOnly => "async",
             Runner::Run | Runner::Kwargs { .. } => {
-                let is_async = obj.getattr_opt(pyo3::intern!(py, "is_async")).ok().flatten();
+                let is_async = obj
+                    .getattr_opt(pyo3::intern!(py, "is_async"))
+                    .ok()
+                    .flatten();
                 if is_async.is_some_and(|v| v.is_truthy().unwrap_or(false)) {
                     "async"
                 } else {
@@ -511,7 +777,12 @@ impl PyToolRegistry {
 
     /// For the async path: an error ToolResponse, or the tool object to await ``arun`` on.
     /// (Rust built-ins that never block are run right here.)
-    fn _admit<'py>(&self, py: Python<'py>, name: &str, parameters: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
+    fn _admit<'py>(
+        &self,
+        py: Python<'py>,
+        name: &Bound<'py, PyAny>,
+        parameters: &Bound<'py, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
         let (entry, args) = match self.admit(py, name, parameters)? {
             Ok(ok) => ok,
             Err(resp) => return Ok(resp.into_any()),
@@ -525,11 +796,20 @@ impl PyToolRegistry {
             Runner::Kwargs { .. } => "callable",
             _ => "tool",
         };
-        Ok((entry.payload.obj.clone_ref(py), kind).into_pyobject(py)?.into_any().unbind())
+        Ok((entry.payload.obj.clone_ref(py), kind)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind())
     }
 
     /// Wraps a value returned by ``arun``: ``kind`` is ``"tool"`` or ``"callable"``.
-    fn _wrap(&self, py: Python<'_>, name: &str, kind: &str, result: &Bound<'_, PyAny>) -> PyResult<Py<PyToolResponse>> {
+    fn _wrap(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        kind: &str,
+        result: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyToolResponse>> {
         if kind == "callable" {
             wrap_callable_result(py, name, result.clone())
         } else {
@@ -538,7 +818,12 @@ impl PyToolRegistry {
     }
 
     /// Converts an exception raised by a tool into an error response (re-raises flow control).
-    fn _exception(&self, py: Python<'_>, name: &str, exc: &Bound<'_, PyAny>) -> PyResult<Py<PyToolResponse>> {
+    fn _exception(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        exc: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyToolResponse>> {
         exception_response(py, name, PyErr::from_value(exc.clone()))
     }
 
@@ -555,11 +840,18 @@ impl PyToolRegistry {
     }
 
     fn __clear__(&self) {
-        if let Ok(mut reg) = self.inner.try_write() {
-            *reg = Registry::new();
-        }
-        if let Ok(mut cache) = self.rendered.try_lock() {
-            *cache = None;
-        }
+        // The entries are dropped after the lock is released (dropping them releases tools).
+        let old = self
+            .inner
+            .try_write()
+            .map(|mut reg| std::mem::take(&mut *reg))
+            .ok();
+        drop(old);
+        let cached = self
+            .rendered
+            .try_lock()
+            .ok()
+            .and_then(|mut cache| cache.take());
+        drop(cached);
     }
 }
