@@ -177,6 +177,12 @@ impl RunBudget {
     pub fn record_tool(&mut self) {
         self.tool_calls += 1;
     }
+
+    /// Seconds left before the deadline (never negative), or None without one. The executor
+    /// caps each tool call's timeout with it, so a run cannot hang in a tool past its deadline.
+    pub fn time_left(&self, elapsed: f64) -> Option<f64> {
+        self.limits.deadline_seconds.map(|d| (d - elapsed).max(0.0))
+    }
 }
 
 #[cfg(test)]
@@ -261,6 +267,14 @@ mod tests {
             calls.admit_llm(0.0).unwrap_err().to_string(),
             "exceeded LLM call limit 1"
         );
+    }
+
+    #[test]
+    fn time_left_counts_down_to_zero() {
+        let b = RunBudget::new(RunLimits::new(None, None, None, Some(2.0)).unwrap());
+        assert_eq!(b.time_left(0.5), Some(1.5));
+        assert_eq!(b.time_left(3.0), Some(0.0));
+        assert_eq!(RunBudget::default().time_left(1.0), None);
     }
 
     #[test]

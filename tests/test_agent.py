@@ -640,3 +640,20 @@ def test_tasks_left_behind_by_a_sync_run_are_cancelled():
 
     result = Agent("a", ScriptedLLM([ScriptedLLM.tool_call("spawn"), "ok"]), tools=[Spawner()]).run("go")
     assert result.final_output == "ok" and state["cancelled"]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_deadline_bounds_tool_calls_too(use_async):
+    import time
+
+    class Hang(Add):
+        def run(self, parameters):
+            time.sleep(3)
+            return super().run(parameters)
+
+    llm = ScriptedLLM([ScriptedLLM.tool_call("add", {"a": 1, "b": 1}), "never"])
+    agent = Agent("a", llm, tools=[Hang()], run_policy=RunPolicy(deadline_seconds=0.3))
+    started = time.perf_counter()
+    with pytest.raises(RunLimitExceeded, match="exceeded wall-clock time limit 0.3s"):
+        asyncio.run(agent.arun("x")) if use_async else agent.run("x")
+    assert time.perf_counter() - started < 2.0

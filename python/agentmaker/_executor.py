@@ -84,6 +84,7 @@ class ToolExecutor:
         if run.budget is not None:
             run.budget.admit_tool()
             run.budget.record_tool()
+            rec._timeout = run.budget.cap_timeout(rec._timeout)
         await self._execute(run, rec, threaded=not run.sync_entry and rec._kind == "sync")
 
     async def _ask(self, run: _Run, rec: ToolCallRecord) -> str | None:
@@ -245,9 +246,10 @@ class ToolExecutor:
         todo = [r for r in recs if r.status is None]
         budget = run.budget
         if budget is not None:  # only deadline/cancel apply here: numeric caps force serial runs
-            for _ in todo:
+            for r in todo:
                 budget.admit_tool()
                 budget.record_tool()
+                r._timeout = budget.cap_timeout(r._timeout)
         inline = [r for r in todo if r._kind == "inline"]
         if inline:  # non-blocking built-ins: a thread would cost more than the call
             for r in inline:

@@ -86,3 +86,10 @@ class RunBudget:
 
     def record_tool(self) -> None:
         self._core.record_tool()
+
+    def cap_timeout(self, timeout: float | None) -> float | None:
+        """A tool call's timeout, shortened to the time left before the run's deadline."""
+        left = self._core.time_left(time.monotonic() - self._start)
+        if left is None:
+            return timeout
+        return left if timeout is None else min(timeout, left)

@@ -127,6 +127,11 @@ impl PyRunBudget {
         self.core.record_tool();
     }
 
+    /// Seconds left before the deadline (never negative), or None without one.
+    fn time_left(&self, elapsed: f64) -> Option<f64> {
+        self.core.time_left(elapsed)
+    }
+
     #[getter]
     fn llm_calls(&self) -> u64 {
         self.core.llm_calls
