@@ -657,3 +657,18 @@ def test_a_deadline_bounds_tool_calls_too(use_async):
     with pytest.raises(RunLimitExceeded, match="exceeded wall-clock time limit 0.3s"):
         asyncio.run(agent.arun("x")) if use_async else agent.run("x")
     assert time.perf_counter() - started < 2.0
+
+
+def test_a_deadline_cuts_an_async_model_call_short():
+    import time
+
+    class SlowModel:
+        async def chat(self, messages, **kwargs):
+            await asyncio.sleep(3)
+            return LLMResponse(content="late")
+
+    agent = Agent("a", SlowModel(), run_policy=RunPolicy(deadline_seconds=0.2))
+    started = time.perf_counter()
+    with pytest.raises(RunLimitExceeded, match="exceeded wall-clock time limit 0.2s") as info:
+        agent.run("x")
+    assert info.value.kind == "deadline" and time.perf_counter() - started < 2.0

@@ -293,7 +293,14 @@ class Agent(ToolExecutor):
                 if run.direct:
                     await NEED_LOOP
                     run.direct = False
-                resp = await resp
+                left = budget.time_left() if budget is not None else None
+                if left is None:
+                    resp = await resp
+                else:  # an async model call is cut short by the run's deadline
+                    try:
+                        resp = await asyncio.wait_for(resp, left)
+                    except TimeoutError:
+                        raise budget.deadline_passed() from None
             content = getattr(resp, "content", None)
             if not isinstance(content, str):
                 content = "" if content is None else str(content)

@@ -87,9 +87,22 @@ class RunBudget:
     def record_tool(self) -> None:
         self._core.record_tool()
 
+    def time_left(self) -> float | None:
+        """Seconds left before the run's deadline, or None without one."""
+        return self._core.time_left(time.monotonic() - self._start)
+
     def cap_timeout(self, timeout: float | None) -> float | None:
         """A tool call's timeout, shortened to the time left before the run's deadline."""
-        left = self._core.time_left(time.monotonic() - self._start)
+        left = self.time_left()
         if left is None:
             return timeout
         return left if timeout is None else min(timeout, left)
+
+    def deadline_passed(self) -> RunLimitExceeded:
+        """The error for a wait cut short by the deadline."""
+        try:
+            self._raise(self._core.admit_llm(time.monotonic() - self._start))
+        except RunLimitExceeded as exc:
+            if exc.kind == "deadline":
+                return exc
+        return RunLimitExceeded("exceeded the run's wall-clock time limit", "deadline")
