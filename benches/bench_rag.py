@@ -32,8 +32,12 @@ DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "tool
 
 
 def load() -> tuple[list[dict], list[dict]]:
-    tools = [json.loads(line) for line in (DATA / "tools.jsonl").read_text(encoding="utf-8").splitlines() if line]
-    queries = [json.loads(line) for line in (DATA / "queries.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    tools = [
+        json.loads(line) for line in (DATA / "tools.jsonl").read_text(encoding="utf-8").splitlines() if line
+    ]
+    queries = [
+        json.loads(line) for line in (DATA / "queries.jsonl").read_text(encoding="utf-8").splitlines() if line
+    ]
     return tools, queries
 
 
@@ -93,7 +97,9 @@ def main() -> None:
     tools, queries = load()
     ids = [t["name"] for t in tools]
     texts = [tool_text(t["name"], t.get("description", ""), t.get("parameters")) for t in tools]
-    print(f"rag        {len(tools)} tools, {len(queries)} queries ({sum(q['lang'] != 'en' for q in queries)} non-English)")
+    print(
+        f"rag        {len(tools)} tools, {len(queries)} queries ({sum(q['lang'] != 'en' for q in queries)} non-English)"
+    )
 
     # Keyword retriever straight over the catalog.
     best = math.inf
@@ -102,7 +108,11 @@ def main() -> None:
         start = time.perf_counter()
         r.add(ids, texts, scope="tools")
         best = min(best, time.perf_counter() - start)
-    line("keyword", best * 1000, evaluate(lambda q: [h.id for h in r.search(q, top_k=10, scope="tools")], queries))
+    line(
+        "keyword",
+        best * 1000,
+        evaluate(lambda q: [h.id for h in r.search(q, top_k=10, scope="tools")], queries),
+    )
 
     # Through a registry and ToolRetriever (registration is not timed; index() is).
     registry = ToolRegistry()
@@ -114,7 +124,12 @@ def main() -> None:
         alias[name] = t["name"]
         props = (t.get("parameters") or {}).get("properties") or {}
         params = [
-            ToolParameter(str(p), "string", str(v.get("description") or "") if isinstance(v, dict) else "", required=False)
+            ToolParameter(
+                str(p),
+                "string",
+                str(v.get("description") or "") if isinstance(v, dict) else "",
+                required=False,
+            )
             for p, v in props.items()
         ]
         registry.register_function(lambda params: "", name, t.get("description") or name, params)
@@ -127,15 +142,19 @@ def main() -> None:
     again_ms = (time.perf_counter() - start) * 1000
     m = evaluate(lambda q: [alias[n] for n in tr.retrieve(q)], queries)
     line("registry", index_ms, m)
-    print(f"rag        registry   re-index of an unchanged catalog: {again_ms:.1f} ms ({changes.unchanged} unchanged, "
-          f"{len(changes.added) + len(changes.updated)} re-added)")
+    print(
+        f"rag        registry   re-index of an unchanged catalog: {again_ms:.1f} ms ({changes.unchanged} unchanged, "
+        f"{len(changes.added) + len(changes.updated)} re-added)"
+    )
 
     # Hybrid fusion with the toy embedder.
     h = HybridRetriever(trigram_embedder, alpha=0.3)
     start = time.perf_counter()
     h.add(ids, texts, scope="tools")
     index_ms = (time.perf_counter() - start) * 1000
-    line("hybrid", index_ms, evaluate(lambda q: [x.id for x in h.search(q, top_k=10, scope="tools")], queries))
+    line(
+        "hybrid", index_ms, evaluate(lambda q: [x.id for x in h.search(q, top_k=10, scope="tools")], queries)
+    )
 
 
 if __name__ == "__main__":

@@ -24,7 +24,11 @@ pub enum RagError {
     #[error("b must be a number between 0 and 1, got {0}")]
     BadB(f64),
     #[error("the embedding for {id:?} has {got} dimensions, but this index holds {expected}-dimensional vectors")]
-    Dimension { id: String, expected: usize, got: usize },
+    Dimension {
+        id: String,
+        expected: usize,
+        got: usize,
+    },
     #[error("the embedding for {id:?} contains NaN or infinity")]
     NonFinite { id: String },
     #[error("the embedding for {id:?} is empty")]

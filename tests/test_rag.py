@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from agentmaker import (
     Agent,
     HybridRetriever,
@@ -61,7 +60,13 @@ def test_chinese_query_matches_chinese_description():
 
 
 def test_tokenizer_is_exposed_for_inspection():
-    assert Bm25Index.tokenize("getCurrentWeather math.hypot") == ["get", "current", "weather", "math", "hypot"]
+    assert Bm25Index.tokenize("getCurrentWeather math.hypot") == [
+        "get",
+        "current",
+        "weather",
+        "math",
+        "hypot",
+    ]
     assert Bm25Index.tokenize("天气预报") == ["天", "天气", "气", "气预", "预", "预报", "报"]
 
 
@@ -110,8 +115,11 @@ def test_bad_arguments_raise_clear_errors():
 
 
 # Toy embedding: each text maps onto three "concepts" by keyword, so synonyms meet.
-CONCEPTS = [("money", "currency", "currencies", "dollars", "euros", "cash"), ("weather", "rain", "sunny", "umbrella"),
-            ("mail", "email", "letter", "message")]
+CONCEPTS = [
+    ("money", "currency", "currencies", "dollars", "euros", "cash"),
+    ("weather", "rain", "sunny", "umbrella"),
+    ("mail", "email", "letter", "message"),
+]
 
 
 def concept_embedder(calls: list[int] | None = None):
@@ -169,6 +177,10 @@ def test_dense_index_directly():
     with pytest.raises(ValueError, match="got 1 ids but 2 vectors"):
         d.add(["z"], [[1.0, 0.0], [0.0, 1.0]])
     assert d.delete(["x", "q"]) == 1 and d.search([1.0, 0.0], 5) == [("y", 0.0)]
+    fresh = DenseIndex()
+    with pytest.raises(ValueError, match='"b" has 3 dimensions, but this index holds 2-dimensional'):
+        fresh.add(["a", "b"], [[1.0, 0.0], [1.0, 0.0, 0.0]])
+    assert len(fresh) == 0 and fresh.dim is None, "a bad batch changes nothing"
 
 
 # ------------------------------------------------------------------------------- ToolRetriever
@@ -217,10 +229,12 @@ def test_retrieve_ranks_and_renders_the_subset():
     assert tr.index() == IndexChanges(added=tuple(reg.names()), updated=(), removed=(), unchanged=0)
     assert tr.retrieve("convert between currencies") == ["convert_currency"]
     assert tr.retrieve("what's the weather in Paris", top_k=1) == ["get_current_weather"]
-    assert tr.retrieve("上海今天天气怎么样") [0] == "cha_tianqi"
+    assert tr.retrieve("上海今天天气怎么样")[0] == "cha_tianqi"
     schema = tr.schema_for("email the team", top_k=1)
     assert [s["function"]["name"] for s in schema] == ["send_email"]
-    assert tr.description_for("stock price of ACME").startswith("- get_stock_price: Look up the latest stock price")
+    assert tr.description_for("stock price of ACME").startswith(
+        "- get_stock_price: Look up the latest stock price"
+    )
 
 
 def test_always_include_comes_first_and_takes_no_slot():
@@ -237,7 +251,9 @@ def test_on_empty_modes():
     query = "quantum chromodynamics"
     assert ToolRetriever(reg).retrieve(query) == reg.names()
     assert ToolRetriever(reg, always_include=["get_stock_price"]).retrieve(query)[0] == "get_stock_price"
-    assert ToolRetriever(reg, always_include=["send_email"], on_empty="always_include").retrieve(query) == ["send_email"]
+    assert ToolRetriever(reg, always_include=["send_email"], on_empty="always_include").retrieve(query) == [
+        "send_email"
+    ]
     assert ToolRetriever(reg, always_include=["send_email"], on_empty="none").retrieve(query) == []
     assert ToolRetriever(reg).retrieve(query, on_empty="none") == []
 
@@ -303,7 +319,7 @@ def test_retrieve_indexes_lazily_and_follows_registry_growth():
 def test_retrieve_allowed_filter_looks_further_down():
     reg = make_registry()
     tr = ToolRetriever(reg, top_k=1, always_include=["send_email"])
-    allowed = lambda n: n not in ("get_current_weather", "send_email")  # noqa: E731
+    allowed = lambda n: n not in ("get_current_weather", "send_email")
     assert tr.retrieve("weather in the city", allowed=allowed) == ["cha_tianqi"]
 
 
@@ -311,7 +327,9 @@ def test_tool_retriever_validation():
     reg = make_registry()
     with pytest.raises(ValueError, match="top_k must be >= 1, got 0"):
         ToolRetriever(reg, top_k=0)
-    with pytest.raises(ValueError, match=r"on_empty must be one of \('all', 'always_include', 'none'\), got 'some'"):
+    with pytest.raises(
+        ValueError, match=r"on_empty must be one of \('all', 'always_include', 'none'\), got 'some'"
+    ):
         ToolRetriever(reg, on_empty="some")
     with pytest.raises(TypeError, match="always_include must be a sequence of tool names"):
         ToolRetriever(reg, always_include="tool_search")
@@ -343,7 +361,10 @@ def test_tool_search_tool_results():
     assert resp.text.startswith("Found these relevant tools (you can call them now):\n- convert_currency:")
     assert resp.data == {"discovered": ["convert_currency"]}
     empty = reg.execute_tool("tool_search", {"query": "  "})
-    assert (empty.status, empty.text) == ("error", "Error: tool_search requires query (what capability to find)")
+    assert (empty.status, empty.text) == (
+        "error",
+        "Error: tool_search requires query (what capability to find)",
+    )
     none = reg.execute_tool("tool_search", {"query": "quantum chromodynamics"})
     assert (none.status, none.text, none.data) == ("success", "(no relevant tools found)", None)
     # tool_search never lists itself, even when the query names it.
@@ -353,10 +374,14 @@ def test_tool_search_tool_results():
 
 def test_tool_search_prompts():
     tr = ToolRetriever(make_registry())
-    custom = ToolSearchTool(tr, prompts={"tool_search.no_match": "nothing", "tool_search.description": "Find tools."})
+    custom = ToolSearchTool(
+        tr, prompts={"tool_search.no_match": "nothing", "tool_search.description": "Find tools."}
+    )
     assert custom.description == "Find tools."
     assert custom.run({"query": "zzz qqq"}).text == "nothing"
-    with pytest.raises(ToolConfigError, match="unknown prompt key 'nope'; known keys: tool_search.description"):
+    with pytest.raises(
+        ToolConfigError, match="unknown prompt key 'nope'; known keys: tool_search.description"
+    ):
         ToolSearchTool(tr, prompts={"nope": "x"})
     with pytest.raises(TypeError, match="tool_retriever must be a ToolRetriever"):
         ToolSearchTool(object())  # type: ignore[arg-type]
@@ -379,11 +404,15 @@ def agent_setup(**perms):
 @pytest.mark.parametrize("use_async", [False, True])
 def test_agent_offers_the_subset_and_merges_discovered_tools(use_async):
     reg, tr, _ = agent_setup()
-    llm = ScriptedLLM([
-        ScriptedLLM.tool_call("tool_search", {"query": "convert money between currencies"}),
-        ScriptedLLM.tool_call("convert_currency", {"amount": 5, "source": "EUR", "target": "USD"}, call_id="c2"),
-        "5 EUR is 10 USD.",
-    ])
+    llm = ScriptedLLM(
+        [
+            ScriptedLLM.tool_call("tool_search", {"query": "convert money between currencies"}),
+            ScriptedLLM.tool_call(
+                "convert_currency", {"amount": 5, "source": "EUR", "target": "USD"}, call_id="c2"
+            ),
+            "5 EUR is 10 USD.",
+        ]
+    )
     agent = Agent("assistant", llm, tool_registry=reg, tool_retriever=tr)
     query = "What's the weather in Paris?"
     result = asyncio.run(agent.arun(query)) if use_async else agent.run(query)
@@ -399,10 +428,12 @@ def test_agent_offers_the_subset_and_merges_discovered_tools(use_async):
 
 def test_agent_never_shows_denied_tools_in_subset_or_search_results():
     reg, tr, permissions = agent_setup(deny={"convert_currency", "get_current_weather"})
-    llm = ScriptedLLM([
-        ScriptedLLM.tool_call("tool_search", {"query": "convert money between currencies weather"}),
-        "ok",
-    ])
+    llm = ScriptedLLM(
+        [
+            ScriptedLLM.tool_call("tool_search", {"query": "convert money between currencies weather"}),
+            "ok",
+        ]
+    )
     agent = Agent("assistant", llm, tool_registry=reg, tool_retriever=tr, permissions=permissions)
     result = agent.run("weather in my city")
     # The denied best match does not take the single retrieval slot: the next allowed one does.

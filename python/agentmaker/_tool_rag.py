@@ -45,7 +45,9 @@ def tool_text(name: str, description: str, schema: Any) -> str:
         return f"{name}: {description}".strip()
     names = " ".join(str(p) for p in props)
     docs = " ".join(
-        d for p in props.values() if isinstance(p, Mapping) and isinstance(d := p.get("description"), str) and d
+        d
+        for p in props.values()
+        if isinstance(p, Mapping) and isinstance(d := p.get("description"), str) and d
     )
     return f"{name}: {description} {names} {docs}".strip()
 
@@ -257,8 +259,13 @@ class ToolSearchTool(Tool):
 
     PROMPTS = PROMPTS
 
-    def __init__(self, tool_retriever: ToolRetriever, *, top_k: int = 5, prompts: Mapping[str, str] | None = None) -> None:
-        if not callable(getattr(tool_retriever, "retrieve", None)) or getattr(tool_retriever, "registry", None) is None:
+    def __init__(
+        self, tool_retriever: ToolRetriever, *, top_k: int = 5, prompts: Mapping[str, str] | None = None
+    ) -> None:
+        if (
+            not callable(getattr(tool_retriever, "retrieve", None))
+            or getattr(tool_retriever, "registry", None) is None
+        ):
             raise TypeError(f"tool_retriever must be a ToolRetriever, got {tool_retriever!r}")
         texts = dict(PROMPTS)
         for key, value in (prompts or {}).items():

@@ -23,8 +23,8 @@ from ._calls import ToolCallRecord, parse_call
 from ._drive import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from ._executor import ToolExecutor, _Run
 from ._registry import ToolRegistry
-from ._tool_rag import ToolRetriever, hide_denied
 from ._threads import shared_threads
+from ._tool_rag import ToolRetriever, hide_denied
 from .llm import LLMResponse
 from .run_policy import RunPolicy
 

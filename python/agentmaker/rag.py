@@ -23,9 +23,12 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentmaker._native import Bm25Index, DenseIndex
+
+if TYPE_CHECKING:
+    from agentmaker._tool_rag import ToolRetriever, ToolSearchTool
 
 __all__ = ["Embedder", "HybridRetriever", "RetrievalHit", "ToolRetriever", "ToolSearchTool"]
 
@@ -113,11 +116,20 @@ class HybridRetriever:
         batch_size: int = 256,
     ) -> None:
         if embedder is not None and not callable(embedder):
-            raise TypeError(f"embedder must be a callable list[str] -> list[list[float]] or None, got {embedder!r}")
-        for name, value, lo, hi in (("alpha", alpha, 0.0, 1.0), ("min_similarity", min_similarity, -1.0, 1.0)):
+            raise TypeError(
+                f"embedder must be a callable list[str] -> list[list[float]] or None, got {embedder!r}"
+            )
+        for name, value, lo, hi in (
+            ("alpha", alpha, 0.0, 1.0),
+            ("min_similarity", min_similarity, -1.0, 1.0),
+        ):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
                 raise ValueError(f"{name} must be a number between {lo:g} and {hi:g}, got {value!r}")
-        if isinstance(rrf_k, bool) or not isinstance(rrf_k, (int, float)) or not (rrf_k > 0 and math.isfinite(rrf_k)):
+        if (
+            isinstance(rrf_k, bool)
+            or not isinstance(rrf_k, (int, float))
+            or not (rrf_k > 0 and math.isfinite(rrf_k))
+        ):
             raise ValueError(f"rrf_k must be a positive number, got {rrf_k!r}")
         self.candidates = check_top_k(candidates, "candidates")
         self.batch_size = check_top_k(batch_size, "batch_size")

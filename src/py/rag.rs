@@ -24,7 +24,9 @@ fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 
 fn same_length(ids: usize, other: usize, what: &str) -> PyResult<()> {
     if ids != other {
-        return Err(PyValueError::new_err(format!("got {ids} ids but {other} {what}; pass one per id")));
+        return Err(PyValueError::new_err(format!(
+            "got {ids} ids but {other} {what}; pass one per id"
+        )));
     }
     Ok(())
 }
@@ -45,7 +47,11 @@ impl RemoveById for DenseIndex {
     }
 }
 
-fn delete_ids<T: RemoveById + Send + Sync>(py: Python<'_>, lock: &RwLock<T>, ids: &[String]) -> usize {
+fn delete_ids<T: RemoveById + Send + Sync>(
+    py: Python<'_>,
+    lock: &RwLock<T>,
+    ids: &[String],
+) -> usize {
     py.detach(|| {
         let mut ix = write(lock);
         ids.iter().filter(|id| ix.remove_id(id)).count()
@@ -64,7 +70,9 @@ impl PyBm25Index {
     #[new]
     #[pyo3(signature = (k1 = 1.2, b = 0.75))] // literals: the text signature shows them (= bm25::DEFAULT_K1/DEFAULT_B)
     fn new(k1: f64, b: f64) -> PyResult<Self> {
-        Ok(PyBm25Index { inner: RwLock::new(Bm25Index::new(k1, b).map_err(value_error)?) })
+        Ok(PyBm25Index {
+            inner: RwLock::new(Bm25Index::new(k1, b).map_err(value_error)?),
+        })
     }
 
     #[getter]
@@ -103,13 +111,20 @@ impl PyBm25Index {
     fn search(&self, py: Python<'_>, query: &str, top_k: usize) -> Vec<(String, f64)> {
         py.detach(|| {
             let ix = read(&self.inner);
-            ix.search(query, top_k).into_iter().map(|(id, s)| (id.to_string(), s)).collect()
+            ix.search(query, top_k)
+                .into_iter()
+                .map(|(id, s)| (id.to_string(), s))
+                .collect()
         })
     }
 
     /// The ids in insertion order.
     fn ids(&self) -> Vec<String> {
-        read(&self.inner).ids().into_iter().map(str::to_string).collect()
+        read(&self.inner)
+            .ids()
+            .into_iter()
+            .map(str::to_string)
+            .collect()
     }
 
     /// The index terms of ``text`` (to see why something matches or not).
@@ -137,7 +152,9 @@ pub struct PyDenseIndex {
 impl PyDenseIndex {
     #[new]
     fn new() -> Self {
-        PyDenseIndex { inner: RwLock::new(DenseIndex::default()) }
+        PyDenseIndex {
+            inner: RwLock::new(DenseIndex::default()),
+        }
     }
 
     /// The vector length of this index (None while empty).
@@ -151,18 +168,20 @@ impl PyDenseIndex {
         same_length(ids.len(), vectors.len(), "vectors")?;
         py.detach(|| {
             let mut ix = write(&self.inner);
-            // The first vector fixes the dimension of an empty index; the rest must agree with it.
-            let dim = ix.dim().or_else(|| vectors.first().map(Vec::len));
-            for (id, v) in ids.iter().zip(&vectors) {
-                if let Some(d) = dim {
-                    if v.len() != d && !v.is_empty() {
-                        return Err(RagError::Dimension { id: id.clone(), expected: d, got: v.len() });
+            {
+                // Check against the index, or (empty index) against the batch's first vector,
+                // which will fix the dimension.
+                let mut probe = DenseIndex::default();
+                let checker: &DenseIndex = if ix.is_empty() {
+                    if let (Some(id), Some(v)) = (ids.first(), vectors.first()) {
+                        probe.upsert(id, v)?;
                     }
-                }
-                if ix.is_empty() {
-                    DenseIndex::default().check(id, v)?;
+                    &probe
                 } else {
-                    ix.check(id, v)?;
+                    &ix
+                };
+                for (id, v) in ids.iter().zip(&vectors) {
+                    checker.check(id, v)?;
                 }
             }
             for (id, v) in ids.iter().zip(&vectors) {
@@ -184,10 +203,19 @@ impl PyDenseIndex {
 
     /// The ``top_k`` most similar (id, cosine) pairs, best first.
     #[pyo3(signature = (vector, top_k = 8))]
-    fn search(&self, py: Python<'_>, vector: Vec<f64>, top_k: usize) -> PyResult<Vec<(String, f64)>> {
+    fn search(
+        &self,
+        py: Python<'_>,
+        vector: Vec<f64>,
+        top_k: usize,
+    ) -> PyResult<Vec<(String, f64)>> {
         py.detach(|| {
             let ix = read(&self.inner);
-            ix.search(&vector, top_k).map(|hits| hits.into_iter().map(|(id, s)| (id.to_string(), s)).collect())
+            ix.search(&vector, top_k).map(|hits| {
+                hits.into_iter()
+                    .map(|(id, s)| (id.to_string(), s))
+                    .collect()
+            })
         })
         .map_err(value_error)
     }

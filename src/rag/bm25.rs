@@ -146,7 +146,12 @@ impl Bm25Index {
         }
         let len = tokens.len() as u32;
         self.total_len += u64::from(len);
-        self.docs[slot as usize] = Some(Doc { id: id.to_string(), seq, len, terms });
+        self.docs[slot as usize] = Some(Doc {
+            id: id.to_string(),
+            seq,
+            len,
+            terms,
+        });
         self.by_id.insert(id.to_string(), slot);
     }
 
@@ -207,7 +212,9 @@ impl Bm25Index {
             let df = list.len() as f64;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * f64::from(qtf);
             for &(slot, tf) in list {
-                let Some(doc) = &self.docs[slot as usize] else { continue };
+                let Some(doc) = &self.docs[slot as usize] else {
+                    continue;
+                };
                 let tf = f64::from(tf);
                 let norm = k1 * (1.0 - b + b * f64::from(doc.len) / avg);
                 let s = &mut scores[slot as usize];
@@ -219,9 +226,15 @@ impl Bm25Index {
         }
         let mut ranked: Vec<(f64, u64, u32)> = touched
             .into_iter()
-            .filter_map(|slot| self.docs[slot as usize].as_ref().map(|d| (scores[slot as usize], d.seq, slot)))
+            .filter_map(|slot| {
+                self.docs[slot as usize]
+                    .as_ref()
+                    .map(|d| (scores[slot as usize], d.seq, slot))
+            })
             .collect();
-        let order = |a: &(f64, u64, u32), b: &(f64, u64, u32)| -> Ordering { b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)) };
+        let order = |a: &(f64, u64, u32), b: &(f64, u64, u32)| -> Ordering {
+            b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
+        };
         if ranked.len() > top_k {
             ranked.select_nth_unstable_by(top_k - 1, order);
             ranked.truncate(top_k);
@@ -229,7 +242,11 @@ impl Bm25Index {
         ranked.sort_unstable_by(order);
         ranked
             .into_iter()
-            .filter_map(|(score, _, slot)| self.docs[slot as usize].as_ref().map(|d| (d.id.as_str(), score)))
+            .filter_map(|(score, _, slot)| {
+                self.docs[slot as usize]
+                    .as_ref()
+                    .map(|d| (d.id.as_str(), score))
+            })
             .collect()
     }
 }
@@ -258,7 +275,10 @@ mod tests {
             ("mail", "send_email: Send an email message to a recipient to subject body"),
         ]);
         assert_eq!(ids(&ix.search("convert between currencies", 3)), ["fx"]);
-        assert_eq!(ids(&ix.search("what's the weather in Paris?", 3))[0], "weather");
+        assert_eq!(
+            ids(&ix.search("what's the weather in Paris?", 3))[0],
+            "weather"
+        );
         assert_eq!(ids(&ix.search("email my boss", 3)), ["mail"]);
         assert!(ix.search("quantum chromodynamics", 3).is_empty());
         assert!(ix.search("", 3).is_empty());
@@ -274,7 +294,11 @@ mod tests {
         let expected = 2f64.ln() * (1.2 + 1.0) / (1.0 + 1.2);
         assert!((hits[0].1 - expected).abs() < 1e-12, "{hits:?}");
         // Length normalisation: the shorter document with the term scores higher.
-        let ix = index(&[("long", "alpha one two three four five"), ("short", "alpha six"), ("x", "seven")]);
+        let ix = index(&[
+            ("long", "alpha one two three four five"),
+            ("short", "alpha six"),
+            ("x", "seven"),
+        ]);
         assert_eq!(ids(&ix.search("alpha", 5)), ["short", "long"]);
         let flat = {
             let mut ix = Bm25Index::new(1.2, 0.0).unwrap();
@@ -289,7 +313,11 @@ mod tests {
 
     #[test]
     fn ties_break_by_insertion_order_even_after_replacement() {
-        let mut ix = index(&[("z", "same words here"), ("a", "same words here"), ("m", "same words here")]);
+        let mut ix = index(&[
+            ("z", "same words here"),
+            ("a", "same words here"),
+            ("m", "same words here"),
+        ]);
         assert_eq!(ids(&ix.search("words", 10)), ["z", "a", "m"]);
         ix.upsert("z", "same words here"); // replace keeps the place
         assert_eq!(ids(&ix.search("words", 10)), ["z", "a", "m"]);
@@ -328,7 +356,10 @@ mod tests {
     #[test]
     fn parameters_are_validated() {
         assert_eq!(Bm25Index::new(-1.0, 0.5).err(), Some(RagError::BadK1(-1.0)));
-        assert!(matches!(Bm25Index::new(f64::NAN, 0.5), Err(RagError::BadK1(_))));
+        assert!(matches!(
+            Bm25Index::new(f64::NAN, 0.5),
+            Err(RagError::BadK1(_))
+        ));
         assert_eq!(Bm25Index::new(1.2, 1.5).err(), Some(RagError::BadB(1.5)));
         assert!(Bm25Index::new(0.0, 1.0).is_ok());
     }

@@ -23,7 +23,11 @@ fn normalised(id: &str, v: &[f64], dim: Option<usize>) -> Result<Vec<f32>, RagEr
     }
     if let Some(d) = dim {
         if v.len() != d {
-            return Err(RagError::Dimension { id: id.to_string(), expected: d, got: v.len() });
+            return Err(RagError::Dimension {
+                id: id.to_string(),
+                expected: d,
+                got: v.len(),
+            });
         }
     }
     if v.iter().any(|x| !x.is_finite()) {
@@ -78,7 +82,9 @@ impl DenseIndex {
 
     /// Removes `id`; false when it was not there.
     pub fn remove(&mut self, id: &str) -> bool {
-        let Some(i) = self.by_id.remove(id) else { return false };
+        let Some(i) = self.by_id.remove(id) else {
+            return false;
+        };
         let d = self.dim.unwrap_or(0);
         let last = self.ids.len() - 1;
         if i != last {
@@ -107,7 +113,9 @@ impl DenseIndex {
     /// The `top_k` rows most similar to `query` by cosine, best first, as (id, similarity).
     /// Ties go to the row added first.
     pub fn search(&self, query: &[f64], top_k: usize) -> Result<Vec<(&str, f64)>, RagError> {
-        let Some(d) = self.dim else { return Ok(Vec::new()) };
+        let Some(d) = self.dim else {
+            return Ok(Vec::new());
+        };
         let q = normalised("<query>", query, Some(d))?;
         if top_k == 0 {
             return Ok(Vec::new());
@@ -116,15 +124,26 @@ impl DenseIndex {
             .rows
             .chunks_exact(d)
             .enumerate()
-            .map(|(i, row)| (row.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>(), self.seqs[i], i))
+            .map(|(i, row)| {
+                (
+                    row.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>(),
+                    self.seqs[i],
+                    i,
+                )
+            })
             .collect();
-        let order = |a: &(f32, u64, usize), b: &(f32, u64, usize)| -> Ordering { b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)) };
+        let order = |a: &(f32, u64, usize), b: &(f32, u64, usize)| -> Ordering {
+            b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
+        };
         if ranked.len() > top_k {
             ranked.select_nth_unstable_by(top_k - 1, order);
             ranked.truncate(top_k);
         }
         ranked.sort_unstable_by(order);
-        Ok(ranked.into_iter().map(|(s, _, i)| (self.ids[i].as_str(), f64::from(s))).collect())
+        Ok(ranked
+            .into_iter()
+            .map(|(s, _, i)| (self.ids[i].as_str(), f64::from(s)))
+            .collect())
     }
 }
 
@@ -139,13 +158,27 @@ mod tests {
         ix.upsert("y", &[0.0, 2.0]).unwrap();
         ix.upsert("xy", &[1.0, 1.0]).unwrap();
         let hits = ix.search(&[3.0, 0.1], 3).unwrap();
-        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), ["x", "xy", "y"]);
+        assert_eq!(
+            hits.iter().map(|h| h.0).collect::<Vec<_>>(),
+            ["x", "xy", "y"]
+        );
         assert!((hits[1].1 - (3.1 / (2f64.sqrt() * (9.01f64).sqrt()))).abs() < 1e-6);
         ix.upsert("x", &[0.0, 1.0]).unwrap();
-        assert_eq!(ix.search(&[0.0, 1.0], 1).unwrap()[0].0, "x", "replacement keeps the earlier place on ties");
+        assert_eq!(
+            ix.search(&[0.0, 1.0], 1).unwrap()[0].0,
+            "x",
+            "replacement keeps the earlier place on ties"
+        );
         assert!(ix.remove("x"));
         assert!(!ix.remove("x"));
-        assert_eq!(ix.search(&[0.0, 1.0], 5).unwrap().iter().map(|h| h.0).collect::<Vec<_>>(), ["y", "xy"]);
+        assert_eq!(
+            ix.search(&[0.0, 1.0], 5)
+                .unwrap()
+                .iter()
+                .map(|h| h.0)
+                .collect::<Vec<_>>(),
+            ["y", "xy"]
+        );
         assert_eq!(ix.len(), 2);
     }
 
@@ -155,10 +188,20 @@ mod tests {
         ix.upsert("a", &[1.0, 2.0, 3.0]).unwrap();
         assert_eq!(
             ix.upsert("b", &[1.0]).unwrap_err(),
-            RagError::Dimension { id: "b".into(), expected: 3, got: 1 }
+            RagError::Dimension {
+                id: "b".into(),
+                expected: 3,
+                got: 1
+            }
         );
-        assert_eq!(ix.upsert("b", &[1.0, f64::NAN, 0.0]).unwrap_err(), RagError::NonFinite { id: "b".into() });
-        assert_eq!(ix.upsert("b", &[]).unwrap_err(), RagError::EmptyVector { id: "b".into() });
+        assert_eq!(
+            ix.upsert("b", &[1.0, f64::NAN, 0.0]).unwrap_err(),
+            RagError::NonFinite { id: "b".into() }
+        );
+        assert_eq!(
+            ix.upsert("b", &[]).unwrap_err(),
+            RagError::EmptyVector { id: "b".into() }
+        );
         assert!(ix.search(&[1.0, 2.0], 3).is_err());
         // A zero vector is allowed and is similar to nothing.
         ix.upsert("z", &[0.0, 0.0, 0.0]).unwrap();

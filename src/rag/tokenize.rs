@@ -60,7 +60,9 @@ fn is_separator(c: char) -> bool {
 /// Full-width ASCII letters and digits to their ASCII form.
 fn fold_width(c: char) -> char {
     match c as u32 {
-        0xFF10..=0xFF19 | 0xFF21..=0xFF3A | 0xFF41..=0xFF5A => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+        0xFF10..=0xFF19 | 0xFF21..=0xFF3A | 0xFF41..=0xFF5A => {
+            char::from_u32(c as u32 - 0xFEE0).unwrap_or(c)
+        }
         _ => c,
     }
 }
@@ -164,12 +166,13 @@ fn emit_part(part: &[char], out: &mut Vec<String>) {
 /// alone would make them cheap, but in a small catalog "the" still matches nearly every tool,
 /// which hides a real zero-hit result (and with it the `on_empty` fallback) behind noise.
 const STOPWORDS: &[&str] = &[
-    "a", "about", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could", "d",
-    "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "him", "his", "how", "i", "if", "in",
-    "into", "is", "it", "its", "ll", "m", "me", "my", "of", "on", "or", "our", "please", "re", "s", "she",
-    "should", "so", "some", "t", "than", "that", "the", "their", "them", "then", "there", "these", "they",
-    "this", "those", "to", "us", "ve", "was", "we", "were", "what", "when", "where", "which", "who", "whom",
-    "why", "will", "with", "would", "you", "your",
+    "a", "about", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
+    "could", "d", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "him",
+    "his", "how", "i", "if", "in", "into", "is", "it", "its", "ll", "m", "me", "my", "of", "on",
+    "or", "our", "please", "re", "s", "she", "should", "so", "some", "t", "than", "that", "the",
+    "their", "them", "then", "there", "these", "they", "this", "those", "to", "us", "ve", "was",
+    "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would",
+    "you", "your",
 ];
 
 fn is_vowel(b: u8) -> bool {
@@ -184,19 +187,17 @@ pub fn stem(word: String) -> String {
         return word;
     }
     let mut s: &str = &word;
-    let mut owned: Option<String> = None;
     // Plurals.
     if s.len() >= 5 && s.ends_with("ies") {
-        owned = Some(format!("{}y", &s[..s.len() - 3]));
-    } else if s.ends_with("sses") {
-        s = &s[..s.len() - 2];
-    } else if s.ends_with("xes") || s.ends_with("zes") || s.ends_with("ches") || s.ends_with("shes") {
+        return format!("{}y", &s[..s.len() - 3]);
+    }
+    if ["sses", "xes", "zes", "ches", "shes"]
+        .iter()
+        .any(|end| s.ends_with(end))
+    {
         s = &s[..s.len() - 2];
     } else if s.ends_with('s') && !s.ends_with("ss") && !s.ends_with("us") && !s.ends_with("is") {
         s = &s[..s.len() - 1];
-    }
-    if let Some(o) = owned {
-        return o;
     }
     // Verb endings, only when a vowel remains in the stem (so `red`, `bring`, `sing` stay).
     let mut cut = s;
@@ -211,7 +212,11 @@ pub fn stem(word: String) -> String {
         let b = cut.as_bytes();
         let n = b.len();
         // stopped -> stop, running -> run; but keep fill, pass, buzz.
-        if n >= 2 && b[n - 1] == b[n - 2] && !is_vowel(b[n - 1]) && !matches!(b[n - 1], b'l' | b's' | b'z') {
+        if n >= 2
+            && b[n - 1] == b[n - 2]
+            && !is_vowel(b[n - 1])
+            && !matches!(b[n - 1], b'l' | b's' | b'z')
+        {
             return cut[..n - 1].to_string();
         }
         s = cut;
@@ -251,7 +256,10 @@ mod tests {
 
     #[test]
     fn cjk_runs_become_unigrams_and_bigrams() {
-        assert_eq!(t("查询天气"), ["查", "查询", "询", "询天", "天", "天气", "气"]);
+        assert_eq!(
+            t("查询天气"),
+            ["查", "查询", "询", "询天", "天", "天气", "气"]
+        );
         // Punctuation splits runs; Latin words inside stay words.
         assert_eq!(t("上海，weather好"), ["上", "上海", "海", "weather", "好"]);
         assert_eq!(t("날씨"), ["날", "날씨", "씨"]);
