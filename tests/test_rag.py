@@ -90,6 +90,38 @@ def test_equal_scores_keep_insertion_order():
     assert [h.id for h in r.search("text")] == ["z", "a", "m"]
 
 
+def test_huge_top_k_and_concurrent_use():
+    import threading
+
+    r = keyword_retriever()
+    assert len(r.search("weather city email stock currencies", top_k=10**30)) == 4
+    errors: list[BaseException] = []
+
+    def searcher():
+        try:
+            for _ in range(200):
+                hits = r.search("weather in the city")
+                assert hits and hits[0].id == "weather"
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def writer():
+        try:
+            for i in range(200):
+                r.add([f"x{i}"], [f"filler document number {i}"])
+                r.delete([f"x{i - 1}"])
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=searcher) for _ in range(3)] + [threading.Thread(target=writer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert r.ids()[-1] == "x199" and r.count() == len(DOCS) + 1
+
+
 def test_bad_arguments_raise_clear_errors():
     r = HybridRetriever()
     with pytest.raises(ValueError, match="top_k must be >= 1, got 0"):

@@ -252,6 +252,7 @@ class HybridRetriever:
         sc = self._scopes.get(scope)
         if sc is None or not query.strip():
             return []
+        top_k = min(top_k, len(sc.docs) or 1)  # an absurd top_k must not overflow the native call
         docs = sc.docs
         if sc.dense is None or self.embedder is None:
             hits = []

@@ -133,9 +133,12 @@ fn flush_word(word: &mut Vec<char>, out: &mut Vec<String>) {
         return;
     }
     let mut start = 0;
+    let mut cur = kind(word[0]);
+    let mut next = word.get(1).map(|&c| kind(c));
     for i in 1..word.len() {
-        let (prev, cur) = (kind(word[i - 1]), kind(word[i]));
-        let next = word.get(i + 1).map(|&c| kind(c));
+        let prev = cur;
+        cur = next.unwrap_or(Kind::Other);
+        next = word.get(i + 1).map(|&c| kind(c));
         let boundary = match (prev, cur) {
             (Kind::Lower, Kind::Upper) | (Kind::Other, Kind::Upper) => true,
             // The last capital of an acronym starts the next part: HTTPServer -> HTTP | Server.
@@ -155,9 +158,14 @@ fn flush_word(word: &mut Vec<char>, out: &mut Vec<String>) {
 fn emit_part(part: &[char], out: &mut Vec<String>) {
     let mut s = String::with_capacity(part.len());
     for &c in part {
-        s.extend(c.to_lowercase());
+        if c.is_ascii() {
+            s.push(c.to_ascii_lowercase());
+        } else {
+            s.extend(c.to_lowercase());
+        }
     }
-    if STOPWORDS.binary_search(&s.as_str()).is_err() {
+    // No stopword is longer than 6 bytes: most parts skip the lookup.
+    if s.len() > 6 || STOPWORDS.binary_search(&s.as_str()).is_err() {
         out.push(stem(s));
     }
 }
@@ -180,52 +188,58 @@ fn is_vowel(b: u8) -> bool {
 }
 
 /// The light English suffix stripper described in the module docs. Only lowercase ASCII
-/// words of four letters or more are touched.
-pub fn stem(word: String) -> String {
+/// words of four letters or more are touched. Works by truncating `word` in place.
+pub fn stem(mut word: String) -> String {
     let w = word.as_bytes();
     if w.len() < 4 || !w.iter().all(u8::is_ascii_lowercase) {
         return word;
     }
-    let mut s: &str = &word;
+    let ends = |n: usize, suffix: &str| word.as_bytes()[..n].ends_with(suffix.as_bytes());
+    let mut n = w.len();
     // Plurals.
-    if s.len() >= 5 && s.ends_with("ies") {
-        return format!("{}y", &s[..s.len() - 3]);
+    if n >= 5 && ends(n, "ies") {
+        word.truncate(n - 3);
+        word.push('y');
+        return word;
     }
     if ["sses", "xes", "zes", "ches", "shes"]
         .iter()
-        .any(|end| s.ends_with(end))
+        .any(|e| ends(n, e))
     {
-        s = &s[..s.len() - 2];
-    } else if s.ends_with('s') && !s.ends_with("ss") && !s.ends_with("us") && !s.ends_with("is") {
-        s = &s[..s.len() - 1];
+        n -= 2;
+    } else if ends(n, "s") && !ends(n, "ss") && !ends(n, "us") && !ends(n, "is") {
+        n -= 1;
     }
     // Verb endings, only when a vowel remains in the stem (so `red`, `bring`, `sing` stay).
-    let mut cut = s;
-    if s.len() >= 6 && s.ends_with("ing") {
-        cut = &s[..s.len() - 3];
-    } else if s.len() >= 5 && s.ends_with("ied") {
-        return format!("{}y", &s[..s.len() - 3]);
-    } else if s.len() >= 5 && s.ends_with("ed") {
-        cut = &s[..s.len() - 2];
+    let mut cut = n;
+    if n >= 6 && ends(n, "ing") {
+        cut = n - 3;
+    } else if n >= 5 && ends(n, "ied") {
+        word.truncate(n - 3);
+        word.push('y');
+        return word;
+    } else if n >= 5 && ends(n, "ed") {
+        cut = n - 2;
     }
-    if cut.len() != s.len() && cut.bytes().any(is_vowel) {
-        let b = cut.as_bytes();
-        let n = b.len();
+    let b = word.as_bytes();
+    if cut != n && b[..cut].iter().any(|&c| is_vowel(c)) {
         // stopped -> stop, running -> run; but keep fill, pass, buzz.
-        if n >= 2
-            && b[n - 1] == b[n - 2]
-            && !is_vowel(b[n - 1])
-            && !matches!(b[n - 1], b'l' | b's' | b'z')
-        {
-            return cut[..n - 1].to_string();
+        let doubled = cut >= 2
+            && b[cut - 1] == b[cut - 2]
+            && !is_vowel(b[cut - 1])
+            && !matches!(b[cut - 1], b'l' | b's' | b'z');
+        n = if doubled { cut - 1 } else { cut };
+        if doubled {
+            word.truncate(n);
+            return word;
         }
-        s = cut;
     }
     // A final silent e: create/created/creating all meet at `creat`.
-    if s.len() >= 5 && s.ends_with('e') && !s.ends_with("ee") {
-        s = &s[..s.len() - 1];
+    if n >= 5 && ends(n, "e") && !ends(n, "ee") {
+        n -= 1;
     }
-    s.to_string()
+    word.truncate(n);
+    word
 }
 
 #[cfg(test)]
@@ -289,6 +303,7 @@ mod tests {
     #[test]
     fn stopwords_are_dropped_and_the_list_is_sorted() {
         assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOPWORDS.iter().all(|w| w.len() <= 6));
         assert_eq!(t("What's the weather in Paris?"), ["weather", "paris"]);
         assert_eq!(t("The"), Vec::<String>::new());
     }
