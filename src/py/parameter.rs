@@ -34,7 +34,9 @@ fn check_schema(schema: &Bound<'_, PyAny>) -> PyResult<()> {
     if schema.is_none() || schema.is_instance_of::<PyDict>() {
         Ok(())
     } else {
-        Err(PyTypeError::new_err("ToolParameter schema must be a dict (a JSON Schema) or None"))
+        Err(PyTypeError::new_err(
+            "ToolParameter schema must be a dict (a JSON Schema) or None",
+        ))
     }
 }
 
@@ -57,7 +59,14 @@ impl PyToolParameter {
             None
         } else {
             Some(py_to_value(schema).map_err(|e| {
-                tool_registration_error(py, format!("tool '{tool}' parameter '{}' has a schema that is not JSON ({})", self.name, e.describe()))
+                tool_registration_error(
+                    py,
+                    format!(
+                        "tool '{tool}' parameter '{}' has a schema that is not JSON ({})",
+                        self.name,
+                        e.describe()
+                    ),
+                )
             })?)
         };
         Ok(ToolParameter {
@@ -103,6 +112,27 @@ impl PyToolParameter {
         Ok(())
     }
 
+    /// Pickling and `copy` rebuild the parameter through the constructor (a value type).
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (
+        Bound<'py, pyo3::types::PyType>,
+        (String, String, String, bool, Py<PyAny>, Py<PyAny>),
+    ) {
+        let py = slf.py();
+        let this = slf.borrow();
+        let args = (
+            this.name.clone(),
+            this.type_.clone(),
+            this.description.clone(),
+            this.required,
+            this.default.clone_ref(py),
+            this.schema.clone_ref(py),
+        );
+        (slf.get_type(), args)
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "ToolParameter(name={}, type={}, description={}, required={}, default={}, schema={})",
@@ -132,7 +162,10 @@ impl PyToolParameter {
             CompareOp::Ne => !same,
             _ => return Ok(py.NotImplemented()),
         };
-        Ok(pyo3::types::PyBool::new(py, result).to_owned().into_any().unbind())
+        Ok(pyo3::types::PyBool::new(py, result)
+            .to_owned()
+            .into_any()
+            .unbind())
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {

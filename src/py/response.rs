@@ -24,7 +24,9 @@ pub struct PyToolResponse {
 
 fn parse_status(status: &str) -> PyResult<ToolStatus> {
     ToolStatus::parse(status).ok_or_else(|| {
-        PyValueError::new_err(format!("status must be 'success', 'partial' or 'error', got {status:?}"))
+        PyValueError::new_err(format!(
+            "status must be 'success', 'partial' or 'error', got {status:?}"
+        ))
     })
 }
 
@@ -32,14 +34,26 @@ fn text_arg(text: &Bound<'_, PyAny>) -> PyResult<String> {
     text.extract::<String>().map_err(|_| {
         PyTypeError::new_err(format!(
             "ToolResponse text must be a str, got {}",
-            text.get_type().qualname().map(|n| n.to_string()).unwrap_or_default()
+            text.get_type()
+                .qualname()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         ))
     })
 }
 
 impl PyToolResponse {
-    pub fn new_py(py: Python<'_>, text: String, status: ToolStatus, data: Option<Py<PyAny>>) -> Self {
-        PyToolResponse { text, status, data: data.unwrap_or_else(|| py.None()) }
+    pub fn new_py(
+        py: Python<'_>,
+        text: String,
+        status: ToolStatus,
+        data: Option<Py<PyAny>>,
+    ) -> Self {
+        PyToolResponse {
+            text,
+            status,
+            data: data.unwrap_or_else(|| py.None()),
+        }
     }
 
     pub fn from_core(py: Python<'_>, resp: ToolResponse) -> PyResult<Self> {
@@ -47,7 +61,11 @@ impl PyToolResponse {
             Some(v) => value_to_py(py, v)?.unbind(),
             None => py.None(),
         };
-        Ok(PyToolResponse { text: resp.text, status: resp.status, data })
+        Ok(PyToolResponse {
+            text: resp.text,
+            status: resp.status,
+            data,
+        })
     }
 
     pub fn error_text(py: Python<'_>, text: String) -> Self {
@@ -59,8 +77,18 @@ impl PyToolResponse {
 impl PyToolResponse {
     #[new]
     #[pyo3(signature = (text, status = "success", data = None))]
-    fn new(py: Python<'_>, text: &Bound<'_, PyAny>, status: &str, data: Option<Py<PyAny>>) -> PyResult<Self> {
-        Ok(Self::new_py(py, text_arg(text)?, parse_status(status)?, data))
+    fn new(
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        status: &str,
+        data: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        Ok(Self::new_py(
+            py,
+            text_arg(text)?,
+            parse_status(status)?,
+            data,
+        ))
     }
 
     /// A successful result.
@@ -116,6 +144,25 @@ impl PyToolResponse {
         Ok(d)
     }
 
+    /// Pickling and `copy` rebuild the response through the constructor (a value type, like
+    /// the reference's dataclass); `data` must itself be picklable.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (
+        Bound<'py, pyo3::types::PyType>,
+        (String, &'static str, Py<PyAny>),
+    ) {
+        let this = slf.borrow();
+        (
+            slf.get_type(),
+            (
+                this.text.clone(),
+                this.status.as_str(),
+                this.data.clone_ref(slf.py()),
+            ),
+        )
+    }
+
     fn __str__(&self) -> &str {
         &self.text
     }
@@ -123,7 +170,10 @@ impl PyToolResponse {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let text = pyo3::types::PyString::new(py, &self.text).repr()?;
         let data = self.data.bind(py).repr()?;
-        Ok(format!("ToolResponse(text={text}, status='{}', data={data})", self.status.as_str()))
+        Ok(format!(
+            "ToolResponse(text={text}, status='{}', data={data})",
+            self.status.as_str()
+        ))
     }
 
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
@@ -136,8 +186,14 @@ impl PyToolResponse {
             && self.status == other.status
             && self.data.bind(py).eq(other.data.bind(py))?;
         match op {
-            CompareOp::Eq => Ok(pyo3::types::PyBool::new(py, same).to_owned().into_any().unbind()),
-            CompareOp::Ne => Ok(pyo3::types::PyBool::new(py, !same).to_owned().into_any().unbind()),
+            CompareOp::Eq => Ok(pyo3::types::PyBool::new(py, same)
+                .to_owned()
+                .into_any()
+                .unbind()),
+            CompareOp::Ne => Ok(pyo3::types::PyBool::new(py, !same)
+                .to_owned()
+                .into_any()
+                .unbind()),
             _ => Ok(py.NotImplemented()),
         }
     }

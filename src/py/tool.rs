@@ -4,10 +4,10 @@ use crate::py::convert::{py_to_value, value_to_py};
 use crate::py::parameter::PyToolParameter;
 use crate::py::response::PyToolResponse;
 use crate::tool::{NativeTool, BUILTIN_ORIGIN};
-use pyo3::exceptions::{PyNotImplementedError, PyStopIteration};
+use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyStopIteration};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyCFunction, PyDict, PyList, PyTuple};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -40,7 +40,12 @@ impl PyTool {
 
     /// Base for a tool whose origin the framework stamps (e.g. `mcp:{namespace}`).
     pub fn with_origin(name: String, description: String, origin: String) -> Self {
-        PyTool { name, description, origin, native: None }
+        PyTool {
+            name,
+            description,
+            origin,
+            native: None,
+        }
     }
 }
 
@@ -49,7 +54,10 @@ pub fn base_methods(py: Python<'_>) -> PyResult<&'static (Py<PyAny>, Py<PyAny>)>
     static CELL: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
     CELL.get_or_try_init(py, || {
         let base = py.get_type::<PyTool>();
-        Ok((base.getattr("run")?.unbind(), base.getattr("arun")?.unbind()))
+        Ok((
+            base.getattr("run")?.unbind(),
+            base.getattr("arun")?.unbind(),
+        ))
     })
 }
 
@@ -59,9 +67,16 @@ pub fn overrides(obj: &Bound<'_, PyAny>, method: &str, base: &Py<PyAny>) -> PyRe
 
 fn args_value(tool: &str, parameters: &Bound<'_, PyAny>) -> Result<Value, String> {
     if !parameters.is_instance_of::<PyDict>() {
-        return Err(format!("Error: tool '{tool}' expects its arguments as a JSON object (a dict)"));
+        return Err(format!(
+            "Error: tool '{tool}' expects its arguments as a JSON object (a dict)"
+        ));
     }
-    py_to_value(parameters).map_err(|e| format!("Error: tool '{tool}' got arguments that are not JSON: {}", e.describe()))
+    py_to_value(parameters).map_err(|e| {
+        format!(
+            "Error: tool '{tool}' got arguments that are not JSON: {}",
+            e.describe()
+        )
+    })
 }
 
 /// An awaitable that is already complete: `await` returns the value without a trip through
@@ -93,7 +108,43 @@ impl Ready {
     }
 }
 
-pub fn call_native(py: Python<'_>, tool: &Arc<dyn NativeTool>, args: &Value) -> PyResult<PyToolResponse> {
+/// `run` wrapped for a worker thread: a StopIteration escaping it becomes a RuntimeError.
+/// asyncio cannot carry StopIteration through a Future (it fails inside a loop callback and the
+/// awaiting task never wakes), so without this a sync tool raising it would hang `arun`; this is
+/// the conversion PEP 479 makes for generators.
+fn no_stop_iteration(run: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyCFunction>> {
+    let py = run.py();
+    let run = run.unbind();
+    PyCFunction::new_closure(
+        py,
+        Some(c"run"),
+        None,
+        move |args, kwargs| -> PyResult<Py<PyAny>> {
+            let py = args.py();
+            run.bind(py)
+                .call(args, kwargs)
+                .map(Bound::unbind)
+                .map_err(|err| {
+                    if err.is_instance_of::<PyStopIteration>(py) {
+                        let converted = PyRuntimeError::new_err(format!(
+                            "run() raised StopIteration: {}",
+                            err.value(py)
+                        ));
+                        converted.set_cause(py, Some(err));
+                        converted
+                    } else {
+                        err
+                    }
+                })
+        },
+    )
+}
+
+pub fn call_native(
+    py: Python<'_>,
+    tool: &Arc<dyn NativeTool>,
+    args: &Value,
+) -> PyResult<PyToolResponse> {
     let tool = Arc::clone(tool);
     let resp = py.detach(move || tool.call(args));
     PyToolResponse::from_core(py, resp)
@@ -104,7 +155,12 @@ impl PyTool {
     #[new]
     #[pyo3(signature = (*_args, **_kwargs))]
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
-        PyTool { name: String::new(), description: String::new(), origin: BUILTIN_ORIGIN.to_string(), native: None }
+        PyTool {
+            name: String::new(),
+            description: String::new(),
+            origin: BUILTIN_ORIGIN.to_string(),
+            native: None,
+        }
     }
 
     #[pyo3(signature = (name, description = String::new()))]
@@ -193,7 +249,11 @@ impl PyTool {
 
     /// A complete root JSON Schema that replaces the one built from ``get_parameters()``, or None.
     fn get_input_schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        match self.native.as_ref().and_then(|n| n.spec().input_schema.clone()) {
+        match self
+            .native
+            .as_ref()
+            .and_then(|n| n.spec().input_schema.clone())
+        {
             Some(schema) => value_to_py(py, &schema),
             None => Ok(py.None().into_bound(py)),
         }
@@ -242,7 +302,10 @@ impl PyTool {
 
     /// Run the tool asynchronously. The default runs ``run`` on a worker thread, so a
     /// synchronous tool works unchanged in an async agent.
-    fn arun<'py>(slf: &Bound<'py, Self>, parameters: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fn arun<'py>(
+        slf: &Bound<'py, Self>,
+        parameters: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
         let (name, native) = {
             let this = slf.borrow();
@@ -259,7 +322,7 @@ impl PyTool {
             )));
         }
         let to_thread = py.import("asyncio")?.getattr("to_thread")?;
-        to_thread.call1((slf.getattr("run")?, parameters))
+        to_thread.call1((no_stop_iteration(slf.getattr("run")?)?, parameters))
     }
 
     /// Build a tool from a typed function, exactly like ``@tool``.
@@ -271,20 +334,29 @@ impl PyTool {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = cls.py();
-        py.import("agentmaker._callable")?.getattr("from_callable")?.call((func,), kwargs)
+        py.import("agentmaker._callable")?
+            .getattr("from_callable")?
+            .call((func,), kwargs)
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let cls = slf.get_type().qualname()?.to_string();
         let this = slf.borrow();
-        Ok(format!("<{cls} name={:?} origin={:?}>", this.name, this.origin))
+        Ok(format!(
+            "<{cls} name={:?} origin={:?}>",
+            this.name, this.origin
+        ))
     }
 }
 
 /// Raised by `register` for anything that is not a Tool instance.
 pub fn not_a_tool(obj: &Bound<'_, PyAny>) -> PyErr {
     let py = obj.py();
-    let ty = obj.get_type().qualname().map(|n| n.to_string()).unwrap_or_default();
+    let ty = obj
+        .get_type()
+        .qualname()
+        .map(|n| n.to_string())
+        .unwrap_or_default();
     let hint = if obj.is_callable() {
         "; to register a plain function use register_callable(func), or decorate it with @tool"
     } else {
