@@ -16,8 +16,10 @@ impl Prompts {
         defaults: &[(&'static str, &'static str)],
         overrides: Option<HashMap<String, String>>,
     ) -> Result<Prompts, ConfigError> {
-        let mut templates: HashMap<&'static str, String> =
-            defaults.iter().map(|(k, v)| (*k, (*v).to_string())).collect();
+        let mut templates: HashMap<&'static str, String> = defaults
+            .iter()
+            .map(|(k, v)| (*k, (*v).to_string()))
+            .collect();
         for (key, value) in overrides.unwrap_or_default() {
             match defaults.iter().find(|(k, _)| *k == key) {
                 Some((k, _)) => {
@@ -26,7 +28,10 @@ impl Prompts {
                 None => {
                     let mut known: Vec<&str> = defaults.iter().map(|(k, _)| *k).collect();
                     known.sort_unstable();
-                    return Err(ConfigError::UnknownPromptKey { key, known: known.join(", ") });
+                    return Err(ConfigError::UnknownPromptKey {
+                        key,
+                        known: known.join(", "),
+                    });
                 }
             }
         }
@@ -52,12 +57,12 @@ pub fn render(template: &str, args: &[(&str, &str)]) -> String {
     while let Some(pos) = rest.find(['{', '}']) {
         out.push_str(&rest[..pos]);
         let tail = &rest[pos..];
-        if tail.starts_with("{{") {
+        if let Some(after) = tail.strip_prefix("{{") {
             out.push('{');
-            rest = &tail[2..];
-        } else if tail.starts_with("}}") {
+            rest = after;
+        } else if let Some(after) = tail.strip_prefix("}}") {
             out.push('}');
-            rest = &tail[2..];
+            rest = after;
         } else if tail.starts_with('{') {
             match tail.find('}') {
                 Some(end) => {
@@ -102,7 +107,10 @@ mod tests {
         let mut o = HashMap::new();
         o.insert("gret".to_string(), "x".to_string());
         let err = Prompts::new(DEFAULTS, Some(o)).unwrap_err().to_string();
-        assert!(err.contains("\"gret\"") && err.contains("greet, plain"), "{err}");
+        assert!(
+            err.contains("\"gret\"") && err.contains("greet, plain"),
+            "{err}"
+        );
     }
 
     #[test]

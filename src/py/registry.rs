@@ -51,6 +51,10 @@ pub struct Payload {
 
 type PyEntry = Entry<Payload>;
 
+/// A call that passed lookup and validation (the entry and the arguments as JSON), or the error
+/// response for the model.
+type Admission = Result<(Arc<PyEntry>, Value), Py<PyToolResponse>>;
+
 struct Rendered {
     version: u64,
     openai: Vec<Py<PyAny>>,
@@ -427,7 +431,7 @@ impl PyToolRegistry {
         py: Python<'_>,
         name: &Bound<'_, PyAny>,
         parameters: &Bound<'_, PyAny>,
-    ) -> PyResult<Result<(Arc<PyEntry>, Value), Py<PyToolResponse>>> {
+    ) -> PyResult<Admission> {
         let Ok(name) = name.cast::<PyString>() else {
             let text = format!(
                 "Error: the tool name must be a string, got {}",
