@@ -174,18 +174,34 @@ pub(super) unsafe fn supervise(ctx: &ChildCtx) -> ! {
             break;
         }
         libc::kill(-pid, libc::SIGKILL);
-        // Descendants that left the group (setpgid, setsid) are still in S's session or, once
-        // their parents die, children of S: kill those until none is left alive.
+        // Descendants that left the group (setpgid, setsid) survive killpg. Every survivor
+        // has a topmost living ancestor that is, by now, a child of S (dead parents re-parent
+        // their children to the subreaper), so "S has no children" means nothing is left and
+        // the common case needs no /proc scan. Otherwise give the killed a moment to die, then
+        // sweep S's session and children until none is alive.
         let me = libc::getpid();
-        for _ in 0..1000 {
-            while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {}
-            if kill_descendants(me) == 0 {
+        let mut rounds = 0;
+        loop {
+            let r = loop {
+                let r = libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG);
+                if r <= 0 {
+                    break r;
+                }
+            };
+            if r < 0 {
+                if errno() == libc::EINTR {
+                    continue;
+                }
+                break; // ECHILD: everything is reaped
+            }
+            rounds += 1;
+            if rounds > 2000 {
                 break;
             }
-            let pause = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 1_000_000,
-            };
+            if rounds > 5 {
+                kill_descendants(me);
+            }
+            let pause = libc::timespec { tv_sec: 0, tv_nsec: 1_000_000 };
             libc::nanosleep(&pause, std::ptr::null_mut());
         }
         loop {
