@@ -201,7 +201,10 @@ pub(super) unsafe fn supervise(ctx: &ChildCtx) -> ! {
             if rounds > 5 {
                 kill_descendants(me);
             }
-            let pause = libc::timespec { tv_sec: 0, tv_nsec: 1_000_000 };
+            let pause = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 1_000_000,
+            };
             libc::nanosleep(&pause, std::ptr::null_mut());
         }
         loop {
