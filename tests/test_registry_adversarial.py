@@ -27,7 +27,15 @@ import types
 import weakref
 
 import pytest
-from agentmaker import CalculatorTool, Tool, ToolParameter, ToolRegistrationError, ToolRegistry, ToolResponse
+from agentmaker import (
+    CalculatorTool,
+    Tool,
+    ToolParameter,
+    ToolRegistrationError,
+    ToolRegistry,
+    ToolResponse,
+    tool,
+)
 
 ECHO_PARAMETERS = (
     ToolParameter("text", "string", "Text to echo."),
@@ -549,6 +557,23 @@ def test_stop_iteration_from_a_sync_tool_does_not_hang_the_async_path():
         return info.value.__cause__
 
     assert isinstance(asyncio.run(direct()), StopIteration)
+
+
+def test_stop_iteration_from_a_sync_tool_function_does_not_hang_the_async_path():
+    @tool
+    def exhausted(n: int) -> int:
+        """Raises what next() raises on an empty iterator."""
+        raise StopIteration(n)
+
+    reg = make(exhausted)
+    assert (
+        reg.execute_tool("exhausted", {"n": 7}).text
+        == "Error: tool 'exhausted' raised during execution: StopIteration: 7"
+    )
+    resp = asyncio.run(reg.aexecute_tool("exhausted", {"n": 7}))
+    assert resp.text == (
+        "Error: tool 'exhausted' raised during execution: RuntimeError: the function raised StopIteration: 7"
+    )
 
 
 def test_system_exit_propagates_on_both_paths():

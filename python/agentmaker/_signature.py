@@ -150,10 +150,18 @@ class CallableSpec:
                 )
         return to_response(result)
 
+    def _call_in_worker(self, args: dict[str, Any]) -> Any:
+        # asyncio cannot carry StopIteration through a Future: the awaiting task would never wake.
+        # Re-raised as RuntimeError, as PEP 479 does for generators (and Tool.arun for run()).
+        try:
+            return self.call(args)
+        except StopIteration as exc:
+            raise RuntimeError(f"the function raised StopIteration: {exc}") from exc
+
     async def acall(self, args: dict[str, Any]) -> Any:
         """Run on the async path: async functions are awaited, sync ones run in a worker thread."""
         if not self.is_async:
-            return await asyncio.to_thread(self.call, args)
+            return await asyncio.to_thread(self._call_in_worker, args)
         prepared = self.prepare(args)
         if isinstance(prepared, str):
             return _response().error(prepared)
