@@ -334,6 +334,41 @@ def test_index_reconciles_instead_of_re_adding():
     assert tr.retrieve("paper letter", top_k=1) == ["send_email"]
 
 
+def test_index_sees_a_changed_description_of_the_same_tool():
+    reg = make_registry()
+    tr = ToolRetriever(reg)
+    tr.index()
+    reg.get("get_stock_price").description = "Find the share value of a listed company."
+    assert tr.index() == IndexChanges(updated=("get_stock_price",), unchanged=4)
+    assert tr.retrieve("share value", top_k=1) == ["get_stock_price"]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_agent_retrieves_off_the_event_loop_only_when_an_embedder_may_block(use_async):
+    import threading
+
+    threads: list[str] = []
+
+    def embed(texts):
+        threads.append(threading.current_thread().name)
+        return concept_embedder()(texts)
+
+    reg = make_registry()
+    for retriever, blocking in ((HybridRetriever(), False), (HybridRetriever(embed), True)):
+        tr = ToolRetriever(reg, retriever, top_k=1)
+        assert tr.blocking is blocking
+        tr.index()
+        threads.clear()
+        llm = ScriptedLLM(["fine"])
+        agent = Agent("a", llm, tool_registry=reg, tool_retriever=tr)
+        asyncio.run(agent.arun("umbrella today?")) if use_async else agent.run("umbrella today?")
+        expected = ["get_current_weather"] if blocking else reg.names()  # keyword side: no hit, all tools
+        assert llm.requests[0].tool_names == expected
+        if blocking:
+            # The query embedding ran on a worker thread in arun, on the caller's thread in run.
+            assert (threads[-1] != threading.current_thread().name) == use_async
+
+
 def test_retrieve_indexes_lazily_and_follows_registry_growth():
     reg = make_registry()
     tr = ToolRetriever(reg)  # index() never called

@@ -112,6 +112,7 @@ class ToolRetriever:
         self.on_empty = on_empty
         self.selector = selector
         self._indexed: dict[str, str] | None = None
+        self._memo: dict[str, tuple[Any, str, str]] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -133,8 +134,20 @@ class ToolRetriever:
     def _reconcile(self) -> IndexChanges:
         reg = self.registry
         current: dict[str, str] = {}
+        # The registry fixes a tool's schema when it is registered, so the same tool object with
+        # the same description has the same text: skip rebuilding it (get_schema copies a dict).
+        memo = self._memo
+        fresh: dict[str, tuple[Any, str, str]] = {}
         for t in reg.list_tools():
-            current[t.name] = tool_text(t.name, t.description, reg.get_schema(t.name))
+            name, description = t.name, t.description
+            seen = memo.get(name)
+            if seen is not None and seen[0] is t and seen[1] == description:
+                text = seen[2]
+            else:
+                text = tool_text(name, description, reg.get_schema(name))
+            current[name] = text
+            fresh[name] = (t, description, text)
+        self._memo = fresh
         before = self._indexed or {}
         removed = [n for n in before if n not in current]
         added = [n for n in current if n not in before]
