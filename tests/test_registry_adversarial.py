@@ -320,6 +320,54 @@ def test_nesting_is_bounded_and_cycles_do_not_recurse_forever():
     assert "nesting deeper than 256 levels at 'self.self" in reg.execute_tool("echo", cyclic).text
 
 
+class Schema(Tool):
+    def __init__(self, name, schema):
+        super().__init__(name, "Has a hand-written root schema.")
+        self.schema = schema
+
+    def get_input_schema(self):
+        return self.schema
+
+    def run(self, parameters):
+        return "ran"
+
+
+def test_schemas_that_cannot_compile_register_but_every_call_is_an_error_response():
+    # Registration checks the schema against its meta-schema; compiling (which resolves $refs
+    # and regexes) happens on first use, so these problems surface per call, never as a raise.
+    reg = make(
+        Schema("bad_ref", {"type": "object", "properties": {"s": {"$ref": "#/nope"}}}),
+        Schema("remote_ref", {"type": "object", "properties": {"s": {"$ref": "http://127.0.0.1:9/s.json"}}}),
+        Schema(
+            "bad_regex", {"type": "object", "properties": {"s": {"type": "string", "pattern": "(unclosed"}}}
+        ),
+    )
+    assert reg.execute_tool("bad_ref", {"s": 1}).text == (
+        "Error: tool 'bad_ref' has an input schema that cannot be compiled: Pointer '/nope' does not exist"
+    )
+    remote = reg.execute_tool("remote_ref", {"s": 1})
+    assert (
+        remote.is_error
+        and "has an input schema that cannot be compiled: Resource 'http://127.0.0.1:9/s.json'" in remote.text
+    )
+    assert reg.validate("bad_regex", {"s": "x"}).text == (
+        'Error: tool \'bad_regex\' has an input schema that cannot be compiled: "(unclosed" is not a "regex"'
+    )
+    with pytest.raises(ToolRegistrationError, match="is not a valid JSON Schema"):
+        reg.register(Schema("bad_type", {"type": "object", "properties": {"s": {"type": "nonsense"}}}))
+
+
+def test_a_backtracking_pattern_does_not_hang_validation():
+    reg = make(
+        Schema("redos", {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}})
+    )
+    assert reg.execute_tool("redos", {"s": "a" * 40}).text == "ran"
+    assert reg.execute_tool("redos", {"s": "a" * 40 + "!"}).text == (
+        "Error: tool 'redos' failed parameter validation: parameter 's': "
+        f'"{"a" * 40}!" does not match "^(a+)+$"'
+    )
+
+
 # API misuse by the programmer raises ------------------------------------------------------------
 
 
