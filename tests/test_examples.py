@@ -26,6 +26,12 @@ EXPECTED: dict[str, list[str]] = {
         "Kyoto: 2025-04-01 to 2025-04-04, slow pace, tags ['food', 'temples']",
         "strict: {'forecast': True, 'plan': False, 'tally': False}",
     ],
+    "tool_rag.py": [
+        "retrieved: ['tool_search', 'create_event']",
+        "turn 3 offered: tool_search, create_event, send_email",
+        "tool_search discovered: ['send_email']",
+        "Meeting booked for Friday and Ana has the invitation.",
+    ],
     "mcp_client.py": [
         "loaded calc_multiply (origin mcp:calc, confirmation True)",
         "calc_multiply -> 42.0",
