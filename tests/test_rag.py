@@ -312,6 +312,29 @@ def test_selector_output_is_deduplicated_filtered_and_capped():
         ToolRetriever(reg, selector=lambda q, h: [1]).retrieve("weather")
 
 
+def test_ready_made_selectors():
+    from agentmaker.rag import relative_cutoff, score_threshold
+
+    reg = make_registry()
+    query = "send an email about the weather"
+    tr = ToolRetriever(reg, top_k=5)
+    tr.index()
+    hits = tr.retriever.search(query, top_k=5, scope="tools")
+    assert [h.id for h in hits] == ["send_email", "get_current_weather"] and hits[1].score < hits[0].score
+    middle = (hits[0].score + hits[1].score) / 2
+    assert ToolRetriever(reg, top_k=5, selector=score_threshold(middle)).retrieve(query) == ["send_email"]
+    assert ToolRetriever(reg, top_k=5, selector=score_threshold(0)).retrieve(query) == [h.id for h in hits]
+    ratio = hits[1].score / hits[0].score
+    loose = relative_cutoff(ratio * 0.99)
+    assert ToolRetriever(reg, top_k=5, selector=loose).retrieve(query) == [h.id for h in hits]
+    strict = relative_cutoff(min(1.0, ratio * 1.01))
+    assert ToolRetriever(reg, top_k=5, selector=strict).retrieve(query) == ["send_email"]
+    with pytest.raises(ValueError, match=r"fraction must be a number in \(0, 1\]"):
+        relative_cutoff(0)
+    with pytest.raises(TypeError, match="min_score must be a number"):
+        score_threshold("high")  # type: ignore[arg-type]
+
+
 def test_index_reconciles_instead_of_re_adding():
     reg = make_registry()
     calls: list[int] = []

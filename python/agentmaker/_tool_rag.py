@@ -18,7 +18,15 @@ from agentmaker._native import Tool, ToolParameter, ToolResponse
 from agentmaker.errors import ToolConfigError
 from agentmaker.rag import HybridRetriever, check_top_k
 
-__all__ = ["IndexChanges", "ToolRetriever", "ToolSearchTool", "hide_denied", "tool_text"]
+__all__ = [
+    "IndexChanges",
+    "ToolRetriever",
+    "ToolSearchTool",
+    "hide_denied",
+    "relative_cutoff",
+    "score_threshold",
+    "tool_text",
+]
 
 ON_EMPTY = ("all", "always_include", "none")
 Selector = Callable[[str, list[Any]], Iterable[Any]]
@@ -67,6 +75,7 @@ class ToolRetriever:
     - ``selector(query, hits) -> names``: replaces the plain top-k cut (a score threshold, a knee
       point...). It gets up to ``top_k`` + ``len(always_include)`` hits (with ``.id`` and
       ``.score``) and returns names or hits; the result is de-duplicated and capped at ``top_k``.
+      Ready-made: ``agentmaker.rag.score_threshold(x)`` and ``agentmaker.rag.relative_cutoff(f)``.
 
     :meth:`index` must run once the tools are registered. A later :meth:`retrieve` re-indexes
     by itself when the number of registered tools changed; after replacing a tool under the
@@ -243,6 +252,33 @@ class ToolRetriever:
     def description_for(self, query: str, *, top_k: int | None = None, **kwargs: Any) -> str:
         """The text catalog (``get_tools_description``) of :meth:`retrieve`'s tools."""
         return self.registry.get_tools_description(names=self.retrieve(query, top_k=top_k, **kwargs))
+
+
+def score_threshold(min_score: float) -> Selector:
+    """A ``selector`` keeping the hits that score at least ``min_score`` (in the retriever's
+    own units: BM25 scores for a keyword retriever, fused scores for a hybrid one)."""
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)):
+        raise TypeError(f"min_score must be a number, got {min_score!r}")
+
+    def select(query: str, hits: list[Any]) -> list[Any]:
+        return [h for h in hits if h.score >= min_score]
+
+    return select
+
+
+def relative_cutoff(fraction: float = 0.5) -> Selector:
+    """A ``selector`` for a knee-style cut: keeps the hits scoring at least ``fraction`` of the
+    best hit's score, so a query with one clear winner gets one tool and a vague query several."""
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be a number in (0, 1], got {fraction!r}")
+
+    def select(query: str, hits: list[Any]) -> list[Any]:
+        if not hits:
+            return []
+        floor = hits[0].score * fraction
+        return [h for h in hits if h.score >= floor]
+
+    return select
 
 
 PROMPTS: dict[str, str] = {

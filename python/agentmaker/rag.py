@@ -28,9 +28,17 @@ from typing import TYPE_CHECKING, Any
 from agentmaker._native import Bm25Index, DenseIndex
 
 if TYPE_CHECKING:
-    from agentmaker._tool_rag import ToolRetriever, ToolSearchTool
+    from agentmaker._tool_rag import ToolRetriever, ToolSearchTool, relative_cutoff, score_threshold
 
-__all__ = ["Embedder", "HybridRetriever", "RetrievalHit", "ToolRetriever", "ToolSearchTool"]
+__all__ = [
+    "Embedder",
+    "HybridRetriever",
+    "RetrievalHit",
+    "ToolRetriever",
+    "ToolSearchTool",
+    "relative_cutoff",
+    "score_threshold",
+]
 
 Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
 
@@ -290,7 +298,7 @@ class HybridRetriever:
 
 def __getattr__(name: str) -> Any:
     # The tool classes live in _tool_rag, which imports this module: re-export them lazily.
-    if name in ("ToolRetriever", "ToolSearchTool"):
+    if name in ("ToolRetriever", "ToolSearchTool", "relative_cutoff", "score_threshold"):
         from agentmaker import _tool_rag
 
         return getattr(_tool_rag, name)
