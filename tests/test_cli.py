@@ -509,3 +509,48 @@ def test_agent_confirms_and_wraps_cli_output() -> None:
     content = next(m["content"] for m in llm.requests[1].messages if m["role"] == "tool")
     assert "[exit code 0]\nstdout:\nhi" in content
     assert content.startswith("[External content returned by tool 'shell'")
+
+
+def test_no_descriptor_or_zombie_leaks_under_concurrency() -> None:
+    """Many calls from several threads, mixing success, timeout, flood and refusal, leave the
+    host with the same open descriptors and no child processes."""
+    tool = CLITool(["echo", "sleep", "yes"], timeout=0.3, max_output_chars=500)
+    commands = ["echo ok", "sleep 5", "yes", "echo a | b", "sleep 0.01"]
+
+    def fd_count() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    def my_children() -> list[int]:
+        me = os.getpid()
+        kids = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    stat = Path(f"/proc/{entry}/stat").read_text()
+                except OSError:
+                    continue
+                if int(stat[stat.rindex(")") + 2 :].split()[1]) == me:
+                    kids.append(int(entry))
+        return kids
+
+    run(tool, "echo warm-up")
+    before = fd_count()
+    errors: list[BaseException] = []
+
+    def worker(offset: int) -> None:
+        try:
+            for i in range(10):
+                cmd = commands[(i + offset) % len(commands)]
+                resp = run(tool, cmd)
+                assert resp.status in ("success", "partial", "error"), resp.text
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert fd_count() == before
+    assert my_children() == []
