@@ -202,7 +202,14 @@ impl<'a> Lexer<'a> {
             return Err(self.error(start, SyntaxKind::BadNumber));
         }
         let raw = &self.text[start..self.pos];
-        let clean: String = raw.chars().filter(|c| *c != '_').collect();
+        // Underscores are rare; copy only when there are some.
+        let owned;
+        let clean = if raw.contains('_') {
+            owned = raw.replace('_', "");
+            owned.as_str()
+        } else {
+            raw
+        };
         if is_float {
             return match clean.parse::<f64>() {
                 Ok(f) if f.is_finite() => Ok(Tok::Num(Ok(Number::Float(f)))),
@@ -215,7 +222,11 @@ impl<'a> Lexer<'a> {
             return Err(self.error(start, SyntaxKind::BadNumber));
         }
         if bytes.len() <= 18 {
-            return Ok(Tok::Num(Ok(Number::Int(clean.parse::<i64>().unwrap_or(0)))));
+            // At most 18 digits: fits an i64 without overflow checks.
+            let v = bytes
+                .iter()
+                .fold(0i64, |acc, b| acc * 10 + i64::from(b - b'0'));
+            return Ok(Tok::Num(Ok(Number::Int(v))));
         }
         Ok(Tok::Num(big_literal(bytes, 10)))
     }

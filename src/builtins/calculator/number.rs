@@ -220,11 +220,14 @@ pub fn float_repr(x: f64) -> String {
     let mut sci = format!("{:e}", x.abs());
     // Shortest round-trip digits are not unique when the exact value lies halfway between two
     // candidates; CPython then takes the correctly rounded (half-to-even) one, which Rust's
-    // fixed-precision formatting yields.
+    // fixed-precision formatting yields. Two candidates of n digits can both round-trip only
+    // when n-digit spacing is below the double spacing (2^-52 relative), i.e. for n >= 16.
     let sig = sci.find('e').unwrap_or(sci.len()) - usize::from(sci.contains('.'));
-    let rounded = format!("{:.*e}", sig.saturating_sub(1), x.abs());
-    if rounded != sci && rounded.parse::<f64>() == Ok(x.abs()) {
-        sci = rounded;
+    if sig >= 16 {
+        let rounded = format!("{:.*e}", sig - 1, x.abs());
+        if rounded != sci && rounded.parse::<f64>() == Ok(x.abs()) {
+            sci = rounded;
+        }
     }
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);

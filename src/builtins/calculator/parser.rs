@@ -19,6 +19,8 @@ use super::lexer::{Lexer, SyntaxError, SyntaxKind, Tok};
 use super::number::Number;
 use super::{CalcError, Limits};
 
+const OPEN_SLOTS: usize = 128;
+
 pub struct Parser<'a> {
     lexer: Lexer<'a>,
     tok: Tok<'a>,
@@ -26,7 +28,9 @@ pub struct Parser<'a> {
     depth: usize,
     nodes: usize,
     /// Offsets of the parentheses still open, so running out of input can point at the `(`.
-    open: Vec<usize>,
+    /// A fixed array (no allocation per call); nesting beyond it is counted but not recorded.
+    open: [usize; OPEN_SLOTS],
+    open_len: usize,
     limits: Limits,
     /// First evaluation error, in evaluation order.
     failed: Option<CalcError>,
@@ -75,7 +79,8 @@ impl<'a> Parser<'a> {
             at,
             depth: 0,
             nodes: 0,
-            open: Vec::new(),
+            open: [0; OPEN_SLOTS],
+            open_len: 0,
             limits,
             failed: None,
         })
@@ -88,8 +93,8 @@ impl<'a> Parser<'a> {
             Err(Abort::Syntax(e)) => return Err(Err(e)),
             Err(Abort::Limit(e)) => return Err(Ok(e)),
         };
-        if self.tok != Tok::End {
-            let kind = if self.tok == Tok::RParen {
+        if !matches!(self.tok, Tok::End) {
+            let kind = if matches!(self.tok, Tok::RParen) {
                 SyntaxKind::Unmatched
             } else {
                 SyntaxKind::UnexpectedToken(describe(&self.tok))
@@ -129,16 +134,15 @@ impl<'a> Parser<'a> {
 
     fn unexpected(&self) -> Abort {
         let kind = match self.tok {
-            Tok::End => match self.open.last() {
-                Some(open) => {
-                    return Abort::Syntax(SyntaxError {
-                        offset: *open,
-                        kind: SyntaxKind::Unclosed,
-                    })
-                }
-                None => SyntaxKind::UnexpectedEnd,
-            },
-            Tok::RParen if self.open.is_empty() => SyntaxKind::Unmatched,
+            Tok::End if self.open_len > 0 => {
+                let offset = self.open[self.open_len.min(OPEN_SLOTS) - 1];
+                return Abort::Syntax(SyntaxError {
+                    offset,
+                    kind: SyntaxKind::Unclosed,
+                });
+            }
+            Tok::End => SyntaxKind::UnexpectedEnd,
+            Tok::RParen if self.open_len == 0 => SyntaxKind::Unmatched,
             _ => SyntaxKind::UnexpectedToken(describe(&self.tok)),
         };
         Abort::Syntax(SyntaxError {
@@ -202,7 +206,7 @@ impl<'a> Parser<'a> {
         }
         let v = match self.tok {
             Tok::Minus | Tok::Plus => {
-                let negate = self.tok == Tok::Minus;
+                let negate = matches!(self.tok, Tok::Minus);
                 self.bump()?;
                 let v = self.unary()?;
                 self.node()?;
@@ -216,7 +220,7 @@ impl<'a> Parser<'a> {
 
     fn power(&mut self) -> PResult<Value> {
         let base = self.primary()?;
-        if self.tok != Tok::DoubleStar {
+        if !matches!(self.tok, Tok::DoubleStar) {
             return Ok(base);
         }
         self.bump()?;
@@ -232,7 +236,7 @@ impl<'a> Parser<'a> {
             _ => None,
         };
         let mut v = self.atom()?;
-        while self.tok == Tok::LParen {
+        while matches!(self.tok, Tok::LParen) {
             v = self.call(v, name.take())?;
         }
         Ok(v)
@@ -251,7 +255,7 @@ impl<'a> Parser<'a> {
                 Ok(self.apply(|| eval::lookup(name)))
             }
             Tok::LParen => {
-                self.open.push(self.at);
+                self.push_open();
                 self.bump()?;
                 let v = self.expr()?;
                 self.close()?;
@@ -264,19 +268,26 @@ impl<'a> Parser<'a> {
         }
     }
 
+    fn push_open(&mut self) {
+        if self.open_len < OPEN_SLOTS {
+            self.open[self.open_len] = self.at;
+        }
+        self.open_len += 1;
+    }
+
     fn close(&mut self) -> PResult<()> {
-        if self.tok != Tok::RParen {
+        if !matches!(self.tok, Tok::RParen) {
             return Err(self.unexpected());
         }
-        self.open.pop();
+        self.open_len -= 1;
         self.bump()
     }
 
     fn call(&mut self, callee: Value, name: Option<&str>) -> PResult<Value> {
-        self.open.push(self.at);
+        self.push_open();
         self.bump()?;
         let mut args: Vec<Value> = Vec::new();
-        while self.tok != Tok::RParen {
+        while !matches!(self.tok, Tok::RParen) {
             if let Tok::Name(_) = self.tok {
                 let mut ahead = self.lexer.clone();
                 if let Ok((_, Tok::Assign)) = ahead.next_token() {

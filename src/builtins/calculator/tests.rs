@@ -355,7 +355,11 @@ fn every_prompt_key_is_used() {
 fn maximum_nesting_fits_a_small_thread_stack() {
     // Worker threads have 2 MiB stacks (Rust, tokio); the depth limit keeps the recursion at
     // half of that in unoptimized builds and far less in optimized ones.
-    let stack = if cfg!(debug_assertions) { 1024 * 1024 } else { 256 * 1024 };
+    let stack = if cfg!(debug_assertions) {
+        1024 * 1024
+    } else {
+        256 * 1024
+    };
     let handle = std::thread::Builder::new()
         .stack_size(stack)
         .spawn(|| {
@@ -366,5 +370,8 @@ fn maximum_nesting_fits_a_small_thread_stack() {
             [parens, calls, powers, unary].map(|e| calc().evaluate(&e).text)
         })
         .expect("spawn");
-    assert_eq!(handle.join().expect("no stack overflow"), ["1", "1", "1", "-1"].map(String::from));
+    assert_eq!(
+        handle.join().expect("no stack overflow"),
+        ["1", "1", "1", "-1"].map(String::from)
+    );
 }
