@@ -5,9 +5,8 @@ from __future__ import annotations
 import random
 import time
 
-from harness import per_call_us, report
-
 from agentmaker import CalculatorTool, ToolRegistry
+from harness import per_call_us, report
 
 GROUP = "calculator"
 
