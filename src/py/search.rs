@@ -52,7 +52,6 @@ impl PySearchTool {
 
     #[new]
     #[pyo3(signature = (max_results = 5, timeout = 10.0, *, prompts = None, tavily_url = None, duckduckgo_url = None, brave_url = None, serpapi_url = None))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         max_results: i64,
