@@ -47,7 +47,12 @@ impl<T> Entry<T> {
         self.validator
             .get_or_init(|| SchemaValidator::compile(&self.schema))
             .as_ref()
-            .map_err(|reason| format!("Error: tool '{}' has an input schema that cannot be compiled: {reason}", self.spec.name))
+            .map_err(|reason| {
+                format!(
+                    "Error: tool '{}' has an input schema that cannot be compiled: {reason}",
+                    self.spec.name
+                )
+            })
     }
 
     /// Validates `args`; on failure, the error text for the model.
@@ -81,7 +86,9 @@ impl FromStr for ConflictMode {
             "raise" | "error" => Ok(ConflictMode::Raise),
             "skip" => Ok(ConflictMode::Skip),
             "overwrite" => Ok(ConflictMode::Overwrite),
-            other => Err(RegistrationError::ConflictMode { got: other.to_string() }),
+            other => Err(RegistrationError::ConflictMode {
+                got: other.to_string(),
+            }),
         }
     }
 }
@@ -95,7 +102,10 @@ pub struct Registry<T> {
 
 impl<T> Default for Registry<T> {
     fn default() -> Self {
-        Registry { entries: IndexMap::new(), version: 0 }
+        Registry {
+            entries: IndexMap::new(),
+            version: 0,
+        }
     }
 }
 
@@ -108,15 +118,40 @@ impl<T> Registry<T> {
     pub fn prepare(spec: ToolSpec, payload: T) -> Result<Entry<T>, RegistrationError> {
         check_tool_name(&spec.name)?;
         if spec.input_schema.is_none() {
-            check_parameters(&spec.parameters)
-                .map_err(|reason| RegistrationError::InvalidParameters { name: spec.name.clone(), reason })?;
+            check_parameters(&spec.parameters).map_err(|reason| {
+                RegistrationError::InvalidParameters {
+                    name: spec.name.clone(),
+                    reason,
+                }
+            })?;
         }
         let schema = spec.schema();
-        check_root(&schema).map_err(|reason| RegistrationError::InvalidSchema { name: spec.name.clone(), reason })?;
+        check_root(&schema).map_err(|reason| RegistrationError::InvalidSchema {
+            name: spec.name.clone(),
+            reason,
+        })?;
         let validator = OnceLock::new();
+        if needs_eager_compile(&schema) {
+            // References and regexes can only be checked by compiling; a schema that has them
+            // is compiled now, so a dangling `$ref` or a bad pattern fails at registration.
+            let compiled = SchemaValidator::compile(&schema).map_err(|reason| {
+                RegistrationError::InvalidSchema {
+                    name: spec.name.clone(),
+                    reason,
+                }
+            })?;
+            let _ = validator.set(Ok(compiled));
+        }
         let openai = openai_function(&spec.name, &spec.description, &schema);
         let description_block = describe_tool(&spec.name, &spec.description, &schema);
-        Ok(Entry { spec, schema, validator, openai, description_block, payload })
+        Ok(Entry {
+            spec,
+            schema,
+            validator,
+            openai,
+            description_block,
+            payload,
+        })
     }
 
     pub fn register(&mut self, entry: Entry<T>, overwrite: bool) -> Result<(), RegistrationError> {
@@ -132,15 +167,22 @@ impl<T> Registry<T> {
 
     /// Registers a batch atomically: if any entry is refused, the registry is left exactly as it
     /// was. Returns the names actually registered, in order.
-    pub fn register_all(&mut self, entries: Vec<Entry<T>>, mode: ConflictMode) -> Result<Vec<String>, RegistrationError> {
-        let mut taken: std::collections::HashSet<&str> = self.entries.keys().map(String::as_str).collect();
+    pub fn register_all(
+        &mut self,
+        entries: Vec<Entry<T>>,
+        mode: ConflictMode,
+    ) -> Result<Vec<String>, RegistrationError> {
+        let mut taken: std::collections::HashSet<&str> =
+            self.entries.keys().map(String::as_str).collect();
         let mut keep = Vec::with_capacity(entries.len());
         for entry in &entries {
             let name = entry.spec.name.as_str();
             let conflict = !taken.insert(name);
             match (conflict, mode) {
                 (true, ConflictMode::Raise) => {
-                    return Err(RegistrationError::Duplicate { name: name.to_string() });
+                    return Err(RegistrationError::Duplicate {
+                        name: name.to_string(),
+                    });
                 }
                 (true, ConflictMode::Skip) => keep.push(false),
                 _ => keep.push(true),
@@ -150,7 +192,8 @@ impl<T> Registry<T> {
         for (entry, keep) in entries.into_iter().zip(keep) {
             if keep {
                 registered.push(entry.spec.name.clone());
-                self.entries.insert(entry.spec.name.clone(), Arc::new(entry));
+                self.entries
+                    .insert(entry.spec.name.clone(), Arc::new(entry));
             }
         }
         if !registered.is_empty() {
@@ -222,8 +265,10 @@ impl<T> Registry<T> {
         if selected.is_empty() {
             return EMPTY_CATALOG.to_string();
         }
-        let lines: Vec<String> =
-            selected.iter().map(|e| format!("- {}: {}", e.spec.name, e.spec.description)).collect();
+        let lines: Vec<String> = selected
+            .iter()
+            .map(|e| format!("- {}: {}", e.spec.name, e.spec.description))
+            .collect();
         lines.join("\n")
     }
 
@@ -232,12 +277,18 @@ impl<T> Registry<T> {
         if selected.is_empty() {
             return EMPTY_CATALOG.to_string();
         }
-        let blocks: Vec<&str> = selected.iter().map(|e| e.description_block.as_str()).collect();
+        let blocks: Vec<&str> = selected
+            .iter()
+            .map(|e| e.description_block.as_str())
+            .collect();
         blocks.join("\n")
     }
 
     pub fn openai_schema<S: AsRef<str>>(&self, names: Option<&[S]>) -> Vec<Value> {
-        self.select(names).into_iter().map(|e| e.openai.clone()).collect()
+        self.select(names)
+            .into_iter()
+            .map(|e| e.openai.clone())
+            .collect()
     }
 
     /// The error text for a call to a tool that is not registered. It lists every name only for
@@ -246,13 +297,20 @@ impl<T> Registry<T> {
     /// (for example those denied by permissions).
     pub fn unknown_tool_message(&self, name: &str, visible: &dyn Fn(&Entry<T>) -> bool) -> String {
         let shown = truncate(name, 64);
-        let candidates: Vec<&str> =
-            self.entries.values().filter(|e| visible(e)).map(|e| e.spec.name.as_str()).collect();
+        let candidates: Vec<&str> = self
+            .entries
+            .values()
+            .filter(|e| visible(e))
+            .map(|e| e.spec.name.as_str())
+            .collect();
         if candidates.is_empty() {
             return format!("Error: tool '{shown}' does not exist. No tools are available.");
         }
         if candidates.len() <= LIST_ALL_NAMES_UP_TO {
-            return format!("Error: tool '{shown}' does not exist. Available tools: {}.", candidates.join(", "));
+            return format!(
+                "Error: tool '{shown}' does not exist. Available tools: {}.",
+                candidates.join(", ")
+            );
         }
         let needle: Vec<char> = name.chars().take(64).flat_map(char::to_lowercase).collect();
         let mut scored: Vec<(usize, &str)> = candidates
@@ -269,6 +327,19 @@ impl<T> Registry<T> {
             close.join(", "),
             candidates.len()
         )
+    }
+}
+
+/// Whether a schema uses keywords the meta-schema check cannot vouch for: references (they must
+/// resolve) and regular expressions (they must parse).
+fn needs_eager_compile(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.iter().any(|(k, v)| {
+            matches!(k.as_str(), "$ref" | "$dynamicRef" | "pattern" | "patternProperties")
+                || needs_eager_compile(v)
+        }),
+        Value::Array(items) => items.iter().any(needs_eager_compile),
+        _ => false,
     }
 }
 
@@ -293,7 +364,11 @@ mod tests {
     use serde_json::json;
 
     fn spec(name: &str) -> ToolSpec {
-        ToolSpec::new(name, format!("{name} tool"), vec![ToolParameter::new("x", "integer", "An x")])
+        ToolSpec::new(
+            name,
+            format!("{name} tool"),
+            vec![ToolParameter::new("x", "integer", "An x")],
+        )
     }
 
     fn entry(name: &str, payload: u32) -> Entry<u32> {
@@ -308,7 +383,11 @@ mod tests {
         r.register(entry("c", 3), false).unwrap();
         assert_eq!(r.names().collect::<Vec<_>>(), ["b", "a", "c"]);
         r.register(entry("a", 9), true).unwrap();
-        assert_eq!(r.names().collect::<Vec<_>>(), ["b", "a", "c"], "overwrite keeps position");
+        assert_eq!(
+            r.names().collect::<Vec<_>>(),
+            ["b", "a", "c"],
+            "overwrite keeps position"
+        );
         assert_eq!(r.get("a").unwrap().payload, 9);
         assert_eq!(r.unregister("b").unwrap().payload, 1);
         assert!(r.unregister("b").is_none());
@@ -323,7 +402,10 @@ mod tests {
         let err = r.register(entry("a", 2), false).unwrap_err();
         assert!(matches!(err, RegistrationError::Duplicate { .. }));
         assert!(err.to_string().contains("overwrite=True"));
-        assert!(matches!(Registry::prepare(spec("calc\n"), 0).unwrap_err(), RegistrationError::IllegalName { .. }));
+        assert!(matches!(
+            Registry::prepare(spec("calc\n"), 0).unwrap_err(),
+            RegistrationError::IllegalName { .. }
+        ));
         assert_eq!(r.get("a").unwrap().payload, 1);
     }
 
@@ -332,12 +414,19 @@ mod tests {
         let mut r = Registry::new();
         r.register(entry("a", 1), false).unwrap();
         let v = r.version();
-        let err = r.register_all(vec![entry("b", 2), entry("a", 3)], ConflictMode::Raise).unwrap_err();
+        let err = r
+            .register_all(vec![entry("b", 2), entry("a", 3)], ConflictMode::Raise)
+            .unwrap_err();
         assert!(matches!(err, RegistrationError::Duplicate { ref name } if name == "a"));
         assert_eq!(r.names().collect::<Vec<_>>(), ["a"]);
         assert_eq!(r.version(), v);
-        let err = r.register_all(vec![entry("b", 2), entry("b", 3)], ConflictMode::Raise).unwrap_err();
-        assert!(matches!(err, RegistrationError::Duplicate { .. }), "duplicates inside the batch too");
+        let err = r
+            .register_all(vec![entry("b", 2), entry("b", 3)], ConflictMode::Raise)
+            .unwrap_err();
+        assert!(
+            matches!(err, RegistrationError::Duplicate { .. }),
+            "duplicates inside the batch too"
+        );
         assert_eq!(r.len(), 1);
     }
 
@@ -345,14 +434,21 @@ mod tests {
     fn register_all_skip_and_overwrite() {
         let mut r = Registry::new();
         r.register(entry("a", 1), false).unwrap();
-        let got = r.register_all(vec![entry("a", 2), entry("b", 3)], ConflictMode::Skip).unwrap();
+        let got = r
+            .register_all(vec![entry("a", 2), entry("b", 3)], ConflictMode::Skip)
+            .unwrap();
         assert_eq!(got, ["b"]);
         assert_eq!(r.get("a").unwrap().payload, 1);
-        let got = r.register_all(vec![entry("a", 4)], ConflictMode::Overwrite).unwrap();
+        let got = r
+            .register_all(vec![entry("a", 4)], ConflictMode::Overwrite)
+            .unwrap();
         assert_eq!(got, ["a"]);
         assert_eq!(r.get("a").unwrap().payload, 4);
         assert!("bogus".parse::<ConflictMode>().is_err());
-        assert_eq!("error".parse::<ConflictMode>().unwrap(), ConflictMode::Raise);
+        assert_eq!(
+            "error".parse::<ConflictMode>().unwrap(),
+            ConflictMode::Raise
+        );
     }
 
     #[test]
@@ -361,15 +457,28 @@ mod tests {
         for (i, n) in ["a", "b", "c"].iter().enumerate() {
             r.register(entry(n, i as u32), false).unwrap();
         }
-        assert_eq!(r.catalog::<&str>(None), "- a: a tool\n- b: b tool\n- c: c tool");
+        assert_eq!(
+            r.catalog::<&str>(None),
+            "- a: a tool\n- b: b tool\n- c: c tool"
+        );
         let subset = ["c", "zzz", "a", "c"];
-        let names: Vec<String> = r.openai_schema(Some(&subset)).iter().map(|t| t["function"]["name"].as_str().unwrap().to_string()).collect();
+        let names: Vec<String> = r
+            .openai_schema(Some(&subset))
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect();
         assert_eq!(names, ["c", "a"]);
         assert_eq!(r.openai_schema(Some(&[] as &[&str])), Vec::<Value>::new());
-        assert_eq!(r.tools_description(Some(&["b"])), "- b: b tool\n    - x (integer, required): An x");
+        assert_eq!(
+            r.tools_description(Some(&["b"])),
+            "- b: b tool\n    - x (integer, required): An x"
+        );
         assert_eq!(r.tools_description(Some(&["nope"])), EMPTY_CATALOG);
         let t = &r.openai_schema::<&str>(None)[0];
-        assert_eq!(t, &json!({"type": "function", "function": {"name": "a", "description": "a tool", "parameters": {"type": "object", "properties": {"x": {"type": "integer", "description": "An x"}}, "required": ["x"]}}}));
+        assert_eq!(
+            t,
+            &json!({"type": "function", "function": {"name": "a", "description": "a tool", "parameters": {"type": "object", "properties": {"x": {"type": "integer", "description": "An x"}}, "required": ["x"]}}})
+        );
     }
 
     #[test]
@@ -379,7 +488,26 @@ mod tests {
         let err = e.check_args(&json!({"x": "1"})).unwrap_err();
         assert_eq!(err, "Error: tool 'a' failed parameter validation: parameter 'x': \"1\" is not of type \"integer\"");
         let err = e.check_args(&json!({})).unwrap_err();
-        assert!(err.ends_with("parameter 'x': is required but missing"), "{err}");
+        assert!(
+            err.ends_with("parameter 'x': is required but missing"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn dangling_refs_and_bad_patterns_fail_at_registration() {
+        let mut dangling = spec("dangling");
+        dangling.input_schema = Some(json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}}));
+        let err = Registry::prepare(dangling, 0).unwrap_err();
+        assert!(matches!(err, RegistrationError::InvalidSchema { .. }), "{err}");
+        let mut bad_regex = spec("bad_regex");
+        bad_regex.input_schema = Some(json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(unclosed"}}}));
+        assert!(Registry::prepare(bad_regex, 0).is_err());
+        let mut fine = spec("fine");
+        fine.input_schema = Some(json!({"type": "object", "$defs": {"P": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/P"}}}));
+        let entry = Registry::prepare(fine, 0).unwrap();
+        assert!(entry.check_args(&json!({"a": 1})).is_ok());
+        assert!(entry.check_args(&json!({"a": "x"})).is_err());
     }
 
     #[test]
@@ -387,14 +515,22 @@ mod tests {
         let mut r = Registry::new();
         r.register(entry("alpha", 0), false).unwrap();
         let all = |_: &Entry<u32>| true;
-        assert_eq!(r.unknown_tool_message("beta", &all), "Error: tool 'beta' does not exist. Available tools: alpha.");
+        assert_eq!(
+            r.unknown_tool_message("beta", &all),
+            "Error: tool 'beta' does not exist. Available tools: alpha."
+        );
         for i in 0..500 {
             r.register(entry(&format!("tool_{i}"), i), false).unwrap();
         }
         let msg = r.unknown_tool_message("tool_12x", &all);
-        assert!(msg.contains("Closest names: tool_12,") && msg.contains("501 tools"), "{msg}");
+        assert!(
+            msg.contains("Closest names: tool_12,") && msg.contains("501 tools"),
+            "{msg}"
+        );
         assert!(msg.len() < 300, "{msg}");
         let none = |_: &Entry<u32>| false;
-        assert!(r.unknown_tool_message("x", &none).contains("No tools are available"));
+        assert!(r
+            .unknown_tool_message("x", &none)
+            .contains("No tools are available"));
     }
 }

@@ -53,7 +53,11 @@ pub struct ToolResponse {
 
 impl ToolResponse {
     pub fn new(text: impl Into<String>, status: ToolStatus) -> Self {
-        ToolResponse { text: text.into(), status, data: None }
+        ToolResponse {
+            text: text.into(),
+            status,
+            data: None,
+        }
     }
 
     pub fn ok(text: impl Into<String>) -> Self {
@@ -88,7 +92,10 @@ mod tests {
         assert_eq!(ToolResponse::ok("a").status, ToolStatus::Success);
         assert_eq!(ToolResponse::partial("a").status, ToolStatus::Partial);
         assert!(ToolResponse::error("a").is_error());
-        assert_eq!(ToolResponse::ok("42").with_data(json!(42)).data, Some(json!(42)));
+        assert_eq!(
+            ToolResponse::ok("42").with_data(json!(42)).data,
+            Some(json!(42))
+        );
     }
 
     #[test]

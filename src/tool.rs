@@ -22,7 +22,11 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
-    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Vec<ToolParameter>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: Vec<ToolParameter>,
+    ) -> Self {
         ToolSpec {
             name: name.into(),
             description: description.into(),
@@ -72,11 +76,15 @@ pub trait NativeTool: Send + Sync {
 pub fn check_tool_name(name: &str) -> Result<(), crate::error::RegistrationError> {
     let ok = !name.is_empty()
         && name.len() <= 64
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if ok {
         Ok(())
     } else {
-        Err(crate::error::RegistrationError::IllegalName { name: name.to_string() })
+        Err(crate::error::RegistrationError::IllegalName {
+            name: name.to_string(),
+        })
     }
 }
 
@@ -85,7 +93,13 @@ pub fn check_tool_name(name: &str) -> Result<(), crate::error::RegistrationError
 pub fn sanitize_tool_name(name: &str) -> String {
     let mut out: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(64)
         .collect();
     if out.is_empty() {
@@ -107,11 +121,23 @@ mod tests {
 
     #[test]
     fn name_rule_rejects_illegal_names() {
-        for name in ["", "calc\n", "a b", "a.b", "名字", "tool!", &"x".repeat(65), "\ncalc"] {
+        for name in [
+            "",
+            "calc\n",
+            "a b",
+            "a.b",
+            "名字",
+            "tool!",
+            &"x".repeat(65),
+            "\ncalc",
+        ] {
             assert!(check_tool_name(name).is_err(), "{name:?}");
         }
         let msg = check_tool_name("calc\n").unwrap_err().to_string();
-        assert!(msg.contains(r#""calc\n""#) && msg.contains("rename"), "{msg}");
+        assert!(
+            msg.contains(r#""calc\n""#) && msg.contains("rename"),
+            "{msg}"
+        );
     }
 
     #[test]

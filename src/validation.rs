@@ -64,7 +64,10 @@ impl SchemaValidator {
                 let mut path = dotted(err.instance_path().as_str());
                 let message = match err.kind() {
                     jsonschema::error::ValidationErrorKind::Required { property } => {
-                        let prop = property.as_str().map(str::to_string).unwrap_or_else(|| property.to_string());
+                        let prop = property
+                            .as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| property.to_string());
                         if !path.is_empty() {
                             path.push('.');
                         }
@@ -91,16 +94,22 @@ pub fn check_root(schema: &Value) -> Result<(), String> {
     }
     if let Some(t) = schema.get("type") {
         if t != "object" {
-            return Err(format!("the root schema must have \"type\": \"object\", got {t}"));
+            return Err(format!(
+                "the root schema must have \"type\": \"object\", got {t}"
+            ));
         }
     }
-    jsonschema::meta::validate(schema).map_err(|e| truncate(&format!("it is not a valid JSON Schema: {e}"), 500))
+    jsonschema::meta::validate(schema)
+        .map_err(|e| truncate(&format!("it is not a valid JSON Schema: {e}"), 500))
 }
 
 /// `Error: tool 'x' failed parameter validation: parameter 'a': ...; parameter 'b': ...`
 pub fn render_failure(tool: &str, issues: &[Issue]) -> String {
     let parts: Vec<String> = issues.iter().map(Issue::render).collect();
-    format!("Error: tool '{tool}' failed parameter validation: {}", parts.join("; "))
+    format!(
+        "Error: tool '{tool}' failed parameter validation: {}",
+        parts.join("; ")
+    )
 }
 
 /// JSON pointer `/a/0/b~1c` to dotted `a.0.b/c`.
@@ -153,9 +162,20 @@ mod tests {
         let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
         assert_eq!(paths, ["action", "city", "days", "items.1.n", "when"]);
         let text = render_failure("weather", &issues);
-        assert!(text.starts_with("Error: tool 'weather' failed parameter validation: parameter 'action': "), "{text}");
-        assert!(text.contains("parameter 'city': is required but missing"), "{text}");
-        assert!(text.contains("parameter 'items.1.n': is required but missing"), "{text}");
+        assert!(
+            text.starts_with(
+                "Error: tool 'weather' failed parameter validation: parameter 'action': "
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("parameter 'city': is required but missing"),
+            "{text}"
+        );
+        assert!(
+            text.contains("parameter 'items.1.n': is required but missing"),
+            "{text}"
+        );
         assert!(text.contains("\"x\" is not of type \"integer\""), "{text}");
     }
 
@@ -163,12 +183,17 @@ mod tests {
     fn huge_values_are_not_echoed_whole() {
         let v = SchemaValidator::compile(&schema()).unwrap();
         let issues = v.issues(&json!({"city": 5, "days": "y".repeat(100_000)}));
-        assert!(issues.iter().all(|i| i.message.chars().count() <= MAX_MESSAGE_CHARS + 1));
+        assert!(issues
+            .iter()
+            .all(|i| i.message.chars().count() <= MAX_MESSAGE_CHARS + 1));
     }
 
     #[test]
     fn bad_schemas_are_refused_at_compile_time() {
-        assert!(SchemaValidator::compile(&json!({"type": "object", "properties": {"a": {"type": "nonsense"}}})).is_err());
+        assert!(SchemaValidator::compile(
+            &json!({"type": "object", "properties": {"a": {"type": "nonsense"}}})
+        )
+        .is_err());
         assert!(SchemaValidator::compile(&json!([1])).is_err());
         assert!(SchemaValidator::compile(&json!({"type": "string"})).is_err());
     }

@@ -440,3 +440,14 @@ def test_integral_float_reaches_an_int_parameter_as_int():
     assert reg.execute_tool("repeat", {"n": 3.0}).text == "xxx"
     assert seen == [int]
     assert reg.execute_tool("repeat", {"n": 3.5}).is_error
+
+
+def test_huge_exception_messages_are_cut_for_the_model():
+    class Loud(Echo):
+        def run(self, parameters):
+            raise ValueError("x" * 1_000_000)
+
+    resp = make(Loud("loud")).execute_tool("loud", {"text": "a"})
+    assert resp.is_error
+    assert resp.text.startswith("Error: tool 'loud' raised during execution: ValueError: xxx")
+    assert len(resp.text) < 2100

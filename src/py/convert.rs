@@ -9,7 +9,9 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
 /// Deeper nesting than this is refused rather than risking the native stack.
-const MAX_DEPTH: usize = 256;
+/// 128 levels keep conversion and validation well inside a 128 KB thread stack; real tool
+/// arguments are a few levels deep.
+const MAX_DEPTH: usize = 128;
 
 /// Why a Python value is not JSON, and where.
 #[derive(Debug)]
@@ -34,16 +36,34 @@ pub fn py_to_value(obj: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
 }
 
 fn fail(path: &[String], reason: String) -> NotJson {
-    NotJson { path: path.join("."), reason }
+    NotJson {
+        path: path.join("."),
+        reason,
+    }
 }
 
-fn to_value(obj: &Bound<'_, PyAny>, path: &mut Vec<String>, depth: usize) -> Result<Value, NotJson> {
+fn to_value(
+    obj: &Bound<'_, PyAny>,
+    path: &mut Vec<String>,
+    depth: usize,
+) -> Result<Value, NotJson> {
     if depth > MAX_DEPTH {
-        return Err(fail(path, format!("nesting deeper than {MAX_DEPTH} levels")));
+        return Err(fail(
+            path,
+            format!("nesting deeper than {MAX_DEPTH} levels"),
+        ));
     }
     // Exact-type checks first: they are the common case and the cheapest.
     if let Ok(s) = obj.cast_exact::<PyString>() {
-        return s.to_str().map(|s| Value::String(s.to_owned())).map_err(|_| fail(path, "a string that is not valid UTF-8 (lone surrogate)".into()));
+        return s
+            .to_str()
+            .map(|s| Value::String(s.to_owned()))
+            .map_err(|_| {
+                fail(
+                    path,
+                    "a string that is not valid UTF-8 (lone surrogate)".into(),
+                )
+            });
     }
     if obj.is_none() {
         return Ok(Value::Null);
@@ -61,10 +81,16 @@ fn to_value(obj: &Bound<'_, PyAny>, path: &mut Vec<String>, depth: usize) -> Res
         let mut map = Map::with_capacity(d.len());
         for (k, v) in d.iter() {
             let key = match k.cast::<PyString>() {
-                Ok(s) => s.to_str().map_err(|_| fail(path, "a key that is not valid UTF-8".into()))?.to_owned(),
+                Ok(s) => s
+                    .to_str()
+                    .map_err(|_| fail(path, "a key that is not valid UTF-8".into()))?
+                    .to_owned(),
                 Err(_) => {
                     let ty = type_name(&k);
-                    return Err(fail(path, format!("a dict key of type {ty} (JSON object keys are strings)")));
+                    return Err(fail(
+                        path,
+                        format!("a dict key of type {ty} (JSON object keys are strings)"),
+                    ));
                 }
             };
             path.push(key.clone());
@@ -103,9 +129,15 @@ fn to_value(obj: &Bound<'_, PyAny>, path: &mut Vec<String>, depth: usize) -> Res
         return float_value(f.value(), path);
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return s.to_str().map(|s| Value::String(s.to_owned())).map_err(|_| fail(path, "a string that is not valid UTF-8".into()));
+        return s
+            .to_str()
+            .map(|s| Value::String(s.to_owned()))
+            .map_err(|_| fail(path, "a string that is not valid UTF-8".into()));
     }
-    Err(fail(path, format!("a value of type {} (not JSON)", type_name(obj))))
+    Err(fail(
+        path,
+        format!("a value of type {} (not JSON)", type_name(obj)),
+    ))
 }
 
 fn int_value(obj: &Bound<'_, PyAny>, path: &[String]) -> Result<Value, NotJson> {
@@ -115,15 +147,26 @@ fn int_value(obj: &Bound<'_, PyAny>, path: &[String]) -> Result<Value, NotJson> 
     if let Ok(u) = obj.extract::<u64>() {
         return Ok(Value::Number(u.into()));
     }
-    Err(fail(path, "an integer outside the 64-bit range JSON tools can exchange".into()))
+    Err(fail(
+        path,
+        "an integer outside the 64-bit range JSON tools can exchange".into(),
+    ))
 }
 
 fn float_value(f: f64, path: &[String]) -> Result<Value, NotJson> {
-    Number::from_f64(f).map(Value::Number).ok_or_else(|| fail(path, format!("the float {f} (NaN and infinity are not JSON)")))
+    Number::from_f64(f).map(Value::Number).ok_or_else(|| {
+        fail(
+            path,
+            format!("the float {f} (NaN and infinity are not JSON)"),
+        )
+    })
 }
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type().qualname().map(|n| n.to_string()).unwrap_or_else(|_| "object".into())
+    obj.get_type()
+        .qualname()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into())
 }
 
 pub fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {

@@ -231,6 +231,8 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 
 /// Turns an exception raised by a tool into an error response. Flow-control signals for the
 /// Agent loop and non-`Exception` errors (KeyboardInterrupt, SystemExit) propagate.
+const MAX_EXCEPTION_CHARS: usize = 2000;
+
 pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py<PyToolResponse>> {
     let exc = err.value(py);
     if exc.is_instance(flow_control_class(py)?.bind(py))?
@@ -240,6 +242,9 @@ pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py
     }
     let ty = type_name(exc);
     let msg = exc.str().map(|s| s.to_string()).unwrap_or_default();
+    // The model needs the gist; a tool that puts a whole payload into its exception must not
+    // flood the context (the full text stays in the DEBUG log).
+    let msg = crate::validation::truncate(&msg, MAX_EXCEPTION_CHARS);
     log_tool_exception(py, tool, &err);
     let text = if msg.is_empty() {
         format!("Error: tool '{tool}' raised during execution: {ty}")
