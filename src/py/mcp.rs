@@ -1,10 +1,12 @@
 //! `MCPClient` and `MCPTool`: the Python face of `crate::mcp`.
 //!
 //! Every wait on the server happens on the shared tokio runtime: async methods return
-//! awaitables built with `future_into_py` (the GIL is never held across an `.await`), and the
+//! awaitables resolved on the loop thread (`completion.rs`; no tokio thread takes the GIL), and the
 //! sync `execute_tool` path blocks in `McpTool::call_blocking` with the GIL released.
 
 mod completion;
+
+use completion::Deliver;
 
 use crate::mcp::client::{
     ClientConfig, HttpConfig, McpClient, McpError, McpTool, TransportConfig,
@@ -235,12 +237,12 @@ impl PyMcpClient {
         let py = slf.py();
         let inner = slf.get().inner.clone();
         let me: Py<PyAny> = slf.into_any().unbind();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            inner
-                .connect()
-                .await
-                .map_err(|e| Python::attach(|py| mcp_error(py, e)))?;
-            Ok(me)
+        completion::spawn_for_loop(py, async move {
+            let result = inner.connect().await;
+            Box::new(move |py: Python<'_>| {
+                result.map_err(|e| mcp_error(py, e))?;
+                Ok(me)
+            }) as Deliver
         })
     }
 
@@ -252,18 +254,23 @@ impl PyMcpClient {
         _exc: &Bound<'py, pyo3::types::PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let inner = self.inner.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        completion::spawn_for_loop(py, async move {
             inner.close().await;
-            Ok(false)
+            Box::new(|py: Python<'_>| {
+                Ok(pyo3::types::PyBool::new(py, false)
+                    .to_owned()
+                    .into_any()
+                    .unbind())
+            }) as Deliver
         })
     }
 
     /// Close the session (same as leaving ``async with``). Closing twice is harmless.
     fn aclose<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let inner = self.inner.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        completion::spawn_for_loop(py, async move {
             inner.close().await;
-            Ok(())
+            Box::new(|py: Python<'_>| Ok(py.None())) as Deliver
         })
     }
 
@@ -274,16 +281,16 @@ impl PyMcpClient {
     /// fingerprint that does not match the pins (the message names the tools).
     fn load_tools<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let inner = self.inner.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        completion::spawn_for_loop(py, async move {
             let tools = inner.load_tools().await;
-            Python::attach(|py| {
+            Box::new(move |py: Python<'_>| {
                 let tools = tools.map_err(|e| mcp_error(py, e))?;
                 let list = PyList::empty(py);
                 for t in tools {
                     list.append(PyMcpTool::create(py, t)?)?;
                 }
-                Ok(list.unbind())
-            })
+                Ok(list.into_any().unbind())
+            }) as Deliver
         })
     }
 
@@ -444,7 +451,13 @@ impl PyMcpTool {
                 return Ok(Bound::new(py, ready)?.into_any());
             }
         };
-        completion::spawn_for_loop(py, self.tool.call_async(args))
+        let fut = self.tool.call_async(args);
+        completion::spawn_for_loop(py, async move {
+            let resp = fut.await;
+            Box::new(move |py: Python<'_>| {
+                Ok(Py::new(py, PyToolResponse::from_core(py, resp)?)?.into_any())
+            }) as Deliver
+        })
     }
 
     fn __repr__(&self) -> String {

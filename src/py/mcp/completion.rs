@@ -2,13 +2,12 @@
 //!
 //! `future_into_py` resolves each future by acquiring the GIL on a tokio worker. While the loop
 //! thread is busy (creating hundreds of concurrent calls) that worker waits for the
-//! interpreter's switch interval (5 ms) per completion. Here a finished call is pushed onto a
+//! interpreter's switch interval (5 ms) per completion, and a worker that touches the
+//! interpreter while it shuts down can crash the process. Here a finished call is pushed onto a
 //! queue and, when the queue was empty, one byte is written to a pipe the loop watches with
 //! `add_reader`; the loop thread, which holds the GIL anyway, resolves every queued future in
 //! one pass. One queue exists per event loop (kept in a `WeakKeyDictionary`).
 
-use crate::py::response::PyToolResponse;
-use crate::response::ToolResponse;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use std::collections::HashMap;
@@ -17,17 +16,21 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// Turns a finished Rust result into the Python value (or exception) of the future; run on
+/// the loop thread, with the GIL.
+pub type Deliver = Box<dyn FnOnce(Python<'_>) -> PyResult<Py<PyAny>> + Send>;
+
 struct Ready {
-    items: Mutex<Vec<(u64, ToolResponse)>>,
+    items: Mutex<Vec<(u64, Deliver)>>,
     wake: OwnedFd,
 }
 
 impl Ready {
-    fn push(&self, id: u64, resp: ToolResponse) {
+    fn push(&self, id: u64, deliver: Deliver) {
         let was_empty = match self.items.lock() {
             Ok(mut items) => {
                 let empty = items.is_empty();
-                items.push((id, resp));
+                items.push((id, deliver));
                 empty
             }
             Err(_) => return,
@@ -64,7 +67,7 @@ impl Completions {
             .lock()
             .map(|mut v| std::mem::take(&mut *v))
             .unwrap_or_default();
-        for (id, resp) in items {
+        for (id, deliver) in items {
             let fut = self.futures.lock().ok().and_then(|mut f| f.remove(&id));
             let Some(fut) = fut else { continue };
             let fut = fut.bind(py);
@@ -72,10 +75,10 @@ impl Completions {
             if fut.call_method0("done")?.is_truthy()? {
                 continue;
             }
-            fut.call_method1(
-                "set_result",
-                (Py::new(py, PyToolResponse::from_core(py, resp)?)?,),
-            )?;
+            match deliver(py) {
+                Ok(value) => fut.call_method1("set_result", (value,))?,
+                Err(err) => fut.call_method1("set_exception", (err.into_value(py),))?,
+            };
         }
         Ok(())
     }
@@ -131,17 +134,17 @@ fn queue_for<'py>(
     Ok(Some(q))
 }
 
-/// An asyncio future on the running loop that resolves to the response of `fut`, which runs
-/// on the shared tokio runtime.
+/// An asyncio future on the running loop that resolves to what `fut` (run on the shared tokio
+/// runtime) delivers. No tokio thread takes the GIL on this path.
 pub fn spawn_for_loop<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
 where
-    F: Future<Output = ToolResponse> + Send + 'static,
+    F: Future<Output = Deliver> + Send + 'static,
 {
     let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
     let Some(queue) = queue_for(py, &event_loop)? else {
         return pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let resp = fut.await;
-            Python::attach(|py| Py::new(py, PyToolResponse::from_core(py, resp)?))
+            let deliver = fut.await;
+            Python::attach(|py| deliver(py))
         });
     };
     let waiter = event_loop.call_method0("create_future")?;
