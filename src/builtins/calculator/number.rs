@@ -6,6 +6,7 @@
 //! memory, we return an error instead: the calculator answers a model, and neither is an answer.
 
 use std::cmp::Ordering;
+use std::fmt::Write;
 use std::sync::OnceLock;
 
 use num_bigint::{BigInt, BigUint, Sign};
@@ -231,8 +232,15 @@ pub fn float_repr(x: f64) -> String {
     }
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
-    let mut out = String::with_capacity(digits.len() + 8);
+    // At most 17 significant digits: collect them on the stack.
+    let mut buf = [0u8; 32];
+    let mut len = 0;
+    for b in mant.bytes().filter(|b| b.is_ascii_digit()).take(buf.len()) {
+        buf[len] = b;
+        len += 1;
+    }
+    let digits = std::str::from_utf8(&buf[..len]).unwrap_or("0");
+    let mut out = String::with_capacity(len + 24);
     if x < 0.0 {
         out.push('-');
     }
@@ -240,8 +248,8 @@ pub fn float_repr(x: f64) -> String {
         if exp >= 0 {
             let int_len = exp as usize + 1;
             if digits.len() <= int_len {
-                out.push_str(&digits);
-                out.push_str(&"0".repeat(int_len - digits.len()));
+                out.push_str(digits);
+                out.extend(std::iter::repeat('0').take(int_len - digits.len()));
                 out.push_str(".0");
             } else {
                 out.push_str(&digits[..int_len]);
@@ -250,8 +258,8 @@ pub fn float_repr(x: f64) -> String {
             }
         } else {
             out.push_str("0.");
-            out.push_str(&"0".repeat((-exp - 1) as usize));
-            out.push_str(&digits);
+            out.extend(std::iter::repeat('0').take((-exp - 1) as usize));
+            out.push_str(digits);
         }
     } else {
         out.push_str(&digits[..1]);
@@ -265,7 +273,8 @@ pub fn float_repr(x: f64) -> String {
         if e < 10 {
             out.push('0');
         }
-        out.push_str(&e.to_string());
+        // Writing into a String cannot fail.
+        let _ = write!(out, "{e}");
     }
     out
 }
