@@ -27,12 +27,21 @@ impl PyCalculatorTool {
     /// Construction happens in ``__new__``; this only stops ``Tool.__init__`` from seeing the
     /// keyword arguments.
     #[pyo3(signature = (*_args, **_kwargs))]
-    fn __init__(&self, _args: &Bound<'_, pyo3::types::PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) {}
+    fn __init__(
+        &self,
+        _args: &Bound<'_, pyo3::types::PyTuple>,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) {
+    }
 
     #[new]
     #[pyo3(signature = (*, prompts = None))]
-    fn new(py: Python<'_>, prompts: Option<HashMap<String, String>>) -> PyResult<PyClassInitializer<Self>> {
+    fn new(
+        py: Python<'_>,
+        prompts: Option<HashMap<String, String>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
         let core = CalculatorTool::new(prompts).map_err(|e| errors::config(py, e))?;
-        Ok(PyClassInitializer::from(PyTool::native(Arc::new(core))).add_subclass(PyCalculatorTool {}))
+        Ok(PyClassInitializer::from(PyTool::native(Arc::new(core)))
+            .add_subclass(PyCalculatorTool {}))
     }
 }
