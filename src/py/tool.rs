@@ -145,8 +145,14 @@ pub fn call_native(
     tool: &Arc<dyn NativeTool>,
     args: &Value,
 ) -> PyResult<PyToolResponse> {
-    let tool = Arc::clone(tool);
-    let resp = py.detach(move || tool.call(args));
+    // Releasing and re-taking the GIL costs more than a calculator evaluation; only tools that
+    // may block (I/O, subprocesses) are worth letting other threads run meanwhile.
+    let resp = if tool.blocks() {
+        let tool = Arc::clone(tool);
+        py.detach(move || tool.call(args))
+    } else {
+        tool.call(args)
+    };
     PyToolResponse::from_core(py, resp)
 }
 
