@@ -24,22 +24,34 @@ const SUGGESTIONS: usize = 5;
 #[derive(Debug)]
 pub struct Entry<T> {
     pub spec: ToolSpec,
-    /// The root schema: what the model sees and what the validator is compiled from.
+    /// The root schema: what the model sees and what the validator is compiled from (a root
+    /// schema given in `spec.input_schema` is moved here).
     pub schema: Value,
     /// Compiled on first use, then kept: compiling costs ~15 µs a schema, which would make
     /// registering thousands of tools slow for tools that are never called. Registration has
     /// already checked the schema against its meta-schema.
     validator: OnceLock<Result<SchemaValidator, String>>,
-    /// The OpenAI `tools` entry.
-    pub openai: Value,
-    /// The `get_tools_description` block.
-    pub description_block: String,
+
+    /// The `get_tools_description` block, rendered on first use.
+    description_block: OnceLock<String>,
     pub payload: T,
 }
 
 impl<T> Entry<T> {
     pub fn name(&self) -> &str {
         &self.spec.name
+    }
+
+    /// The OpenAI `tools` entry (built when asked for: the binding renders its Python form
+    /// straight from `schema`).
+    pub fn openai(&self) -> Value {
+        openai_function(&self.spec.name, &self.spec.description, &self.schema)
+    }
+
+    /// The `get_tools_description` block for this tool.
+    pub fn description_block(&self) -> &str {
+        self.description_block
+            .get_or_init(|| describe_tool(&self.spec.name, &self.spec.description, &self.schema))
     }
 
     /// The compiled validator (compiled now if this is the first use).
@@ -115,7 +127,7 @@ impl<T> Registry<T> {
     }
 
     /// Checks a spec and builds its entry without touching the registry.
-    pub fn prepare(spec: ToolSpec, payload: T) -> Result<Entry<T>, RegistrationError> {
+    pub fn prepare(mut spec: ToolSpec, payload: T) -> Result<Entry<T>, RegistrationError> {
         check_tool_name(&spec.name)?;
         if spec.input_schema.is_none() {
             check_parameters(&spec.parameters).map_err(|reason| {
@@ -125,7 +137,12 @@ impl<T> Registry<T> {
                 }
             })?;
         }
-        let schema = spec.schema();
+        // A given root schema is moved, not copied: `spec.input_schema` is left empty and
+        // `Entry::schema` is the one place the schema lives.
+        let schema = match spec.input_schema.take() {
+            Some(schema) => schema,
+            None => crate::schema::root_schema(&spec.parameters),
+        };
         check_root(&schema).map_err(|reason| RegistrationError::InvalidSchema {
             name: spec.name.clone(),
             reason,
@@ -142,14 +159,12 @@ impl<T> Registry<T> {
             })?;
             let _ = validator.set(Ok(compiled));
         }
-        let openai = openai_function(&spec.name, &spec.description, &schema);
-        let description_block = describe_tool(&spec.name, &spec.description, &schema);
+
         Ok(Entry {
             spec,
             schema,
             validator,
-            openai,
-            description_block,
+            description_block: OnceLock::new(),
             payload,
         })
     }
@@ -279,7 +294,7 @@ impl<T> Registry<T> {
         }
         let blocks: Vec<&str> = selected
             .iter()
-            .map(|e| e.description_block.as_str())
+            .map(|e| e.description_block())
             .collect();
         blocks.join("\n")
     }
@@ -287,7 +302,7 @@ impl<T> Registry<T> {
     pub fn openai_schema<S: AsRef<str>>(&self, names: Option<&[S]>) -> Vec<Value> {
         self.select(names)
             .into_iter()
-            .map(|e| e.openai.clone())
+            .map(|e| e.openai())
             .collect()
     }
 

@@ -99,15 +99,24 @@ pub fn root_schema(params: &[ToolParameter]) -> Value {
             required.push(Value::String(p.name.clone()));
         }
     }
-    json!({"type": "object", "properties": properties, "required": required})
+    // Built by hand rather than with `json!`, which serializes its arguments (a deep copy).
+    let mut root = Map::with_capacity(3);
+    root.insert("type".into(), Value::String("object".into()));
+    root.insert("properties".into(), Value::Object(properties));
+    root.insert("required".into(), Value::Array(required));
+    Value::Object(root)
 }
 
 /// The `tools` entry for OpenAI-style function calling.
 pub fn openai_function(name: &str, description: &str, parameters: &Value) -> Value {
-    json!({
-        "type": "function",
-        "function": {"name": name, "description": description, "parameters": parameters},
-    })
+    let mut function = Map::with_capacity(3);
+    function.insert("name".into(), Value::String(name.into()));
+    function.insert("description".into(), Value::String(description.into()));
+    function.insert("parameters".into(), parameters.clone());
+    let mut tool = Map::with_capacity(2);
+    tool.insert("type".into(), Value::String("function".into()));
+    tool.insert("function".into(), Value::Object(function));
+    Value::Object(tool)
 }
 
 /// Anthropic's tool form: name, description, input_schema.

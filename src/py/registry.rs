@@ -504,7 +504,7 @@ impl PyToolRegistry {
             let dict = entry
                 .payload
                 .openai_py
-                .get_or_try_init(py, || value_to_py(py, &entry.openai).map(Bound::unbind))?;
+                .get_or_try_init(py, || openai_py(py, entry).map(Bound::unbind))?;
             openai.push(dict.clone_ref(py));
             index.insert(entry.spec.name.clone(), i);
         }
@@ -530,6 +530,18 @@ impl PyToolRegistry {
         drop(entries);
         Ok(f(&fresh))
     }
+}
+
+/// The OpenAI `tools` entry as a Python dict, built straight from the root schema.
+fn openai_py<'py>(py: Python<'py>, entry: &PyEntry) -> PyResult<Bound<'py, PyAny>> {
+    let function = PyDict::new(py);
+    function.set_item(pyo3::intern!(py, "name"), &entry.spec.name)?;
+    function.set_item(pyo3::intern!(py, "description"), &entry.spec.description)?;
+    function.set_item(pyo3::intern!(py, "parameters"), value_to_py(py, &entry.schema)?)?;
+    let tool = PyDict::new(py);
+    tool.set_item(pyo3::intern!(py, "type"), pyo3::intern!(py, "function"))?;
+    tool.set_item(pyo3::intern!(py, "function"), function)?;
+    Ok(tool.into_any())
 }
 
 fn names_arg(names: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<String>>> {
