@@ -144,7 +144,7 @@ where
     let Some(queue) = queue_for(py, &event_loop)? else {
         return pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let deliver = fut.await;
-            Python::attach(|py| deliver(py))
+            Python::attach(deliver)
         });
     };
     let waiter = event_loop.call_method0("create_future")?;
