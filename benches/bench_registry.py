@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from harness import once_us, per_call_us, report
-
 from agentmaker import Tool, ToolParameter, ToolRegistry, ToolResponse
+from harness import once_us, per_call_us, report
 
 GROUP = "registry"
 

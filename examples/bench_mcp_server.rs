@@ -3,8 +3,8 @@
 //! builds it): `cargo build --release --no-default-features --features bench-server --example bench_mcp_server`.
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer, ServiceExt};
 use rmcp::ServerHandler;
@@ -35,7 +35,9 @@ impl ServerHandler for Bench {
         let args = request.arguments.unwrap_or_default();
         let a = args.get("a").and_then(|v| v.as_i64()).unwrap_or(0);
         let b = args.get("b").and_then(|v| v.as_i64()).unwrap_or(0);
-        Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text((a + b).to_string())])))
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+            ContentBlock::text((a + b).to_string()),
+        ])))
     }
 }
 
@@ -46,7 +48,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let schema = Arc::new(schema);
     let tools = (0..50)
-        .map(|i| Tool::new(format!("tool_{i:03}"), format!("Adds a and b (tool {i})."), schema.clone()))
+        .map(|i| {
+            Tool::new(
+                format!("tool_{i:03}"),
+                format!("Adds a and b (tool {i})."),
+                schema.clone(),
+            )
+        })
         .collect();
     let service = Bench { tools }.serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;

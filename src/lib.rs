@@ -8,8 +8,8 @@
 pub mod builtins;
 pub mod docstring;
 pub mod error;
-pub mod mcp;
 pub mod guard;
+pub mod mcp;
 pub mod permissions;
 pub mod policy;
 pub mod prompts;

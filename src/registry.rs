@@ -292,18 +292,12 @@ impl<T> Registry<T> {
         if selected.is_empty() {
             return EMPTY_CATALOG.to_string();
         }
-        let blocks: Vec<&str> = selected
-            .iter()
-            .map(|e| e.description_block())
-            .collect();
+        let blocks: Vec<&str> = selected.iter().map(|e| e.description_block()).collect();
         blocks.join("\n")
     }
 
     pub fn openai_schema<S: AsRef<str>>(&self, names: Option<&[S]>) -> Vec<Value> {
-        self.select(names)
-            .into_iter()
-            .map(|e| e.openai())
-            .collect()
+        self.select(names).into_iter().map(|e| e.openai()).collect()
     }
 
     /// The error text for a call to a tool that is not registered. It lists every name only for
@@ -350,8 +344,10 @@ impl<T> Registry<T> {
 fn needs_eager_compile(schema: &Value) -> bool {
     match schema {
         Value::Object(map) => map.iter().any(|(k, v)| {
-            matches!(k.as_str(), "$ref" | "$dynamicRef" | "pattern" | "patternProperties")
-                || needs_eager_compile(v)
+            matches!(
+                k.as_str(),
+                "$ref" | "$dynamicRef" | "pattern" | "patternProperties"
+            ) || needs_eager_compile(v)
         }),
         Value::Array(items) => items.iter().any(needs_eager_compile),
         _ => false,
@@ -512,14 +508,22 @@ mod tests {
     #[test]
     fn dangling_refs_and_bad_patterns_fail_at_registration() {
         let mut dangling = spec("dangling");
-        dangling.input_schema = Some(json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}}));
+        dangling.input_schema =
+            Some(json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}}));
         let err = Registry::prepare(dangling, 0).unwrap_err();
-        assert!(matches!(err, RegistrationError::InvalidSchema { .. }), "{err}");
+        assert!(
+            matches!(err, RegistrationError::InvalidSchema { .. }),
+            "{err}"
+        );
         let mut bad_regex = spec("bad_regex");
-        bad_regex.input_schema = Some(json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(unclosed"}}}));
+        bad_regex.input_schema = Some(
+            json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(unclosed"}}}),
+        );
         assert!(Registry::prepare(bad_regex, 0).is_err());
         let mut fine = spec("fine");
-        fine.input_schema = Some(json!({"type": "object", "$defs": {"P": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/P"}}}));
+        fine.input_schema = Some(
+            json!({"type": "object", "$defs": {"P": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/P"}}}),
+        );
         let entry = Registry::prepare(fine, 0).unwrap();
         assert!(entry.check_args(&json!({"a": 1})).is_ok());
         assert!(entry.check_args(&json!({"a": "x"})).is_err());

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from agentmaker import AgentRunFlow, Tool, ToolParameter, ToolRegistrationError, ToolRegistry, ToolResponse
 
 

@@ -348,9 +348,9 @@ def test_schemas_that_cannot_compile_are_refused_at_registration():
         ),
         (Schema("bad_type", {"type": "object", "properties": {"s": {"type": "nonsense"}}}), "is not a valid JSON Schema"),
     ]
-    for tool, fragment in cases:
+    for schema_tool, fragment in cases:
         with pytest.raises(ToolRegistrationError, match="unusable input schema") as info:
-            reg.register(tool)
+            reg.register(schema_tool)
         assert fragment in str(info.value)
     assert len(reg) == 0
 

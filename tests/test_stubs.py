@@ -15,6 +15,7 @@ def test_native_stub_matches_the_extension():
         capture_output=True,
         text=True,
         timeout=300,
+        check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

@@ -6,11 +6,9 @@ import asyncio
 import gc
 import weakref
 
-import pytest
-
 import agentmaker
+import pytest
 from agentmaker import Tool, ToolError, ToolParameter, ToolRegistrationError, ToolRegistry, ToolResponse
-
 
 # ToolResponse --------------------------------------------------------------------------------
 

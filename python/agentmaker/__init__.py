@@ -4,10 +4,20 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 :class:`ToolRegistry`, and let an :class:`Agent` call them.
 """
 
-from agentmaker._native import CLITool, NotesTool, Tool, ToolParameter, ToolPermissions, ToolResponse
-from agentmaker._native import CalculatorTool, SearchTool
-from agentmaker._registry import ToolRegistry
 from agentmaker._callable import tool
+from agentmaker._native import (
+    CalculatorTool,
+    CLITool,
+    MCPClient,
+    MCPTool,
+    NotesTool,
+    SearchTool,
+    Tool,
+    ToolParameter,
+    ToolPermissions,
+    ToolResponse,
+)
+from agentmaker._registry import ToolRegistry
 from agentmaker.agent import Agent, RunResult, RunUsage, ToolCallRecord
 from agentmaker.confirm import cli_confirm
 from agentmaker.errors import (
@@ -36,6 +46,8 @@ __all__ = [
     "LLMClient",
     "LLMResponse",
     "LLMResponseError",
+    "MCPClient",
+    "MCPTool",
     "NotesTool",
     "RetryAgentRun",
     "RunCancelled",

@@ -2,11 +2,11 @@
 from collections.abc import Awaitable, Callable, Generator, Iterable
 from os import PathLike
 from pathlib import Path
-from typing import Any, ClassVar, Literal, final
+from typing import Any, ClassVar, Literal, Self, TypeAlias, final
 
 from typing_extensions import disjoint_base
 
-_Status = Literal["success", "partial", "error"]
+_Status: TypeAlias = Literal["success", "partial", "error"]
 
 @final
 class ToolResponse:
@@ -57,7 +57,7 @@ class Tool:
     timeout: ClassVar[float | None]
     name: str
     description: str
-    def __new__(cls, *_args: Any, **_kwargs: Any) -> Tool: ...
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> Self: ...
     def __init__(self, name: str, description: str = "") -> None: ...
     @property
     def origin(self) -> str: ...
@@ -78,7 +78,7 @@ class Ready:
 
 @disjoint_base
 class ToolRegistry:
-    def __new__(cls, *_args: Any, **_kwargs: Any) -> ToolRegistry: ...
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> Self: ...
     def register(self, tool: Tool, overwrite: bool = False) -> None: ...
     def register_all(self, tools: Iterable[Tool], on_conflict: str = "raise") -> list[str]: ...
     def unregister(self, name: str) -> Tool: ...

@@ -7,7 +7,11 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
-fn errors_module_class(py: Python<'_>, cell: &'static PyOnceLock<Py<PyType>>, name: &str) -> PyResult<Py<PyType>> {
+fn errors_module_class(
+    py: Python<'_>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    name: &str,
+) -> PyResult<Py<PyType>> {
     cell.get_or_try_init(py, || {
         let module = py.import("agentmaker.errors")?;
         Ok::<_, PyErr>(module.getattr(name)?.cast_into::<PyType>()?.unbind())

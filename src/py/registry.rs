@@ -347,7 +347,9 @@ pub fn wrap_callable_result(
 fn is_integer_schema(prop: &Value) -> bool {
     match prop.get("type") {
         Some(Value::String(t)) => t == "integer",
-        Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer") && !ts.iter().any(|t| t == "number"),
+        Some(Value::Array(ts)) => {
+            ts.iter().any(|t| t == "integer") && !ts.iter().any(|t| t == "number")
+        }
         _ => false,
     }
 }
@@ -537,7 +539,10 @@ fn openai_py<'py>(py: Python<'py>, entry: &PyEntry) -> PyResult<Bound<'py, PyAny
     let function = PyDict::new(py);
     function.set_item(pyo3::intern!(py, "name"), &entry.spec.name)?;
     function.set_item(pyo3::intern!(py, "description"), &entry.spec.description)?;
-    function.set_item(pyo3::intern!(py, "parameters"), value_to_py(py, &entry.schema)?)?;
+    function.set_item(
+        pyo3::intern!(py, "parameters"),
+        value_to_py(py, &entry.schema)?,
+    )?;
     let tool = PyDict::new(py);
     tool.set_item(pyo3::intern!(py, "type"), pyo3::intern!(py, "function"))?;
     tool.set_item(pyo3::intern!(py, "function"), function)?;
