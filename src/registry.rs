@@ -139,14 +139,24 @@ impl<T> Registry<T> {
         }
         // A given root schema is moved, not copied: `spec.input_schema` is left empty and
         // `Entry::schema` is the one place the schema lives.
-        let schema = match spec.input_schema.take() {
-            Some(schema) => schema,
-            None => crate::schema::root_schema(&spec.parameters),
+        let (schema, synthesized) = match spec.input_schema.take() {
+            Some(schema) => (schema, false),
+            None => (crate::schema::root_schema(&spec.parameters), true),
         };
-        check_root(&schema).map_err(|reason| RegistrationError::InvalidSchema {
-            name: spec.name.clone(),
-            reason,
-        })?;
+        // A schema synthesized from plain parameters is well-formed by construction once its
+        // type words are JSON Schema types; anything hand-written is checked against the
+        // meta-schema.
+        let plain = synthesized
+            && spec
+                .parameters
+                .iter()
+                .all(|p| p.schema.is_none() && is_type_word(&p.type_));
+        if !plain {
+            check_root(&schema).map_err(|reason| RegistrationError::InvalidSchema {
+                name: spec.name.clone(),
+                reason,
+            })?;
+        }
         let validator = OnceLock::new();
         if needs_eager_compile(&schema) {
             // References and regexes can only be checked by compiling; a schema that has them
@@ -337,6 +347,13 @@ impl<T> Registry<T> {
             candidates.len()
         )
     }
+}
+
+fn is_type_word(word: &str) -> bool {
+    matches!(
+        word,
+        "string" | "integer" | "number" | "boolean" | "array" | "object" | "null"
+    )
 }
 
 /// Whether a schema uses keywords the meta-schema check cannot vouch for: references (they must

@@ -88,11 +88,17 @@ fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
             t.native.clone(),
         )
     };
-    let cls = obj.get_type().qualname()?.to_string();
+    // The class name only appears in error messages: computed when one is raised.
+    let cls = || {
+        obj.get_type()
+            .qualname()
+            .map(|n| n.to_string())
+            .unwrap_or_default()
+    };
     if name.is_empty() {
         return Err(tool_registration_error(
             py,
-            format!("tool of class {cls} has no name: call super().__init__(name, description) in its __init__"),
+            format!("tool of class {} has no name: call super().__init__(name, description) in its __init__", cls()),
         ));
     }
     // `origin` is the root of trust for permissions: a class attribute or property that shows
@@ -105,7 +111,7 @@ fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
     if shown != origin {
         return Err(tool_registration_error(
             py,
-            format!("tool '{name}' (class {cls}) overrides origin with {shown:?}; origin is stamped by the framework ({origin:?}) and cannot be set by a tool"),
+            format!("tool '{name}' (class {}) overrides origin with {shown:?}; origin is stamped by the framework ({origin:?}) and cannot be set by a tool", cls()),
         ));
     }
     let mut spec = ToolSpec::new(name.clone(), description, Vec::new());
@@ -193,7 +199,7 @@ fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
                 (false, false) => {
                     return Err(tool_registration_error(
                         py,
-                        format!("tool '{name}' (class {cls}) implements neither run() nor arun(); override at least one"),
+                        format!("tool '{name}' (class {}) implements neither run() nor arun(); override at least one", cls()),
                     ))
                 }
             }
