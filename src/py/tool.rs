@@ -190,6 +190,14 @@ impl PyTool {
         false
     }
 
+    /// The registry's fast-call hook for `@tool` functions (see src/py/registry.rs). Defined on
+    /// the base as None so looking it up on any other tool finds a value instead of raising
+    /// (and catching) an AttributeError, which would dominate the cost of `register`.
+    #[classattr]
+    fn _fast_call(py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
     /// End the agent run right after this tool's result is recorded.
     #[classattr]
     fn stop_after_tool_call() -> bool {
