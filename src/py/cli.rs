@@ -118,11 +118,6 @@ impl PyCliTool {
         true
     }
 
-    #[classattr]
-    fn supports_parallel() -> bool {
-        false
-    }
-
     #[new]
     #[pyo3(signature = (allowed_commands = None, *, timeout = 10.0, max_output_chars = 4000, cwd = None, env = None, arg_policy = None, prompts = None))]
     fn new(

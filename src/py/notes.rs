@@ -50,16 +50,6 @@ impl PyNotesTool {
         true
     }
 
-    #[classattr]
-    fn external_content() -> bool {
-        false
-    }
-
-    #[classattr]
-    fn supports_parallel() -> bool {
-        false
-    }
-
     #[new]
     #[pyo3(signature = (root, *, max_read_chars = 8000, max_append_chars = 50_000, max_file_bytes = 2_000_000, prompts = None))]
     fn new(
