@@ -14,3 +14,33 @@ SHARED = REPO.parent / "shared"
 @pytest.fixture
 def repo_root() -> Path:
     return REPO
+
+
+def mcp1_path() -> Path:
+    """Where the official MCP SDK 1.x is installed, apart from the 2.x in the test environment.
+
+    The README's test command puts it at ``$VIRTUAL_ENV/mcp1`` (``pip install --target``);
+    ``AGENTMAKER_MCP1_PATH`` points elsewhere. Servers started with it on ``PYTHONPATH`` import
+    1.x (``FastMCP``) while the test process keeps 2.x.
+    """
+    import os
+    import sys
+
+    return Path(os.environ.get("AGENTMAKER_MCP1_PATH") or Path(sys.prefix) / "mcp1")
+
+
+@pytest.fixture(scope="session", params=[2, 1], ids=["sdk2", "sdk1"])
+def sdk_major(request) -> int:
+    """Runs a test once against each major version of the official Python MCP SDK."""
+    if request.param == 1 and not (mcp1_path() / "mcp" / "server" / "fastmcp").is_dir():
+        pytest.fail(
+            f"MCP SDK 1.x is not installed at {mcp1_path()}: run "
+            f"`pip install --target {mcp1_path()} 'mcp>=1.10,<2'` (the README's test command does)"
+        )
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def sdk_env(sdk_major) -> dict[str, str]:
+    """Environment additions for an SDK server process of ``sdk_major``."""
+    return {"PYTHONPATH": str(mcp1_path())} if sdk_major == 1 else {}

@@ -22,6 +22,10 @@ except ImportError:  # SDK 1.x
 
     SDK_MAJOR = 1
 
+# Which SDK answered, readable by a client through the `env_probe` tool (tests check that the
+# 1.x run really used 1.x).
+os.environ["AGENTMAKER_TEST_SDK_MAJOR"] = str(SDK_MAJOR)
+
 from mcp.types import EmbeddedResource, ImageContent, TextResourceContents
 
 parser = argparse.ArgumentParser()
