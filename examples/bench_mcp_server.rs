@@ -2,13 +2,22 @@
 //! round trip measures the client. Built only with `--features bench-server` (CI never
 //! builds it): `cargo build --release --no-default-features --features bench-server --example bench_mcp_server`.
 
+use agentmaker::mcp::batch_write::BatchWriter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer, ServiceExt};
 use rmcp::ServerHandler;
+use std::os::fd::AsFd;
 use std::sync::Arc;
+use tokio::net::unix::pipe;
+
+fn pipes() -> std::io::Result<(pipe::Receiver, pipe::Sender)> {
+    let rx = pipe::Receiver::from_owned_fd(std::io::stdin().as_fd().try_clone_to_owned()?)?;
+    let tx = pipe::Sender::from_owned_fd(std::io::stdout().as_fd().try_clone_to_owned()?)?;
+    Ok((rx, tx))
+}
 
 struct Bench {
     tools: Vec<Tool>,
@@ -56,7 +65,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
         })
         .collect();
-    let service = Bench { tools }.serve(rmcp::transport::stdio()).await?;
+    let bench = Bench { tools };
+    // stdin/stdout as non-blocking pipes (tokio's own stdio does each write on a blocking
+    // thread), with replies coalesced while a write is in flight: the server should not be
+    // what the benchmark measures. From a terminal, plain stdio.
+    let service = match pipes() {
+        Ok((rx, tx)) => bench.serve((rx, BatchWriter::new(tx))).await?,
+        Err(_) => bench.serve(rmcp::transport::stdio()).await?,
+    };
     service.waiting().await?;
     Ok(())
 }

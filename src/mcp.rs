@@ -7,6 +7,7 @@
 //! client, a fingerprint ([`fingerprint`]) and a prepared input schema ([`schema`]). Texts
 //! from the server are cleaned by [`sanitize`]; results are bounded by [`result`].
 
+pub mod batch_write;
 pub mod catalog;
 pub mod client;
 pub mod fingerprint;

@@ -7,6 +7,7 @@
 //! or over-deep answer by a JSON-RPC error for the same request id, so the caller gets a clear
 //! error at once and the connection keeps working.
 
+use super::batch_write::BatchWriter;
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::process::Stdio;
@@ -14,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdout, Command};
 
 /// Largest accepted message (one line), as rmcp's own default and its HTTP client's.
 pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -295,10 +296,11 @@ pub struct ChildProcess {
 }
 
 impl ChildProcess {
-    /// Spawns the server and returns it with the stdio pair for rmcp.
+    /// Spawns the server and returns it with the stdio pair for rmcp (must run inside a tokio
+    /// runtime: the stderr drain and the stdin writer are tasks on it).
     pub fn spawn(
         cfg: &StdioConfig,
-    ) -> std::io::Result<(ChildProcess, LineGuard<ChildStdout>, ChildStdin)> {
+    ) -> std::io::Result<(ChildProcess, LineGuard<ChildStdout>, BatchWriter)> {
         let mut cmd = Command::new(&cfg.command);
         cmd.args(&cfg.args).env_clear();
         for key in INHERITED_ENV {
@@ -354,7 +356,8 @@ impl ChildProcess {
                 stderr_tail,
             },
             LineGuard::new(stdout),
-            stdin,
+            // Requests sent while one is being written leave together (see batch_write.rs).
+            BatchWriter::new(stdin),
         ))
     }
 

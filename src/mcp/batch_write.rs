@@ -1,0 +1,261 @@
+//! An `AsyncWrite` that hands bytes to one writer task, so messages sent while a write is in
+//! flight leave together in a single system call.
+//!
+//! rmcp's stdio transport writes and flushes every JSON-RPC message on its own: one system call
+//! and, when the peer is idle, one wake-up of the peer per message. On virtual machines where a
+//! cross-CPU wake-up costs tens of microseconds that caps how many concurrent calls one
+//! connection carries. [`BatchWriter`] accepts bytes into a buffer at once (`poll_flush` does
+//! not wait for the pipe) and its task writes out whatever has accumulated since its last
+//! write. A lone message still goes out at once; under load, messages coalesce.
+//!
+//! Guarantees: bytes leave in the order they were accepted; the buffer is bounded by
+//! [`MAX_PENDING`] (beyond it writers wait, as they would on a full pipe); a failed write is
+//! reported by every later `poll_write`; dropping or shutting down the writer lets the task
+//! write what is buffered, then close the underlying stream (the peer sees end of input).
+
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::Notify;
+
+/// Bytes that may wait in the buffer before writers are held back.
+pub const MAX_PENDING: usize = 4 * 1024 * 1024;
+
+/// A buffer that grew past this for one large message is not kept for the next one.
+const KEEP_CAPACITY: usize = 1024 * 1024;
+
+#[derive(Default)]
+struct State {
+    buf: Vec<u8>,
+    error: Option<(io::ErrorKind, String)>,
+    closed: bool,
+    /// Writers waiting for room in the buffer.
+    blocked: Vec<Waker>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    data: Notify,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding this lock cannot leave the state inconsistent (each update is
+        // a single assignment), so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.data.notify_one();
+    }
+}
+
+/// See the module documentation. Create it inside a tokio runtime (the writer task is spawned
+/// on it).
+pub struct BatchWriter {
+    shared: Arc<Shared>,
+}
+
+impl BatchWriter {
+    pub fn new<W>(inner: W) -> BatchWriter
+    where
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            data: Notify::new(),
+        });
+        tokio::spawn(write_loop(shared.clone(), inner));
+        BatchWriter { shared }
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(shared: Arc<Shared>, mut inner: W) {
+    let mut out: Vec<u8> = Vec::new();
+    loop {
+        let next = {
+            let mut st = shared.lock();
+            if !st.buf.is_empty() {
+                std::mem::swap(&mut st.buf, &mut out);
+                Some(std::mem::take(&mut st.blocked))
+            } else if st.closed {
+                break;
+            } else {
+                None
+            }
+        };
+        let Some(blocked) = next else {
+            // A notification sent after the check above is kept as a permit: none is lost.
+            shared.data.notified().await;
+            continue;
+        };
+        blocked.into_iter().for_each(Waker::wake);
+        if let Err(e) = inner.write_all(&out).await {
+            let blocked = {
+                let mut st = shared.lock();
+                st.error = Some((e.kind(), e.to_string()));
+                std::mem::take(&mut st.blocked)
+            };
+            blocked.into_iter().for_each(Waker::wake);
+            return;
+        }
+        out.clear();
+        if out.capacity() > KEEP_CAPACITY {
+            out = Vec::new();
+        }
+    }
+    let _ = inner.shutdown().await;
+}
+
+impl AsyncWrite for BatchWriter {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let mut st = self.shared.lock();
+        if let Some((kind, msg)) = &st.error {
+            return Poll::Ready(Err(io::Error::new(*kind, msg.clone())));
+        }
+        if st.closed {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "writer is shut down",
+            )));
+        }
+        if buf.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        let room = MAX_PENDING.saturating_sub(st.buf.len());
+        if room == 0 {
+            if !st.blocked.iter().any(|w| w.will_wake(cx.waker())) {
+                st.blocked.push(cx.waker().clone());
+            }
+            return Poll::Pending;
+        }
+        let n = buf.len().min(room);
+        let was_empty = st.buf.is_empty();
+        st.buf.extend_from_slice(&buf[..n]);
+        drop(st);
+        if was_empty {
+            self.shared.data.notify_one();
+        }
+        Poll::Ready(Ok(n))
+    }
+
+    /// Accepted bytes are on their way; flushing does not wait for the pipe.
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &self.shared.lock().error {
+            Some((kind, msg)) => Poll::Ready(Err(io::Error::new(*kind, msg.clone()))),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.shared.close();
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl Drop for BatchWriter {
+    fn drop(&mut self) {
+        self.shared.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    #[tokio::test]
+    async fn bytes_arrive_in_order_and_drop_closes_the_stream() {
+        let (a, mut b) = tokio::io::duplex(64);
+        let mut w = BatchWriter::new(a);
+        let mut expected = Vec::new();
+        for i in 0..2000u32 {
+            let line = format!("{{\"id\":{i}}}\n");
+            w.write_all(line.as_bytes()).await.unwrap();
+            w.flush().await.unwrap();
+            expected.extend_from_slice(line.as_bytes());
+        }
+        drop(w);
+        let mut got = Vec::new();
+        b.read_to_end(&mut got).await.unwrap();
+        assert_eq!(got, expected);
+    }
+
+    #[tokio::test]
+    async fn messages_written_while_the_pipe_is_busy_coalesce() {
+        // A reader that takes one chunk at a time: while the first write is in flight the next
+        // messages pile up and leave in fewer, larger writes.
+        let (a, mut b) = tokio::io::duplex(16);
+        let mut w = BatchWriter::new(a);
+        for _ in 0..100 {
+            w.write_all(b"0123456789\n").await.unwrap();
+        }
+        drop(w);
+        let mut got = Vec::new();
+        b.read_to_end(&mut got).await.unwrap();
+        assert_eq!(got.len(), 1100);
+    }
+
+    #[tokio::test]
+    async fn a_full_buffer_holds_writers_back_until_the_reader_drains() {
+        let (a, mut b) = tokio::io::duplex(1024);
+        let mut w = BatchWriter::new(a);
+        let chunk = vec![b'x'; 1 << 20];
+        // Nobody reads yet: the task takes the first 4 MiB and blocks on the pipe, the next
+        // 4 MiB fill the buffer, and the write after that must wait.
+        for _ in 0..4 {
+            w.write_all(&chunk).await.unwrap();
+        }
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        for _ in 0..4 {
+            w.write_all(&chunk).await.unwrap();
+        }
+        let blocked =
+            tokio::time::timeout(std::time::Duration::from_millis(200), w.write_all(&chunk)).await;
+        assert!(blocked.is_err(), "a write past MAX_PENDING must wait");
+        let reader = tokio::spawn(async move {
+            let mut n = 0usize;
+            let mut buf = vec![0u8; 65536];
+            loop {
+                let k = b.read(&mut buf).await.unwrap();
+                if k == 0 {
+                    return n;
+                }
+                n += k;
+            }
+        });
+        w.write_all(&chunk).await.unwrap();
+        drop(w);
+        // The timed-out write may have put part of its chunk in before it was dropped.
+        let n = reader.await.unwrap();
+        assert!(n >= 9 << 20 && n <= 10 << 20, "{n}");
+    }
+
+    #[tokio::test]
+    async fn a_write_error_is_reported_to_later_writes() {
+        let (a, b) = tokio::io::duplex(8);
+        drop(b);
+        let mut w = BatchWriter::new(a);
+        w.write_all(b"hello\n").await.unwrap();
+        let mut failed = None;
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+            if let Err(e) = w.write_all(b"x\n").await {
+                failed = Some(e);
+                break;
+            }
+        }
+        let e = failed.expect("the broken pipe must surface");
+        assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
+        assert!(w.flush().await.is_err());
+    }
+}
