@@ -10,6 +10,7 @@
 pub mod batch_write;
 pub mod catalog;
 pub mod client;
+pub mod fastcall;
 pub mod fingerprint;
 pub mod http;
 pub mod result;

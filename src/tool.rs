@@ -65,6 +65,13 @@ pub trait NativeTool: Send + Sync {
         true
     }
 
+    /// Whether the tool also has a non-blocking asynchronous call (an MCP tool waits on a
+    /// server, not on a thread): async callers should await it rather than spend a worker
+    /// thread on the blocking [`NativeTool::call`].
+    fn awaitable(&self) -> bool {
+        false
+    }
+
     /// Per-call decision whether the result is external content to be wrapped.
     fn is_external_content(&self, _args: &Value) -> bool {
         self.spec().external_content

@@ -541,3 +541,47 @@ def test_calls_work_across_event_loops():
 
         asyncio.run(close())
     assert not client.connected
+
+
+async def test_agent_awaits_mcp_tools_without_worker_threads(monkeypatch):
+    """An MCP tool waits on its server, not on a thread: the agent's async path awaits it (a
+    batch of 30 parallel calls holds no worker thread), and the sync path calls a lone one
+    inline and awaits a batch on a loop of its own."""
+    from agentmaker import Agent, _threads
+    from agentmaker.testing import ScriptedLLM
+
+    submitted = []
+    real = _threads.shared_threads()
+
+    class Spy:
+        def submit(self, fn, *args):
+            submitted.append(getattr(fn, "__name__", fn))
+            return real.submit(fn, *args)
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    async with sdk_client(requires_confirmation=False) as client:
+        tools = await client.load_tools()
+        reg = ToolRegistry()
+        for t in tools:
+            reg.register(t)
+        assert reg._lookup("calc_add")[1] == "dual"
+        calls = ScriptedLLM.tool_calls(*(("calc_add", {"a": i, "b": 1}) for i in range(30)))
+        import agentmaker._executor as executor
+
+        monkeypatch.setattr(executor, "shared_threads", lambda: Spy())
+        result = await Agent("a", ScriptedLLM([calls, "done"]), tools=tools).arun("go")
+        assert [r.status for r in result.tool_calls] == ["success"] * 30
+        assert [r.output.split("\n")[2] for r in result.tool_calls] == [str(i + 1) for i in range(30)]
+        assert submitted == []
+
+        def sync_runs():
+            one = Agent("a", ScriptedLLM([ScriptedLLM.tool_call("calc_add", {"a": 2, "b": 2}), "ok"]), tools=tools)
+            many = Agent("a", ScriptedLLM([calls, "ok"]), tools=tools)
+            return one.run("go"), many.run("go")
+
+        one, many = await asyncio.to_thread(sync_runs)
+        assert one.tool_calls[0].status == "success" and one.tool_calls[0].output.split("\n")[2] == "4"
+        assert [r.output.split("\n")[2] for r in many.tool_calls] == [str(i + 1) for i in range(30)]
+        assert submitted == []

@@ -126,6 +126,8 @@ class ToolExecutor:
         started = time.perf_counter()
         try:
             kind = rec._kind
+            if kind == "dual":  # an MCP tool: blocking inline on the sync path, else awaited
+                kind = "sync" if run.sync_entry and not threaded and timeout is None else "async"
             if kind == "inline" or (kind == "sync" and not threaded and timeout is None):
                 self._run_inline(run, rec)
                 return
@@ -256,7 +258,7 @@ class ToolExecutor:
                 self._run_inline(run, r)
             todo = [r for r in todo if r._kind != "inline"]
         bound = self.max_concurrency
-        if run.direct and all(r._timeout is None and r._kind != "async" for r in todo):
+        if run.direct and all(r._timeout is None and r._kind in ("sync", "inline") for r in todo):
             self._batch_on_threads(run, todo, bound)
             return
         if run.direct:

@@ -363,7 +363,7 @@ class Agent(ToolExecutor):
                     not rec._confirm
                     and run.budget is None
                     and rec._timeout is None
-                    and (rec._kind == "inline" or (run.sync_entry and rec._kind == "sync"))
+                    and (rec._kind == "inline" or (run.sync_entry and rec._kind in ("sync", "dual")))
                 ):
                     self._run_inline(run, rec)  # the common case needs no coroutine at all
                 else:

@@ -8,8 +8,10 @@
 //! not wait for the pipe) and its task writes out whatever has accumulated since its last
 //! write. A lone message still goes out at once; under load, messages coalesce.
 //!
-//! Guarantees: bytes leave in the order they were accepted; the buffer is bounded by
-//! [`MAX_PENDING`] (beyond it writers wait, as they would on a full pipe); a failed write is
+//! Guarantees: bytes leave in the order they were accepted, and every write is taken whole (so
+//! messages from the writer and from a [`BatchHandle`] never interleave mid-message); the buffer
+//! is bounded by [`MAX_PENDING`] plus one message (beyond it writers wait, as they would on a
+//! full pipe); a failed write is
 //! reported by every later `poll_write`; dropping or shutting down the writer lets the task
 //! write what is buffered, then close the underlying stream (the peer sees end of input).
 
@@ -73,6 +75,56 @@ impl BatchWriter {
     }
 }
 
+impl BatchWriter {
+    /// A second way in to the same stream, for whole messages (see [`BatchHandle::append`]).
+    /// It does not keep the stream open: once the writer is dropped, appends fail.
+    pub fn handle(&self) -> BatchHandle {
+        BatchHandle {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+/// Appends complete messages to a [`BatchWriter`]'s stream from any thread, without waiting.
+#[derive(Clone)]
+pub struct BatchHandle {
+    shared: Arc<Shared>,
+}
+
+impl BatchHandle {
+    /// Queues `message` (one or more complete lines) behind what is already buffered. Fails
+    /// when the stream is closed or broken, or when `limit` bytes are already waiting (a peer
+    /// that stopped reading): the caller reports that instead of waiting for room.
+    pub fn append(&self, message: &[u8], limit: usize) -> io::Result<()> {
+        let mut st = self.shared.lock();
+        if let Some((kind, msg)) = &st.error {
+            return Err(io::Error::new(*kind, msg.clone()));
+        }
+        if st.closed {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the stream is closed",
+            ));
+        }
+        if st.buf.len() >= limit {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!(
+                    "{} bytes are already waiting to be written: the peer is not reading",
+                    st.buf.len()
+                ),
+            ));
+        }
+        let was_empty = st.buf.is_empty();
+        st.buf.extend_from_slice(message);
+        drop(st);
+        if was_empty {
+            self.shared.data.notify_one();
+        }
+        Ok(())
+    }
+}
+
 async fn write_loop<W: AsyncWrite + Unpin>(shared: Arc<Shared>, mut inner: W) {
     let mut out: Vec<u8> = Vec::new();
     loop {
@@ -129,21 +181,21 @@ impl AsyncWrite for BatchWriter {
         if buf.is_empty() {
             return Poll::Ready(Ok(0));
         }
-        let room = MAX_PENDING.saturating_sub(st.buf.len());
-        if room == 0 {
+        if st.buf.len() >= MAX_PENDING {
             if !st.blocked.iter().any(|w| w.will_wake(cx.waker())) {
                 st.blocked.push(cx.waker().clone());
             }
             return Poll::Pending;
         }
-        let n = buf.len().min(room);
+        // Taken whole, never in part: rmcp hands over one complete message per write, and a
+        // message appended through a [`BatchHandle`] must never land inside another.
         let was_empty = st.buf.is_empty();
-        st.buf.extend_from_slice(&buf[..n]);
+        st.buf.extend_from_slice(buf);
         drop(st);
         if was_empty {
             self.shared.data.notify_one();
         }
-        Poll::Ready(Ok(n))
+        Poll::Ready(Ok(buf.len()))
     }
 
     /// Accepted bytes are on their way; flushing does not wait for the pipe.
@@ -238,6 +290,55 @@ mod tests {
         // The timed-out write may have put part of its chunk in before it was dropped.
         let n = reader.await.unwrap();
         assert!(n >= 9 << 20 && n <= 10 << 20, "{n}");
+    }
+
+    #[tokio::test]
+    async fn handle_appends_interleave_only_between_whole_messages() {
+        let (a, mut b) = tokio::io::duplex(64);
+        let mut w = BatchWriter::new(a);
+        let h = w.handle();
+        let other = std::thread::spawn(move || {
+            for i in 0..500 {
+                h.append(format!("{{\"h\":{i}}}\n").as_bytes(), usize::MAX)
+                    .unwrap();
+            }
+            h
+        });
+        for i in 0..500 {
+            w.write_all(format!("{{\"w\":{i},\"pad\":\"{}\"}}\n", "p".repeat(i % 50)).as_bytes())
+                .await
+                .unwrap();
+        }
+        let h = other.join().unwrap();
+        drop(w);
+        let mut got = String::new();
+        b.read_to_string(&mut got).await.unwrap();
+        let (mut hs, mut ws) = (0, 0);
+        for line in got.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).expect(line);
+            if let Some(i) = v.get("h") {
+                assert_eq!(i, hs);
+                hs += 1;
+            } else {
+                assert_eq!(v["w"], ws);
+                ws += 1;
+            }
+        }
+        assert_eq!((hs, ws), (500, 500));
+        // The writer is gone: the handle does not keep the stream open.
+        let e = h.append(b"{}\n", usize::MAX).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
+    }
+
+    #[tokio::test]
+    async fn handle_refuses_past_its_limit_instead_of_waiting() {
+        let (a, _b) = tokio::io::duplex(8);
+        let w = BatchWriter::new(a);
+        let h = w.handle();
+        h.append(&[b'x'; 100], 64).unwrap();
+        let e = h.append(b"y", 64).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+        assert!(e.to_string().contains("not reading"), "{e}");
     }
 
     #[tokio::test]

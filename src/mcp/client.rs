@@ -9,6 +9,7 @@
 use super::catalog::{
     build_catalog, parse_page, CatalogEntry, CatalogError, CatalogRules, ListedTool,
 };
+use super::fastcall::{CallOutcome, FastCalls};
 use super::http::{check_url, http_client, parse_headers, HeaderClient, HeaderSource};
 use super::result::convert_result;
 use super::sanitize::sanitize_marked;
@@ -109,6 +110,8 @@ fn secs(d: Duration) -> String {
 /// The live part of a connection, shared by the client and its tools.
 pub struct Session {
     peer: Peer<RoleClient>,
+    /// stdio only: tool calls that bypass rmcp's per-request machinery (see `fastcall.rs`).
+    fast: Option<Arc<FastCalls>>,
     running: tokio::sync::Mutex<Option<RunningService<RoleClient, InitializeRequestParams>>>,
     child: tokio::sync::Mutex<Option<ChildProcess>>,
     closed: AtomicBool,
@@ -123,6 +126,9 @@ impl Session {
 
     async fn close(&self) {
         self.closed.store(true, Ordering::Release);
+        if let Some(fast) = &self.fast {
+            fast.close();
+        }
         if let Some(running) = self.running.lock().await.take() {
             // Cancelling ends the service loop and drops the transport, which closes the
             // server's stdin (stdio) or ends the HTTP session.
@@ -229,15 +235,17 @@ impl McpClient {
         );
         let target = self.target();
         let timeout = self.config.timeout;
-        let (running, child) = match &self.config.transport {
+        let (running, child, fast) = match &self.config.transport {
             TransportConfig::Stdio(cfg) => {
-                let (child, stdout, stdin) =
+                let (child, mut stdout, stdin) =
                     ChildProcess::spawn(cfg).map_err(|e| McpError::Spawn {
                         target: target.clone(),
                         reason: e.to_string(),
                     })?;
+                let fast = FastCalls::new(stdin.handle(), timeout);
+                stdout.set_fast(fast.clone());
                 match bounded(timeout, info.serve((stdout, stdin))).await {
-                    Some(Ok(running)) => (running, Some(child)),
+                    Some(Ok(running)) => (running, Some(child), Some(fast)),
                     Some(Err(e)) => {
                         let mut reason = sanitize_marked(&e.to_string(), ERROR_CHARS);
                         let mut child = child;
@@ -277,7 +285,7 @@ impl McpClient {
                     .custom_headers(headers);
                 let transport = StreamableHttpClientTransport::with_client(client, cfg);
                 match bounded(timeout, info.serve(transport)).await {
-                    Some(Ok(running)) => (running, None),
+                    Some(Ok(running)) => (running, None, None),
                     Some(Err(e)) => {
                         return Err(McpError::Handshake {
                             target,
@@ -295,6 +303,7 @@ impl McpClient {
         };
         let session = Arc::new(Session {
             peer: running.peer().clone(),
+            fast,
             child_pid: child.as_ref().and_then(ChildProcess::pid),
             running: tokio::sync::Mutex::new(Some(running)),
             child: tokio::sync::Mutex::new(child),
@@ -410,9 +419,7 @@ async fn list_all(peer: &Peer<RoleClient>, max_tools: usize) -> Result<Vec<Liste
 /// A transport or protocol failure, worded for the model and cleaned.
 fn service_error(e: &ServiceError) -> String {
     match e {
-        ServiceError::TransportClosed => {
-            "the MCP server closed the connection (it may have exited)".into()
-        }
+        ServiceError::TransportClosed => SERVER_GONE.into(),
         ServiceError::McpError(data) => sanitize_marked(
             &format!("{} (code {})", data.message, data.code.0),
             ERROR_CHARS,
@@ -466,21 +473,67 @@ impl McpTool {
         &self.origin
     }
 
-    /// Calls the remote tool. Never fails: problems become error responses.
-    pub fn call_async(&self, args: Value) -> impl Future<Output = ToolResponse> + Send + 'static {
-        let session = self.session.clone();
-        let config = self.config.clone();
-        let name = self.remote_name.clone();
-        async move { call_remote(session, config, name, args).await }
+    /// Calls the remote tool and hands the response to `done`, exactly once, on whichever
+    /// thread settles the call (possibly this one, at once). Never fails: problems become
+    /// error responses. Over stdio the request is written at once and no task is spawned
+    /// (`fastcall.rs`); over HTTP the call runs as a task on the session's runtime.
+    pub fn call_then<F>(&self, args: Value, done: F)
+    where
+        F: FnOnce(ToolResponse) + Send + 'static,
+    {
+        let config = &self.config;
+        let prompts = &config.prompts;
+        if self.session.is_closed() {
+            return done(ToolResponse::error(prompts.get(MessageKey::NO_SESSION)));
+        }
+        let arguments = match args {
+            Value::Object(map) => map,
+            Value::Null => Default::default(),
+            other => {
+                let err = format!("arguments must be a JSON object, got {other}");
+                return done(ToolResponse::error(
+                    prompts.fmt(MessageKey::FAILED, &[("err", &sanitize_marked(&err, 200))]),
+                ));
+            }
+        };
+        match &self.session.fast {
+            Some(fast) => {
+                let config = config.clone();
+                fast.call(
+                    &self.remote_name,
+                    &arguments,
+                    Box::new(move |outcome| done(outcome_response(outcome, &config))),
+                );
+            }
+            None => {
+                let fut = call_remote(
+                    self.session.clone(),
+                    config.clone(),
+                    self.remote_name.clone(),
+                    arguments,
+                );
+                self.session.runtime.spawn(async move { done(fut.await) });
+            }
+        }
     }
 
-    /// Runs the call on the session's runtime and waits for it on this thread (not a tokio
-    /// worker: the binding calls this with the GIL released from a plain thread).
+    /// [`McpTool::call_then`] as a future. The request is sent when this is called, not when
+    /// the future is first polled.
+    pub fn call_async(&self, args: Value) -> impl Future<Output = ToolResponse> + Send + 'static {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.call_then(args, move |resp| {
+            let _ = tx.send(resp);
+        });
+        let closed = self.config.prompts.get(MessageKey::NO_SESSION).to_string();
+        async move { rx.await.unwrap_or_else(|_| ToolResponse::error(closed)) }
+    }
+
+    /// Waits for the call on this thread (not a tokio worker: the binding calls this with the
+    /// GIL released from a plain thread).
     pub fn call_blocking(&self, args: Value) -> ToolResponse {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let fut = self.call_async(args);
-        self.session.runtime.spawn(async move {
-            let _ = tx.send(fut.await);
+        self.call_then(args, move |resp| {
+            let _ = tx.send(resp);
         });
         rx.recv().unwrap_or_else(|_| {
             ToolResponse::error(self.config.prompts.get(MessageKey::NO_SESSION))
@@ -488,28 +541,40 @@ impl McpTool {
     }
 }
 
+/// Words a fast-path outcome the way [`call_remote`] words rmcp's.
+fn outcome_response(outcome: CallOutcome, config: &ClientConfig) -> ToolResponse {
+    let prompts = &config.prompts;
+    let failed = |err: &str| {
+        ToolResponse::error(prompts.fmt(
+            MessageKey::FAILED,
+            &[("err", &sanitize_marked(err, ERROR_CHARS))],
+        ))
+    };
+    match outcome {
+        CallOutcome::Done(result) => convert_result(&result, config.max_result_chars, prompts),
+        CallOutcome::Failed(err) => failed(&err),
+        CallOutcome::TimedOut => ToolResponse::error(prompts.fmt(
+            MessageKey::TIMEOUT,
+            &[("timeout", &config.timeout.map(secs).unwrap_or_default())],
+        )),
+        CallOutcome::Closed => ToolResponse::error(prompts.get(MessageKey::NO_SESSION)),
+        CallOutcome::ServerGone => failed(SERVER_GONE),
+    }
+}
+
+const SERVER_GONE: &str = "the MCP server closed the connection (it may have exited)";
+
 async fn call_remote(
     session: Arc<Session>,
     config: Arc<ClientConfig>,
     name: String,
-    args: Value,
+    arguments: serde_json::Map<String, Value>,
 ) -> ToolResponse {
     let prompts = &config.prompts;
-    if session.is_closed() {
-        return ToolResponse::error(prompts.get(MessageKey::NO_SESSION));
-    }
-    let arguments = match args {
-        Value::Object(map) => map,
-        Value::Null => Default::default(),
-        other => {
-            let err = format!("arguments must be a JSON object, got {other}");
-            return ToolResponse::error(
-                prompts.fmt(MessageKey::FAILED, &[("err", &sanitize_marked(&err, 200))]),
-            );
-        }
-    };
     let params = CallToolRequestParams::new(name).with_arguments(arguments);
-    match bounded(config.timeout, session.peer.call_tool(params)).await {
+    // Boxed: rmcp's call future is about 5 KB, and it would be stored twice in this one.
+    let call = Box::pin(session.peer.call_tool(params));
+    match bounded(config.timeout, call).await {
         Some(Ok(result)) => convert_result(&result, config.max_result_chars, prompts),
         Some(Err(_)) if session.is_closed() => {
             ToolResponse::error(prompts.get(MessageKey::NO_SESSION))
@@ -531,5 +596,9 @@ impl NativeTool for McpTool {
 
     fn call(&self, args: &Value) -> ToolResponse {
         self.call_blocking(args.clone())
+    }
+
+    fn awaitable(&self) -> bool {
+        true
     }
 }

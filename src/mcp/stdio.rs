@@ -8,6 +8,7 @@
 //! error at once and the connection keeps working.
 
 use super::batch_write::BatchWriter;
+use super::fastcall::FastCalls;
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::process::Stdio;
@@ -50,6 +51,8 @@ pub struct LineGuard<R> {
     escape: bool,
     depth: usize,
     max_line: usize,
+    /// Offered every line first; takes the answers to its own calls (see `fastcall.rs`).
+    fast: Option<Arc<FastCalls>>,
 }
 
 impl<R> LineGuard<R> {
@@ -70,7 +73,22 @@ impl<R> LineGuard<R> {
             escape: false,
             depth: 0,
             max_line,
+            fast: None,
         }
+    }
+
+    /// Routes answers to `fast`'s calls to it instead of rmcp; it is told when the stream ends.
+    pub fn set_fast(&mut self, fast: Arc<FastCalls>) {
+        self.fast = Some(fast);
+    }
+
+    /// A complete JSON line: to the fast path if it is one of its answers, else to rmcp.
+    fn emit(out: &mut Vec<u8>, fast: Option<&Arc<FastCalls>>, line: &[u8]) {
+        if fast.is_some_and(|f| f.claim(line)) {
+            return;
+        }
+        out.extend_from_slice(line);
+        out.push(b'\n');
     }
 
     fn reset_scan(&mut self) {
@@ -86,8 +104,7 @@ impl<R> LineGuard<R> {
             .position(|b| !b.is_ascii_whitespace())
             .map(|i| self.line[i]);
         if matches!(trimmed, Some(b'{') | Some(b'[')) {
-            self.out.extend_from_slice(&self.line);
-            self.out.push(b'\n');
+            Self::emit(&mut self.out, self.fast.as_ref(), &self.line);
         }
         self.line.clear();
         self.reset_scan();
@@ -101,9 +118,8 @@ impl<R> LineGuard<R> {
                 Overflow::Depth => format!("the server's message nested deeper than {MAX_MESSAGE_DEPTH} levels and was discarded"),
             };
             let err = serde_json::json!({"code": -32603, "message": message});
-            self.out.extend_from_slice(
-                format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{err}}}\n").as_bytes(),
-            );
+            let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{err}}}");
+            Self::emit(&mut self.out, self.fast.as_ref(), line.as_bytes());
         }
         self.line.clear();
         self.reset_scan();
@@ -197,11 +213,23 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineGuard<R> {
                     let n = rb.filled().len();
                     if n == 0 {
                         this.eof = true;
+                        if let Some(fast) = &this.fast {
+                            fast.server_gone();
+                        }
                     } else {
                         this.process(n);
                     }
                 }
             }
+        }
+    }
+}
+
+impl<R> Drop for LineGuard<R> {
+    fn drop(&mut self) {
+        // Nobody reads the server any more: calls still waiting would never be answered.
+        if let Some(fast) = &self.fast {
+            fast.server_gone();
         }
     }
 }

@@ -451,13 +451,14 @@ impl PyMcpTool {
                 return Ok(Bound::new(py, ready)?.into_any());
             }
         };
-        let fut = self.tool.call_async(args);
-        completion::spawn_for_loop(py, async move {
-            let resp = fut.await;
-            Box::new(move |py: Python<'_>| {
+        // No task per call: the response is handed straight to the loop's completion queue.
+        let (waiter, completer) = completion::pending_for_loop(py)?;
+        self.tool.call_then(args, move |resp| {
+            completer.complete(Box::new(move |py: Python<'_>| {
                 Ok(Py::new(py, PyToolResponse::from_core(py, resp)?)?.into_any())
-            }) as Deliver
-        })
+            }))
+        });
+        Ok(waiter)
     }
 
     fn __repr__(&self) -> String {

@@ -778,7 +778,9 @@ impl PyToolRegistry {
 
     /// The tool and how the Agent should run it, or None for an unknown name. The kind is
     /// ``"inline"`` (a Rust built-in that never blocks), ``"sync"`` (may block: inline on the
-    /// sync path, a worker thread on the async path) or ``"async"`` (only ``arun``: awaited).
+    /// sync path, a worker thread on the async path), ``"dual"`` (a Rust tool that blocks when
+    /// called synchronously and has a thread-free ``arun``: an MCP tool; inline for a lone call
+    /// on the sync path, awaited otherwise) or ``"async"`` (only ``arun``: awaited).
     /// A Python tool with both ``run`` and ``arun`` counts as async when its ``is_async``
     /// attribute is true (an ``async def`` wrapped by ``@tool``).
     fn _lookup(
@@ -790,6 +792,8 @@ impl PyToolRegistry {
         let obj = entry.payload.obj.bind(py);
         let kind = match &entry.payload.runner {
             Runner::Native(native) if !native.blocks() => "inline",
+            // Blocking when called synchronously, awaitable without a thread when not.
+            Runner::Native(native) if native.awaitable() => "dual",
             Runner::Native(_) => "sync",
             Runner::AsyncOnly => "async",
             Runner::Run | Runner::Kwargs { .. } => {

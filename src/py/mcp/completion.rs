@@ -134,18 +134,70 @@ fn queue_for<'py>(
     Ok(Some(q))
 }
 
-/// An asyncio future on the running loop that resolves to what `fut` (run on the shared tokio
-/// runtime) delivers. No tokio thread takes the GIL on this path.
-pub fn spawn_for_loop<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
-where
-    F: Future<Output = Deliver> + Send + 'static,
-{
+/// The other end of a future made by [`pending_for_loop`]: `complete` resolves it from any
+/// thread without the GIL. Dropped without completing, it fails the future (so an awaiting
+/// coroutine never hangs on a lost result).
+pub struct Completer {
+    target: Option<Target>,
+}
+
+enum Target {
+    Queue(Arc<Ready>, u64),
+    /// The loop could not watch our pipe: a tokio task resolves the future with the GIL.
+    Channel(tokio::sync::oneshot::Sender<Deliver>),
+}
+
+impl Completer {
+    pub fn complete(mut self, deliver: Deliver) {
+        match self.target.take() {
+            Some(Target::Queue(ready, id)) => ready.push(id, deliver),
+            Some(Target::Channel(tx)) => {
+                let _ = tx.send(deliver);
+            }
+            None => {}
+        }
+    }
+}
+
+impl Drop for Completer {
+    fn drop(&mut self) {
+        if self.target.is_some() {
+            let lost: Deliver = Box::new(|py: Python<'_>| {
+                Err(crate::py::errors::tool_error(
+                    py,
+                    "the MCP call was abandoned before it finished".to_string(),
+                ))
+            });
+            Completer {
+                target: self.target.take(),
+            }
+            .complete(lost);
+        }
+    }
+}
+
+/// An asyncio future on the running loop and the [`Completer`] that resolves it.
+pub fn pending_for_loop<'py>(py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Completer)> {
     let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
     let Some(queue) = queue_for(py, &event_loop)? else {
-        return pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let deliver = fut.await;
-            Python::attach(deliver)
-        });
+        let (tx, rx) = tokio::sync::oneshot::channel::<Deliver>();
+        let waiter = pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            match rx.await {
+                Ok(deliver) => Python::attach(deliver),
+                Err(_) => Python::attach(|py| {
+                    Err(crate::py::errors::tool_error(
+                        py,
+                        "the MCP call was abandoned before it finished".to_string(),
+                    ))
+                }),
+            }
+        })?;
+        return Ok((
+            waiter,
+            Completer {
+                target: Some(Target::Channel(tx)),
+            },
+        ));
     };
     let waiter = event_loop.call_method0("create_future")?;
     let q = queue.get();
@@ -153,9 +205,23 @@ where
     if let Ok(mut futures) = q.futures.lock() {
         futures.insert(id, waiter.clone().unbind());
     }
-    let ready = q.ready.clone();
+    Ok((
+        waiter,
+        Completer {
+            target: Some(Target::Queue(q.ready.clone(), id)),
+        },
+    ))
+}
+
+/// An asyncio future on the running loop that resolves to what `fut` (run on the shared tokio
+/// runtime) delivers. No tokio thread takes the GIL on this path.
+pub fn spawn_for_loop<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = Deliver> + Send + 'static,
+{
+    let (waiter, completer) = pending_for_loop(py)?;
     pyo3_async_runtimes::tokio::get_runtime().spawn(async move {
-        ready.push(id, fut.await);
+        completer.complete(fut.await);
     });
     Ok(waiter)
 }

@@ -1,0 +1,489 @@
+//! `tools/call` over a stdio connection without a task per call.
+//!
+//! rmcp's session sends each request through a channel to its service task, spawns a task to
+//! write it, and parses every answer through untagged enums; per call that is about 10 KB of
+//! future state, several task wake-ups and tens of microseconds, which caps a connection at a
+//! few thousand calls per second on a 2-CPU machine. Tool calls are the hot path, so they take a
+//! shorter one, beside rmcp's session (which still does the handshake, the listing, pings and
+//! everything the server sends on its own):
+//!
+//! - [`FastCalls::call`] writes the request line straight into the connection's
+//!   [`BatchWriter`](super::batch_write::BatchWriter) buffer (whole messages, so it never lands
+//!   inside one of rmcp's) and files a callback under the request id. Ids are strings
+//!   `"am-<n>"`; rmcp numbers its own requests, so the two never collide.
+//! - The stdout reader ([`LineGuard`](super::stdio::LineGuard)) offers every line to
+//!   [`FastCalls::claim`] first: an answer to one of our ids is parsed once, typed, and handed
+//!   to its callback on the reader's thread; every other line goes on to rmcp.
+//! - One timer task fails calls whose deadline passed. When the server's output ends, or the
+//!   session is closed, every waiting call is answered at once: no call waits forever.
+
+use super::batch_write::BatchHandle;
+use rmcp::model::CallToolResult;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// Requests waiting to be written beyond this make new calls fail instead of piling up
+/// (the server stopped reading its input).
+pub const MAX_UNWRITTEN: usize = 64 * 1024 * 1024;
+
+/// How a call ended, before it is worded for the model.
+#[derive(Debug)]
+pub enum CallOutcome {
+    Done(Box<CallToolResult>),
+    /// A JSON-RPC error answer, or an answer that is not a valid result (raw, not yet cleaned).
+    Failed(String),
+    TimedOut,
+    /// The session was closed by us.
+    Closed,
+    /// The server's output ended (it exited or closed stdout).
+    ServerGone,
+}
+
+/// Called once with the outcome, on whichever thread settles the call.
+pub type Waiter = Box<dyn FnOnce(CallOutcome) + Send>;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Ended {
+    Closed,
+    ServerGone,
+}
+
+#[derive(Default)]
+struct State {
+    pending: HashMap<u64, Waiter>,
+    /// (deadline, id) in the order calls were made; with one timeout for every call of a
+    /// connection that is also deadline order. Settled ids stay until their deadline passes
+    /// or the queue is compacted.
+    deadlines: VecDeque<(Instant, u64)>,
+    ended: Option<Ended>,
+}
+
+pub struct FastCalls {
+    state: Mutex<State>,
+    writer: BatchHandle,
+    timeout: Option<Duration>,
+    next_id: AtomicU64,
+    timer: Notify,
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct RpcError {
+    #[serde(default)]
+    code: i64,
+    #[serde(default)]
+    message: String,
+}
+
+const ID_PREFIX: &str = "am-";
+
+impl FastCalls {
+    /// Must be created inside a tokio runtime: the timer task is spawned on it.
+    pub fn new(writer: BatchHandle, timeout: Option<Duration>) -> Arc<FastCalls> {
+        let calls = Arc::new(FastCalls {
+            state: Mutex::new(State::default()),
+            writer,
+            timeout,
+            next_id: AtomicU64::new(1),
+            timer: Notify::new(),
+        });
+        if timeout.is_some() {
+            tokio::spawn(expire_loop(calls.clone()));
+        }
+        calls
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // Every update under this lock is a single insert or remove; a poisoned lock is usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sends `tools/call` for `name` and files `done` under its id. `done` is always called
+    /// exactly once: with the answer, a timeout, or the end of the session.
+    pub fn call(
+        &self,
+        name: &str,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+        done: Waiter,
+    ) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut line = Vec::with_capacity(96 + name.len());
+        line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":\"");
+        line.extend_from_slice(ID_PREFIX.as_bytes());
+        line.extend_from_slice(id.to_string().as_bytes());
+        line.extend_from_slice(b"\",\"method\":\"tools/call\",\"params\":{\"name\":");
+        // Serializing a str or a map of JSON values cannot fail.
+        let _ = serde_json::to_writer(&mut line, name);
+        line.extend_from_slice(b",\"arguments\":");
+        let _ = serde_json::to_writer(&mut line, arguments);
+        line.extend_from_slice(b"}}\n");
+        {
+            let mut st = self.lock();
+            if let Some(ended) = st.ended {
+                drop(st);
+                done(ended.outcome());
+                return;
+            }
+            st.pending.insert(id, done);
+            if let Some(t) = self.timeout {
+                let wake = st.deadlines.is_empty();
+                st.deadlines.push_back((Instant::now() + t, id));
+                // Settled calls leave their deadline behind; keep the queue near the live set.
+                if st.deadlines.len() > 1024 && st.deadlines.len() > 4 * st.pending.len() {
+                    let State {
+                        pending, deadlines, ..
+                    } = &mut *st;
+                    deadlines.retain(|(_, id)| pending.contains_key(id));
+                }
+                if wake {
+                    self.timer.notify_one();
+                }
+            }
+        }
+        // Filed before it is written, so even an instant answer finds its waiter.
+        if let Err(e) = self.writer.append(&line, MAX_UNWRITTEN) {
+            let waiter = self.lock().pending.remove(&id);
+            if let Some(done) = waiter {
+                done(CallOutcome::Failed(format!(
+                    "could not send the request: {e}"
+                )));
+            }
+        }
+    }
+
+    /// Takes `line` if it answers one of our calls (settling that call); `false` leaves the
+    /// line to rmcp.
+    pub fn claim(&self, line: &[u8]) -> bool {
+        if memchr::memmem::find(line, b"\"am-").is_none() {
+            return false;
+        }
+        let Ok(env) = serde_json::from_slice::<Envelope<'_>>(line) else {
+            return false;
+        };
+        if env.method.is_some() {
+            return false;
+        }
+        let Some(id) = env
+            .id
+            .and_then(|raw| serde_json::from_str::<&str>(raw.get()).ok())
+            .and_then(|s| s.strip_prefix(ID_PREFIX))
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
+            return false;
+        };
+        // An answer after the call timed out (or a duplicate) finds no waiter: dropped here,
+        // as rmcp would drop it.
+        let Some(done) = self.lock().pending.remove(&id) else {
+            return true;
+        };
+        let outcome = match (env.result, env.error) {
+            (_, Some(err)) => match serde_json::from_str::<RpcError>(err.get()) {
+                Ok(e) => CallOutcome::Failed(format!("{} (code {})", e.message, e.code)),
+                Err(_) => CallOutcome::Failed(format!("malformed error answer: {}", err.get())),
+            },
+            (Some(result), None) => match serde_json::from_str::<CallToolResult>(result.get()) {
+                Ok(r) => CallOutcome::Done(Box::new(r)),
+                Err(e) => CallOutcome::Failed(format!(
+                    "the server's result is not a valid tools/call result: {e}"
+                )),
+            },
+            (None, None) => {
+                CallOutcome::Failed("the server's answer has neither a result nor an error".into())
+            }
+        };
+        done(outcome);
+        true
+    }
+
+    /// The session was closed: waiting calls and later ones get [`CallOutcome::Closed`].
+    pub fn close(&self) {
+        self.end(Ended::Closed);
+    }
+
+    /// The server's output ended: waiting calls and later ones get
+    /// [`CallOutcome::ServerGone`] (or `Closed`, when the session was closed first).
+    pub fn server_gone(&self) {
+        self.end(Ended::ServerGone);
+    }
+
+    fn end(&self, how: Ended) {
+        let (waiters, ended) = {
+            let mut st = self.lock();
+            let ended = *st.ended.get_or_insert(how);
+            st.deadlines.clear();
+            (std::mem::take(&mut st.pending), ended)
+        };
+        self.timer.notify_one();
+        for (_, done) in waiters {
+            done(ended.outcome());
+        }
+    }
+
+    /// Calls waiting for an answer (for tests and diagnostics).
+    pub fn in_flight(&self) -> usize {
+        self.lock().pending.len()
+    }
+}
+
+impl Ended {
+    fn outcome(self) -> CallOutcome {
+        match self {
+            Ended::Closed => CallOutcome::Closed,
+            Ended::ServerGone => CallOutcome::ServerGone,
+        }
+    }
+}
+
+impl Drop for FastCalls {
+    fn drop(&mut self) {
+        let waiters = std::mem::take(&mut self.lock().pending);
+        for (_, done) in waiters {
+            done(CallOutcome::Closed);
+        }
+    }
+}
+
+/// Fails calls whose deadline passed. Ends with the session ([`FastCalls::close`] or
+/// [`FastCalls::server_gone`], which the reader calls when it ends or is dropped).
+async fn expire_loop(calls: Arc<FastCalls>) {
+    loop {
+        let next = {
+            let st = calls.lock();
+            if st.ended.is_some() {
+                return;
+            }
+            st.deadlines.front().map(|d| d.0)
+        };
+        match next {
+            Some(at) => {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(at) => {}
+                    _ = calls.timer.notified() => {}
+                }
+            }
+            None => calls.timer.notified().await,
+        }
+        let now = Instant::now();
+        let expired: Vec<Waiter> = {
+            let mut st = calls.lock();
+            let mut out = Vec::new();
+            while st.deadlines.front().is_some_and(|d| d.0 <= now) {
+                if let Some((_, id)) = st.deadlines.pop_front() {
+                    if let Some(done) = st.pending.remove(&id) {
+                        out.push(done);
+                    }
+                }
+            }
+            out
+        };
+        for done in expired {
+            done(CallOutcome::TimedOut);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::batch_write::BatchWriter;
+    use crate::mcp::stdio::LineGuard;
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+    use tokio::sync::mpsc;
+
+    type Outcomes = mpsc::UnboundedReceiver<CallOutcome>;
+
+    fn waiter(tx: &mpsc::UnboundedSender<CallOutcome>) -> Waiter {
+        let tx = tx.clone();
+        Box::new(move |o| {
+            let _ = tx.send(o);
+        })
+    }
+
+    /// Fast calls over an in-memory pipe; returns the server's view of the requests.
+    fn setup(
+        timeout: Option<Duration>,
+    ) -> (
+        Arc<FastCalls>,
+        BatchWriter,
+        BufReader<tokio::io::DuplexStream>,
+        mpsc::UnboundedSender<CallOutcome>,
+        Outcomes,
+    ) {
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let writer = BatchWriter::new(client);
+        let calls = FastCalls::new(writer.handle(), timeout);
+        let (tx, rx) = mpsc::unbounded_channel();
+        (calls, writer, BufReader::new(server), tx, rx)
+    }
+
+    fn args(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    async fn next_request(r: &mut BufReader<tokio::io::DuplexStream>) -> serde_json::Value {
+        let mut line = String::new();
+        r.read_line(&mut line).await.unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_call_writes_a_request_and_its_answer_is_claimed() {
+        let (calls, _w, mut server, tx, mut rx) = setup(None);
+        calls.call(
+            "add",
+            &args(serde_json::json!({"a": 1, "b": "\u{202e}x"})),
+            waiter(&tx),
+        );
+        let req = next_request(&mut server).await;
+        assert_eq!(
+            req,
+            serde_json::json!({"jsonrpc": "2.0", "id": "am-1", "method": "tools/call",
+                "params": {"name": "add", "arguments": {"a": 1, "b": "\u{202e}x"}}})
+        );
+        assert_eq!(calls.in_flight(), 1);
+        // Not ours: rmcp's numeric ids, requests from the server, other strings.
+        assert!(!calls.claim(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#));
+        assert!(!calls.claim(br#"{"jsonrpc":"2.0","id":"am-1","method":"ping"}"#));
+        assert!(!calls.claim(br#"{"jsonrpc":"2.0","id":"zz-1","result":{"note":"am-1"}}"#));
+        let answer =
+            br#"{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"3"}]},"id":"am-1"}"#;
+        assert!(calls.claim(answer));
+        match rx.recv().await.unwrap() {
+            CallOutcome::Done(r) => assert_eq!(r.content[0].as_text().unwrap().text, "3"),
+            other => panic!("{other:?}"),
+        }
+        // A second answer for the same id finds no waiter and is dropped.
+        assert!(calls.claim(answer));
+        assert_eq!(calls.in_flight(), 0);
+    }
+
+    #[tokio::test]
+    async fn error_and_malformed_answers_fail_the_call() {
+        let (calls, _w, mut server, tx, mut rx) = setup(None);
+        for _ in 0..3 {
+            calls.call("t", &Default::default(), waiter(&tx));
+        }
+        for _ in 0..3 {
+            next_request(&mut server).await;
+        }
+        assert!(calls.claim(
+            br#"{"jsonrpc":"2.0","id":"am-1","error":{"code":-32602,"message":"bad args"}}"#
+        ));
+        assert!(calls.claim(br#"{"jsonrpc":"2.0","id":"am-2","result":{"content":"not a list"}}"#));
+        assert!(calls.claim(br#"{"jsonrpc":"2.0","id":"am-3"}"#));
+        let texts: Vec<String> = (0..3)
+            .map(|_| match rx.try_recv().unwrap() {
+                CallOutcome::Failed(t) => t,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(texts[0], "bad args (code -32602)");
+        assert!(
+            texts[1].contains("not a valid tools/call result"),
+            "{}",
+            texts[1]
+        );
+        assert!(
+            texts[2].contains("neither a result nor an error"),
+            "{}",
+            texts[2]
+        );
+    }
+
+    #[tokio::test]
+    async fn calls_time_out_one_by_one_and_late_answers_are_dropped() {
+        let (calls, _w, _server, tx, mut rx) = setup(Some(Duration::from_millis(60)));
+        calls.call("slow", &Default::default(), waiter(&tx));
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        calls.call("slow", &Default::default(), waiter(&tx));
+        let started = Instant::now();
+        assert!(matches!(rx.recv().await.unwrap(), CallOutcome::TimedOut));
+        assert_eq!(calls.in_flight(), 1);
+        assert!(matches!(rx.recv().await.unwrap(), CallOutcome::TimedOut));
+        assert!(started.elapsed() >= Duration::from_millis(20));
+        assert!(calls.claim(br#"{"jsonrpc":"2.0","id":"am-1","result":{"content":[]}}"#));
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[tokio::test]
+    async fn the_end_of_the_session_answers_every_call_now_and_later() {
+        let (calls, _w, _server, tx, mut rx) = setup(Some(Duration::from_secs(30)));
+        calls.call("a", &Default::default(), waiter(&tx));
+        calls.call("b", &Default::default(), waiter(&tx));
+        calls.server_gone();
+        assert!(matches!(rx.recv().await.unwrap(), CallOutcome::ServerGone));
+        assert!(matches!(rx.recv().await.unwrap(), CallOutcome::ServerGone));
+        calls.call("c", &Default::default(), waiter(&tx));
+        assert!(matches!(rx.try_recv().unwrap(), CallOutcome::ServerGone));
+        // Closed first stays closed.
+        let (calls, _w, _server, tx, mut rx) = setup(None);
+        calls.call("a", &Default::default(), waiter(&tx));
+        calls.close();
+        calls.server_gone();
+        assert!(matches!(rx.try_recv().unwrap(), CallOutcome::Closed));
+        calls.call("b", &Default::default(), waiter(&tx));
+        assert!(matches!(rx.try_recv().unwrap(), CallOutcome::Closed));
+    }
+
+    #[tokio::test]
+    async fn a_broken_pipe_fails_the_call_at_once() {
+        let (calls, w, server, tx, mut rx) = setup(None);
+        drop(server);
+        drop(w);
+        calls.call("a", &Default::default(), waiter(&tx));
+        match rx.try_recv().unwrap() {
+            CallOutcome::Failed(t) => assert!(t.starts_with("could not send the request"), "{t}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(calls.in_flight(), 0);
+    }
+
+    #[tokio::test]
+    async fn the_reader_routes_answers_and_reports_the_end_of_output() {
+        let (calls, _w, _server, tx, mut rx) = setup(None);
+        for _ in 0..2 {
+            calls.call("t", &Default::default(), waiter(&tx));
+        }
+        let big = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":\"am-2\",\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}}]}}}}\n",
+            "x".repeat(5000)
+        );
+        let input = format!(
+            "{}\n{}\nnoise\n{}",
+            r#"{"jsonrpc":"2.0","id":"am-1","result":{"content":[{"type":"text","text":"ok"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+            big
+        );
+        let mut guard = LineGuard::with_limit(std::io::Cursor::new(input.into_bytes()), 1000);
+        guard.set_fast(calls.clone());
+        let mut passed = String::new();
+        guard.read_to_string(&mut passed).await.unwrap();
+        // Only rmcp's line reaches rmcp.
+        assert_eq!(passed, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
+        assert!(matches!(rx.recv().await.unwrap(), CallOutcome::Done(_)));
+        match rx.recv().await.unwrap() {
+            CallOutcome::Failed(t) => assert!(t.contains("larger than 1000 bytes"), "{t}"),
+            other => panic!("{other:?}"),
+        }
+        // End of output: later calls are answered at once.
+        calls.call("t", &Default::default(), waiter(&tx));
+        assert!(matches!(rx.try_recv().unwrap(), CallOutcome::ServerGone));
+    }
+}
