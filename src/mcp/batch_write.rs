@@ -16,6 +16,7 @@
 //! write what is buffered, then close the underlying stream (the peer sees end of input).
 
 use std::io;
+use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
@@ -33,6 +34,9 @@ struct State {
     buf: Vec<u8>,
     error: Option<(io::ErrorKind, String)>,
     closed: bool,
+    /// A write to the stream is in progress (by the task, or directly by an appender); the
+    /// other side waits, so bytes never interleave and the fd outlives every direct write.
+    writing: bool,
     /// Writers waiting for room in the buffer.
     blocked: Vec<Waker>,
 }
@@ -40,6 +44,8 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     data: Notify,
+    /// The stream's non-blocking fd, when appenders may write to it directly.
+    direct: Option<RawFd>,
 }
 
 impl Shared {
@@ -66,9 +72,28 @@ impl BatchWriter {
     where
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        Self::start(inner, None)
+    }
+
+    /// Like [`BatchWriter::new`], and [`BatchHandle::append`] may write to `inner`'s
+    /// non-blocking file descriptor itself when nothing is buffered or being written: a lone
+    /// request then leaves without waking the writer task (one cross-CPU wake-up less).
+    pub fn with_direct_writes<W>(inner: W) -> BatchWriter
+    where
+        W: AsyncWrite + AsRawFd + Unpin + Send + 'static,
+    {
+        let fd = inner.as_raw_fd();
+        Self::start(inner, Some(fd))
+    }
+
+    fn start<W>(inner: W, direct: Option<RawFd>) -> BatchWriter
+    where
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             data: Notify::new(),
+            direct,
         });
         tokio::spawn(write_loop(shared.clone(), inner));
         BatchWriter { shared }
@@ -115,14 +140,62 @@ impl BatchHandle {
                 ),
             ));
         }
-        let was_empty = st.buf.is_empty();
-        st.buf.extend_from_slice(message);
+        let Some(fd) = self
+            .shared
+            .direct
+            .filter(|_| st.buf.is_empty() && !st.writing)
+        else {
+            let was_empty = st.buf.is_empty();
+            st.buf.extend_from_slice(message);
+            drop(st);
+            if was_empty {
+                self.shared.data.notify_one();
+            }
+            return Ok(());
+        };
+        st.writing = true;
         drop(st);
-        if was_empty {
+        // The task does not write, close or drop the stream while `writing` is set.
+        let (sent, failure) = write_now(fd, message);
+        let mut st = self.shared.lock();
+        st.writing = false;
+        if let Some(e) = failure {
+            st.error = Some((e.kind(), e.to_string()));
+            let blocked = std::mem::take(&mut st.blocked);
+            drop(st);
+            self.shared.data.notify_one();
+            blocked.into_iter().for_each(Waker::wake);
+            return Err(e);
+        }
+        if sent < message.len() {
+            // The pipe is full: the rest goes first, before anything appended meanwhile.
+            st.buf.splice(0..0, message[sent..].iter().copied());
+        }
+        let wake = !st.buf.is_empty() || st.closed;
+        drop(st);
+        if wake {
             self.shared.data.notify_one();
         }
         Ok(())
     }
+}
+
+/// Writes as much of `message` as the non-blocking `fd` takes now: (bytes written, error).
+fn write_now(fd: RawFd, message: &[u8]) -> (usize, Option<io::Error>) {
+    // SAFETY: the caller holds the `writing` flag, so the writer task (which owns the stream)
+    // neither writes to nor closes this fd until the flag is cleared.
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let mut sent = 0;
+    while sent < message.len() {
+        match nix::unistd::write(fd, &message[sent..]) {
+            Ok(0) => break,
+            Ok(n) => sent += n,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(nix::errno::Errno::EAGAIN) => break,
+            Err(e) => return (sent, Some(io::Error::from(e))),
+        }
+    }
+    (sent, None)
 }
 
 async fn write_loop<W: AsyncWrite + Unpin>(shared: Arc<Shared>, mut inner: W) {
@@ -130,8 +203,16 @@ async fn write_loop<W: AsyncWrite + Unpin>(shared: Arc<Shared>, mut inner: W) {
     loop {
         let next = {
             let mut st = shared.lock();
-            if !st.buf.is_empty() {
+            if st.writing || st.error.is_some() {
+                // An appender is writing directly; it notifies when done. (After a failed
+                // direct write nothing more is written.)
+                if st.error.is_some() {
+                    return;
+                }
+                None
+            } else if !st.buf.is_empty() {
                 std::mem::swap(&mut st.buf, &mut out);
+                st.writing = true;
                 Some(std::mem::take(&mut st.blocked))
             } else if st.closed {
                 break;
@@ -145,15 +226,17 @@ async fn write_loop<W: AsyncWrite + Unpin>(shared: Arc<Shared>, mut inner: W) {
             continue;
         };
         blocked.into_iter().for_each(Waker::wake);
-        if let Err(e) = inner.write_all(&out).await {
-            let blocked = {
-                let mut st = shared.lock();
-                st.error = Some((e.kind(), e.to_string()));
-                std::mem::take(&mut st.blocked)
-            };
+        let written = inner.write_all(&out).await;
+        let mut st = shared.lock();
+        st.writing = false;
+        if let Err(e) = written {
+            st.error = Some((e.kind(), e.to_string()));
+            let blocked = std::mem::take(&mut st.blocked);
+            drop(st);
             blocked.into_iter().for_each(Waker::wake);
             return;
         }
+        drop(st);
         out.clear();
         if out.capacity() > KEEP_CAPACITY {
             out = Vec::new();
@@ -328,6 +411,65 @@ mod tests {
         // The writer is gone: the handle does not keep the stream open.
         let e = h.append(b"{}\n", usize::MAX).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn direct_writes_to_a_real_pipe_keep_order_and_whole_messages() {
+        // `cat` echoes what it reads: direct writes, writes through the task and a message
+        // larger than the pipe (written in part directly, the rest by the task) all come back
+        // whole and in order.
+        let mut child = tokio::process::Command::new("cat")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut w = BatchWriter::with_direct_writes(child.stdin.take().unwrap());
+        let mut out = child.stdout.take().unwrap();
+        let reader = tokio::spawn(async move {
+            let mut got = Vec::new();
+            out.read_to_end(&mut got).await.unwrap();
+            got
+        });
+        let h = w.handle();
+        let big = format!("{{\"big\":\"{}\"}}\n", "b".repeat(300_000));
+        let other = std::thread::spawn(move || {
+            for i in 0..300 {
+                h.append(format!("{{\"h\":{i}}}\n").as_bytes(), usize::MAX)
+                    .unwrap();
+                if i == 150 {
+                    h.append(big.as_bytes(), usize::MAX).unwrap();
+                }
+            }
+        });
+        for i in 0..300 {
+            w.write_all(format!("{{\"w\":{i}}}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        other.join().unwrap();
+        drop(w);
+        let got = String::from_utf8(reader.await.unwrap()).unwrap();
+        let (mut hs, mut ws, mut bigs) = (0, 0, 0);
+        for line in got.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).expect("whole lines only");
+            if let Some(i) = v.get("h") {
+                assert_eq!(i, hs);
+                if hs == 150 {
+                    assert_eq!(bigs, 0);
+                }
+                hs += 1;
+            } else if let Some(i) = v.get("w") {
+                assert_eq!(i, ws);
+                ws += 1;
+            } else {
+                assert_eq!(v["big"].as_str().unwrap().len(), 300_000);
+                assert_eq!(hs, 151, "the big message follows h=150");
+                bigs += 1;
+            }
+        }
+        assert_eq!((hs, ws, bigs), (300, 300, 1));
+        let _ = child.wait().await;
     }
 
     #[tokio::test]

@@ -385,7 +385,7 @@ impl ChildProcess {
             },
             LineGuard::new(stdout),
             // Requests sent while one is being written leave together (see batch_write.rs).
-            BatchWriter::new(stdin),
+            BatchWriter::with_direct_writes(stdin),
         ))
     }
 
