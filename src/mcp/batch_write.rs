@@ -121,6 +121,13 @@ impl BatchHandle {
     /// when the stream is closed or broken, or when `limit` bytes are already waiting (a peer
     /// that stopped reading): the caller reports that instead of waiting for room.
     pub fn append(&self, message: &[u8], limit: usize) -> io::Result<()> {
+        self.append_with(message, limit, true)
+    }
+
+    /// [`BatchHandle::append`]; `direct` false leaves the write to the task even when a
+    /// direct write would be possible (the caller expects more messages right behind this one,
+    /// which the task will then send together).
+    pub fn append_with(&self, message: &[u8], limit: usize, direct: bool) -> io::Result<()> {
         let mut st = self.shared.lock();
         if let Some((kind, msg)) = &st.error {
             return Err(io::Error::new(*kind, msg.clone()));
@@ -143,7 +150,7 @@ impl BatchHandle {
         let Some(fd) = self
             .shared
             .direct
-            .filter(|_| st.buf.is_empty() && !st.writing)
+            .filter(|_| direct && st.buf.is_empty() && !st.writing)
         else {
             let was_empty = st.buf.is_empty();
             st.buf.extend_from_slice(message);

@@ -134,6 +134,7 @@ impl FastCalls {
         line.extend_from_slice(b",\"arguments\":");
         let _ = serde_json::to_writer(&mut line, arguments);
         line.extend_from_slice(b"}}\n");
+        let lone;
         {
             let mut st = self.lock();
             if let Some(ended) = st.ended {
@@ -141,6 +142,9 @@ impl FastCalls {
                 done(ended.outcome());
                 return;
             }
+            // A lone call is written from this thread at once; with others in flight the
+            // writer task sends what piles up together.
+            lone = st.pending.is_empty();
             st.pending.insert(id, done);
             if let Some(t) = self.timeout {
                 let wake = st.deadlines.is_empty();
@@ -158,7 +162,7 @@ impl FastCalls {
             }
         }
         // Filed before it is written, so even an instant answer finds its waiter.
-        if let Err(e) = self.writer.append(&line, MAX_UNWRITTEN) {
+        if let Err(e) = self.writer.append_with(&line, MAX_UNWRITTEN, lone) {
             let waiter = self.lock().pending.remove(&id);
             if let Some(done) = waiter {
                 done(CallOutcome::Failed(format!(
