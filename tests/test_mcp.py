@@ -429,6 +429,12 @@ async def test_invalid_json_rpc_answers_become_errors_and_the_client_keeps_worki
         r = await ok.arun({})
         assert r.status == "error" and r.text.startswith("Error: the MCP tool call failed")
         assert [t.name for t in await client.load_tools()] == ["raw_ok"]
+    # A truncated answer that still names the call fails it at once, not at the timeout.
+    async with raw_client("invalid_jsonrpc", timeout=60) as client:
+        (ok,) = await client.load_tools()
+        r = await asyncio.wait_for(ok.arun({"garbled": True}), 30)  # the client's timeout is 60
+        assert r.status == "error" and "the server's answer is not valid JSON" in r.text
+        assert (await ok.arun({})).text.startswith("Error: the MCP tool call failed")
 
 
 async def test_a_100_mb_result_is_refused_and_the_connection_survives():

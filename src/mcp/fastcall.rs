@@ -178,18 +178,26 @@ impl FastCalls {
         if memchr::memmem::find(line, b"\"am-").is_none() {
             return false;
         }
-        let Ok(env) = serde_json::from_slice::<Envelope<'_>>(line) else {
-            return false;
+        let env = match serde_json::from_slice::<Envelope<'_>>(line) {
+            Ok(env) => env,
+            // Not JSON, but it names one of our calls (a truncated or garbled answer): fail
+            // that call now rather than let it wait for its timeout.
+            Err(e) => {
+                let id = super::stdio::response_id(&line[..line.len().min(4096)])
+                    .and_then(|raw| our_id(&raw));
+                let Some(done) = id.and_then(|id| self.lock().pending.remove(&id)) else {
+                    return false;
+                };
+                done(CallOutcome::Failed(format!(
+                    "the server's answer is not valid JSON: {e}"
+                )));
+                return true;
+            }
         };
         if env.method.is_some() {
             return false;
         }
-        let Some(id) = env
-            .id
-            .and_then(|raw| serde_json::from_str::<&str>(raw.get()).ok())
-            .and_then(|s| s.strip_prefix(ID_PREFIX))
-            .and_then(|n| n.parse::<u64>().ok())
-        else {
+        let Some(id) = env.id.and_then(|raw| our_id(raw.get())) else {
             return false;
         };
         // An answer after the call timed out (or a duplicate) finds no waiter: dropped here,
@@ -244,6 +252,15 @@ impl FastCalls {
     pub fn in_flight(&self) -> usize {
         self.lock().pending.len()
     }
+}
+
+/// The call number in a JSON id text like `"am-12"`.
+fn our_id(raw: &str) -> Option<u64> {
+    serde_json::from_str::<&str>(raw)
+        .ok()?
+        .strip_prefix(ID_PREFIX)?
+        .parse()
+        .ok()
 }
 
 impl Ended {
@@ -409,6 +426,21 @@ mod tests {
             "{}",
             texts[2]
         );
+    }
+
+    #[tokio::test]
+    async fn a_garbled_answer_naming_our_call_fails_it_at_once() {
+        let (calls, _w, _server, tx, mut rx) = setup(None);
+        calls.call("t", &Default::default(), waiter(&tx));
+        assert!(!calls.claim(br#"{"jsonrpc":"2.0","id":"zz-1","result":{"#));
+        assert!(calls.claim(br#"{"jsonrpc":"2.0","id":"am-1","result":{"content":[{"type""#));
+        match rx.try_recv().unwrap() {
+            CallOutcome::Failed(t) => assert!(
+                t.starts_with("the server's answer is not valid JSON"),
+                "{t}"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[tokio::test]

@@ -236,7 +236,7 @@ impl<R> Drop for LineGuard<R> {
 
 /// The raw JSON text of the top-level `"id"` of a response, read from the start of a line;
 /// `None` for requests and notifications (they carry `"method"`) or when no plain id is seen.
-fn response_id(prefix: &[u8]) -> Option<String> {
+pub(crate) fn response_id(prefix: &[u8]) -> Option<String> {
     let mut depth = 0usize;
     let mut i = 0usize;
     let mut id = None;

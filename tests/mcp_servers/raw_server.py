@@ -66,6 +66,7 @@ def catalog() -> list:
 def call_result(req: dict) -> None:
     rid = req["id"]
     name = req.get("params", {}).get("name")
+    args = req.get("params", {}).get("arguments") or {}
     if MODE == "silent_call":
         return  # never answers
     if MODE == "exit_mid_call":
@@ -85,6 +86,10 @@ def call_result(req: dict) -> None:
         return
     if MODE == "invalid_jsonrpc":
         out.write(b"this is not json\n")
+        if args.get("garbled"):  # a truncated answer that still names the request
+            out.write(b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode() + b',"result":{"content":[{"ty\n')
+            out.flush()
+            return
         send({"jsonrpc": "2.0", "id": rid, "result": "a string is not a CallToolResult"})
         return
     if MODE == "flood":
