@@ -4,9 +4,12 @@
    client calling the same server in the same run (the server dominates this figure).
 2. Against a tiny rmcp stdio server (examples/bench_mcp_server.rs), which isolates our client:
    target <= 150 µs per call, and 200 concurrent calls on one connection in <= 20x one call.
+   For scale, the same line shows rmcp's own Rust client calling that server
+   (examples/bench_mcp_rmcp_client.rs) and a line echoed through `cat` (two process wake-ups,
+   the machine's floor for any stdio round trip).
 
-The rmcp server is built on first use:
-``cargo build --release --no-default-features --features bench-server --example bench_mcp_server``.
+The rmcp server and client are built on first use: ``cargo build --release --no-default-features
+--features bench-server --example bench_mcp_server --example bench_mcp_rmcp_client``.
 """
 
 from __future__ import annotations
@@ -24,28 +27,27 @@ GROUP = "mcp"
 ROOT = Path(__file__).resolve().parent.parent
 SDK_SERVER = ROOT / "tests" / "mcp_servers" / "sdk_server.py"
 RUST_SERVER = ROOT / "target" / "release" / "examples" / "bench_mcp_server"
+RMCP_CLIENT = ROOT / "target" / "release" / "examples" / "bench_mcp_rmcp_client"
 
 
 def rust_server() -> Path | None:
-    if not RUST_SERVER.exists():
-        print("  building examples/bench_mcp_server (release, feature bench-server)...", flush=True)
+    if not (RUST_SERVER.exists() and RMCP_CLIENT.exists()):
+        print("  building the rmcp bench server and client (release, feature bench-server)...", flush=True)
         done = subprocess.run(
-            [
-                "cargo",
-                "build",
-                "--release",
-                "--no-default-features",
-                "--features",
-                "bench-server",
-                "--example",
-                "bench_mcp_server",
-            ],
+            ["cargo", "build", "--release", "--no-default-features", "--features", "bench-server"]
+            + ["--example", "bench_mcp_server", "--example", "bench_mcp_rmcp_client"],
             cwd=ROOT,
             check=False,
         )
         if done.returncode != 0:
             return None
     return RUST_SERVER
+
+
+def rmcp_client_floor(n: int = 2000) -> float:
+    """rmcp's own client, in Rust with no Python, calling the same server (best of five)."""
+    out = subprocess.run([str(RMCP_CLIENT), str(RUST_SERVER), str(n)], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
 
 
 async def per_call(call, n: int, repeat: int = 5) -> float:
@@ -152,7 +154,10 @@ async def rust_server_scenario(binary: Path) -> None:
             "aexecute_tool round trip, rmcp stdio server (50 tools)",
             one,
             target_us=150.0,
-            note=f"machine floor: a line echoed by `cat` takes {fmt(pipe_echo_floor())}",
+            note=(
+                f"for scale: rmcp's own Rust client {fmt(rmcp_client_floor())} per call to the same server; "
+                f"a line echoed by `cat` {fmt(pipe_echo_floor())}"
+            ),
         )
         sync_one = await asyncio.to_thread(sync_per_call, reg, params, 2000)
         report(GROUP, "execute_tool (sync) round trip, rmcp stdio server", sync_one)
