@@ -8,6 +8,7 @@
 //! `add_reader`; the loop thread, which holds the GIL anyway, resolves every queued future in
 //! one pass. One queue exists per event loop (kept in a `WeakKeyDictionary`).
 
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use std::collections::HashMap;
@@ -72,16 +73,60 @@ impl Completions {
             let Some(fut) = fut else { continue };
             let fut = fut.bind(py);
             // A cancelled waiter (asyncio.wait_for timeout) no longer wants the result.
-            if fut.call_method0("done")?.is_truthy()? {
+            if fut.call_method0(intern!(py, "done"))?.is_truthy()? {
                 continue;
             }
             match deliver(py) {
-                Ok(value) => fut.call_method1("set_result", (value,))?,
-                Err(err) => fut.call_method1("set_exception", (err.into_value(py),))?,
+                Ok(value) => fut.call_method1(intern!(py, "set_result"), (value,))?,
+                Err(err) => {
+                    fut.call_method1(intern!(py, "set_exception"), (err.into_value(py),))?
+                }
             };
         }
         Ok(())
     }
+}
+
+/// The loop a thread used last (a weak reference) and its queue: most calls come from the same
+/// loop, and the dictionary lookup costs more than the rest of the call set-up.
+struct LastQueue(Option<(Py<PyAny>, Py<Completions>)>);
+
+impl Drop for LastQueue {
+    fn drop(&mut self) {
+        // Runs at thread exit, possibly after the interpreter is gone: the two references are
+        // left behind rather than released without the GIL.
+        std::mem::forget(self.0.take());
+    }
+}
+
+thread_local! {
+    static LAST: std::cell::RefCell<LastQueue> = const { std::cell::RefCell::new(LastQueue(None)) };
+}
+
+fn cached_queue_for<'py>(
+    py: Python<'py>,
+    event_loop: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, Completions>>> {
+    let hit = LAST.with(|last| {
+        let last = last.borrow();
+        let (loop_ref, queue) = last.0.as_ref()?;
+        // A dead weak reference returns None, so a new loop at a reused address never matches.
+        let alive = loop_ref.bind(py).call0().ok()?;
+        alive.is(event_loop).then(|| queue.bind(py).clone())
+    });
+    if hit.is_some() {
+        return Ok(hit);
+    }
+    let queue = queue_for(py, event_loop)?;
+    if let Some(q) = &queue {
+        if let Ok(loop_ref) = py.import("weakref")?.getattr("ref")?.call1((event_loop,)) {
+            // Replaced with the GIL held, so the previous pair is released normally.
+            let new = Some((loop_ref.unbind(), q.clone().unbind()));
+            let old = LAST.with(|last| std::mem::replace(&mut last.borrow_mut().0, new));
+            drop(old);
+        }
+    }
+    Ok(queue)
 }
 
 /// The queue of the running loop, created (and registered with `add_reader`) on first use.
@@ -178,8 +223,14 @@ impl Drop for Completer {
 
 /// An asyncio future on the running loop and the [`Completer`] that resolves it.
 pub fn pending_for_loop<'py>(py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Completer)> {
-    let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
-    let Some(queue) = queue_for(py, &event_loop)? else {
+    static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let event_loop = GET_RUNNING_LOOP
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("asyncio")?.getattr("get_running_loop")?.unbind())
+        })?
+        .bind(py)
+        .call0()?;
+    let Some(queue) = cached_queue_for(py, &event_loop)? else {
         let (tx, rx) = tokio::sync::oneshot::channel::<Deliver>();
         let waiter = pyo3_async_runtimes::tokio::future_into_py(py, async move {
             match rx.await {
@@ -199,7 +250,7 @@ pub fn pending_for_loop<'py>(py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Co
             },
         ));
     };
-    let waiter = event_loop.call_method0("create_future")?;
+    let waiter = event_loop.call_method0(intern!(py, "create_future"))?;
     let q = queue.get();
     let id = q.next_id.fetch_add(1, Ordering::Relaxed);
     if let Ok(mut futures) = q.futures.lock() {
