@@ -111,7 +111,7 @@ async def python_server_scenario() -> None:
         ours = await per_call(call, n)
     report(
         GROUP,
-        "aexecute_tool round trip, Python SDK stdio server (62 tools)",
+        "aexecute_tool round trip, Python SDK stdio server (63 tools)",
         ours,
         floor_us=floor,
         note="floor = the official SDK client calling the same server",

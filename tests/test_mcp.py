@@ -176,14 +176,21 @@ async def test_server_environment_is_minimal_plus_env(monkeypatch):
         assert (await probe.arun({"name": "PATH"})).text == os.environ["PATH"]
 
 
-async def test_call_timeout_is_an_error_and_the_session_survives():
+async def test_call_timeout_is_an_error_is_cancelled_at_the_server_and_the_session_survives(tmp_path):
+    marker = tmp_path / "marker"
     async with sdk_client(timeout=10.0) as client:
         t = by_remote(await client.load_tools())
         start = time.monotonic()
-        r = await t["sleep"].arun({"seconds": 60})
+        r = await t["slow_write"].arun({"path": str(marker), "seconds": 12})
         assert r.status == "error" and r.text == "Error: the MCP tool call timed out (>10s) and was aborted"
         assert time.monotonic() - start < 20
+        # The server got notifications/cancelled and stopped the work: past the 12 s the call
+        # would have taken, nothing was written.
+        await asyncio.sleep(max(0.0, start + 13.5 - time.monotonic()))
+        assert not marker.exists()
         assert (await t["add"].arun({"a": 1, "b": 1})).text == "2"
+        r = await t["slow_write"].arun({"path": str(marker), "seconds": 0.01})
+        assert r.text == "finished" and marker.read_text() == "finished"
 
 
 async def test_server_exiting_mid_call_gives_an_error_not_a_hang():
@@ -232,7 +239,7 @@ async def test_fingerprint_pins_are_an_exact_set():
 
 async def test_max_tools_rejects_a_large_catalog():
     async with sdk_client("--tools", "50", max_tools=40) as client:
-        with pytest.raises(ToolError, match=r"too many tools \(62 > max_tools=40\)"):
+        with pytest.raises(ToolError, match=r"too many tools \(63 > max_tools=40\)"):
             await client.load_tools()
     async with raw_client("many") as client:
         with pytest.raises(ToolError, match=r"too many tools \(300 > max_tools=128\)"):

@@ -302,19 +302,24 @@ async fn expire_loop(calls: Arc<FastCalls>) {
             None => calls.timer.notified().await,
         }
         let now = Instant::now();
-        let expired: Vec<Waiter> = {
+        let expired: Vec<(u64, Waiter)> = {
             let mut st = calls.lock();
             let mut out = Vec::new();
             while st.deadlines.front().is_some_and(|d| d.0 <= now) {
                 if let Some((_, id)) = st.deadlines.pop_front() {
                     if let Some(done) = st.pending.remove(&id) {
-                        out.push(done);
+                        out.push((id, done));
                     }
                 }
             }
             out
         };
-        for done in expired {
+        for (id, done) in expired {
+            // Tell the server, as the protocol asks, so it can stop the work (best effort).
+            let cancel = format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":\"{ID_PREFIX}{id}\",\"reason\":\"the client's timeout expired\"}}}}\n"
+            );
+            let _ = calls.writer.append(cancel.as_bytes(), MAX_UNWRITTEN);
             done(CallOutcome::TimedOut);
         }
     }
@@ -445,7 +450,7 @@ mod tests {
 
     #[tokio::test]
     async fn calls_time_out_one_by_one_and_late_answers_are_dropped() {
-        let (calls, _w, _server, tx, mut rx) = setup(Some(Duration::from_millis(60)));
+        let (calls, _w, mut server, tx, mut rx) = setup(Some(Duration::from_millis(60)));
         calls.call("slow", &Default::default(), waiter(&tx));
         tokio::time::sleep(Duration::from_millis(30)).await;
         calls.call("slow", &Default::default(), waiter(&tx));
@@ -456,6 +461,21 @@ mod tests {
         assert!(started.elapsed() >= Duration::from_millis(20));
         assert!(calls.claim(br#"{"jsonrpc":"2.0","id":"am-1","result":{"content":[]}}"#));
         assert!(rx.try_recv().is_err());
+        // The server heard of both requests, then of their cancellation.
+        let sent: Vec<serde_json::Value> = [
+            next_request(&mut server).await,
+            next_request(&mut server).await,
+            next_request(&mut server).await,
+            next_request(&mut server).await,
+        ]
+        .into();
+        assert_eq!(sent[0]["id"], "am-1");
+        assert_eq!(sent[1]["id"], "am-2");
+        for (n, c) in sent[2..].iter().enumerate() {
+            assert_eq!(c["method"], "notifications/cancelled");
+            assert_eq!(c["params"]["requestId"], format!("am-{}", n + 1));
+            assert!(c.get("id").is_none());
+        }
     }
 
     #[tokio::test]

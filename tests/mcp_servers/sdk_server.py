@@ -59,6 +59,14 @@ async def sleep(seconds: float) -> str:
     return f"slept {seconds}"
 
 
+async def slow_write(path: str, seconds: float) -> str:
+    """Sleep, then write "finished" to path (a cancelled call never writes)."""
+    await asyncio.sleep(seconds)
+    with open(path, "w") as f:
+        f.write("finished")
+    return "finished"
+
+
 def big_text(n: int) -> str:
     """Return n characters of text."""
     return "x" * n
@@ -121,7 +129,7 @@ def spawn_sleeper() -> int:
     return p.pid
 
 
-for fn in (add, echo, sleep, big_text, dirty, image, fail, structured, crash, env_probe, pid, spawn_sleeper):
+for fn in (add, echo, sleep, slow_write, big_text, dirty, image, fail, structured, crash, env_probe, pid, spawn_sleeper):
     server.add_tool(fn)
 
 
