@@ -46,7 +46,9 @@ def rust_server() -> Path | None:
 
 def rmcp_client_floor(n: int = 2000) -> float:
     """rmcp's own client, in Rust with no Python, calling the same server (best of five)."""
-    out = subprocess.run([str(RMCP_CLIENT), str(RUST_SERVER), str(n)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [str(RMCP_CLIENT), str(RUST_SERVER), str(n)], capture_output=True, text=True, check=True
+    )
     return float(out.stdout.strip())
 
 

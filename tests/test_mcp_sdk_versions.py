@@ -49,7 +49,9 @@ async def test_stdio_catalog_calls_and_results(sdk_major, sdk_env):
         assert bad.status == "error" and "parameter 'a'" in bad.text
 
         r = await t["image"].arun({})
-        assert r.text == "[image: image/png, 5 bytes]\n[resource file:///notes.txt (text/plain)]\nresource body"
+        assert (
+            r.text == "[image: image/png, 5 bytes]\n[resource file:///notes.txt (text/plain)]\nresource body"
+        )
         r = await t["structured"].arun({"n": 3})
         assert r.data == {"structured": {"n": 3, "squares": [0, 1, 4]}}
         r = await t["big_text"].arun({"n": 1000})
@@ -102,7 +104,9 @@ def http_url(sdk_major, sdk_env):
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     proc.kill()
-                    raise RuntimeError(f"the SDK {sdk_major}.x HTTP server did not start: {proc.stderr.read()!r}")
+                    raise RuntimeError(
+                        f"the SDK {sdk_major}.x HTTP server did not start: {proc.stderr.read()!r}"
+                    )
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:

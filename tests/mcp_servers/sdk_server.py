@@ -62,7 +62,7 @@ async def sleep(seconds: float) -> str:
 async def slow_write(path: str, seconds: float) -> str:
     """Sleep, then write "finished" to path (a cancelled call never writes)."""
     await asyncio.sleep(seconds)
-    with open(path, "w") as f:
+    with open(path, "w") as f:  # noqa: ASYNC230 - a few bytes, once, in a test server
         f.write("finished")
     return "finished"
 
@@ -129,7 +129,21 @@ def spawn_sleeper() -> int:
     return p.pid
 
 
-for fn in (add, echo, sleep, slow_write, big_text, dirty, image, fail, structured, crash, env_probe, pid, spawn_sleeper):
+for fn in (
+    add,
+    echo,
+    sleep,
+    slow_write,
+    big_text,
+    dirty,
+    image,
+    fail,
+    structured,
+    crash,
+    env_probe,
+    pid,
+    spawn_sleeper,
+):
     server.add_tool(fn)
 
 
