@@ -531,13 +531,19 @@ async def test_a_cancelled_call_does_not_disturb_later_ones():
         assert [r.text for r in results] == [str(2 * i) for i in range(10)]
 
 
-def test_calls_work_across_event_loops():
+def connect_in_a_loop_of_its_own() -> tuple[MCPClient, dict[str, MCPTool]]:
+    """A client connected (and its tools loaded) by one asyncio.run, for use from others."""
+
     async def load():
         client = sdk_client()
         await client.__aenter__()
         return client, by_remote(await client.load_tools())
 
-    client, tools = asyncio.run(load())
+    return asyncio.run(load())
+
+
+def test_calls_work_across_event_loops():
+    client, tools = connect_in_a_loop_of_its_own()
     try:
         # A second loop (asyncio.run again) and the sync path share the same connection.
         async def call():
@@ -554,6 +560,39 @@ def test_calls_work_across_event_loops():
 
         asyncio.run(close())
     assert not client.connected
+
+
+def test_a_loop_closed_with_calls_pending_is_freed():
+    """A loop that ends while MCP calls are still out is not kept alive by them (nor is its
+    completion pipe), once another loop makes a call."""
+    import gc
+    import weakref
+
+    client, tools = connect_in_a_loop_of_its_own()
+    try:
+        loops = []
+
+        async def abandon():
+            loops.append(weakref.ref(asyncio.get_running_loop()))
+            # Started, never awaited: the loop closes while the server is still sleeping.
+            tools["sleep"].arun({"seconds": 2.0})
+            tools["sleep"].arun({"seconds": 2.0})
+
+        asyncio.run(abandon())
+
+        async def call():
+            return await tools["add"].arun({"a": 1, "b": 2})
+
+        assert asyncio.run(call()).text == "3"
+        gc.collect()
+        # Freed, and with it its completion queue and pipe.
+        assert loops[0]() is None, "the closed loop is still referenced"
+    finally:
+
+        async def close():
+            await client.aclose()
+
+        asyncio.run(close())
 
 
 async def test_agent_awaits_mcp_tools_without_worker_threads(monkeypatch):
@@ -590,7 +629,9 @@ async def test_agent_awaits_mcp_tools_without_worker_threads(monkeypatch):
         assert submitted == []
 
         def sync_runs():
-            one = Agent("a", ScriptedLLM([ScriptedLLM.tool_call("calc_add", {"a": 2, "b": 2}), "ok"]), tools=tools)
+            one = Agent(
+                "a", ScriptedLLM([ScriptedLLM.tool_call("calc_add", {"a": 2, "b": 2}), "ok"]), tools=tools
+            )
             many = Agent("a", ScriptedLLM([calls, "ok"]), tools=tools)
             return one.run("go"), many.run("go")
 

@@ -37,6 +37,8 @@ struct State {
     /// A write to the stream is in progress (by the task, or directly by an appender); the
     /// other side waits, so bytes never interleave and the fd outlives every direct write.
     writing: bool,
+    /// The write in progress is a direct one (from an appender, not the task).
+    direct_active: bool,
     /// Writers waiting for room in the buffer.
     blocked: Vec<Waker>,
 }
@@ -44,6 +46,8 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     data: Notify,
+    /// Signalled when a direct write ends (the stream's owner waits for it before closing).
+    idle: std::sync::Condvar,
     /// The stream's non-blocking fd, when appenders may write to it directly.
     direct: Option<RawFd>,
 }
@@ -93,9 +97,14 @@ impl BatchWriter {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             data: Notify::new(),
+            idle: std::sync::Condvar::new(),
             direct,
         });
-        tokio::spawn(write_loop(shared.clone(), inner));
+        let owned = Owned {
+            _guard: CloseGuard(shared.clone()),
+            inner,
+        };
+        tokio::spawn(write_loop(shared.clone(), owned));
         BatchWriter { shared }
     }
 }
@@ -161,11 +170,15 @@ impl BatchHandle {
             return Ok(());
         };
         st.writing = true;
+        st.direct_active = true;
         drop(st);
-        // The task does not write, close or drop the stream while `writing` is set.
+        // The task does not write to the stream while `writing` is set, and the stream is not
+        // closed while `direct_active` is (see `CloseGuard`).
         let (sent, failure) = write_now(fd, message);
         let mut st = self.shared.lock();
         st.writing = false;
+        st.direct_active = false;
+        self.shared.idle.notify_all();
         if let Some(e) = failure {
             st.error = Some((e.kind(), e.to_string()));
             let blocked = std::mem::take(&mut st.blocked);
@@ -205,7 +218,31 @@ fn write_now(fd: RawFd, message: &[u8]) -> (usize, Option<io::Error>) {
     (sent, None)
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(shared: Arc<Shared>, mut inner: W) {
+/// Dropped before the stream (however the task ends: done, failed, or dropped with its
+/// runtime): marks the writer closed, so no direct write starts, and waits for one in progress,
+/// so the fd is never closed under it (or reused by another file while it runs).
+struct CloseGuard(Arc<Shared>);
+
+impl Drop for CloseGuard {
+    fn drop(&mut self) {
+        let mut st = self.0.lock();
+        st.closed = true;
+        while st.direct_active {
+            st = self.0.idle.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// The stream with its guard; fields drop in order, so the guard runs first.
+struct Owned<W> {
+    _guard: CloseGuard,
+    inner: W,
+}
+
+/// Takes the stream already wrapped with its guard, so the guard also runs if the task is
+/// dropped before it was ever polled.
+async fn write_loop<W: AsyncWrite + Unpin>(shared: Arc<Shared>, mut owned: Owned<W>) {
+    let inner = &mut owned.inner;
     let mut out: Vec<u8> = Vec::new();
     loop {
         let next = {
@@ -477,6 +514,33 @@ mod tests {
         }
         assert_eq!((hs, ws, bigs), (300, 300, 1));
         let _ = child.wait().await;
+    }
+
+    #[test]
+    fn a_handle_never_writes_to_the_fd_of_a_writer_dropped_with_its_runtime() {
+        // The runtime goes away with the writer task in it (its stream, and fd, are closed).
+        // A handle that outlives it must refuse, not write to a closed or reused fd.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (handle, mut child) = rt.block_on(async {
+            let mut child = tokio::process::Command::new("cat")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let w = BatchWriter::with_direct_writes(child.stdin.take().unwrap());
+            let h = w.handle();
+            h.append(b"{}\n", usize::MAX).unwrap();
+            // Keep the writer alive past the runtime: only the task's own drop closes it.
+            std::mem::forget(w);
+            (h, child)
+        });
+        drop(rt);
+        let e = handle.append(b"{}\n", usize::MAX).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
+        let _ = child.start_kill();
     }
 
     #[tokio::test]

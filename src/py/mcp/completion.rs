@@ -11,6 +11,7 @@
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::{PyTraverseError, PyVisit};
 use std::collections::HashMap;
 use std::future::Future;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -44,7 +45,12 @@ impl Ready {
 }
 
 /// The per-loop queue; private to the binding.
-#[pyclass(module = "agentmaker._native", name = "_McpCompletions", frozen)]
+#[pyclass(
+    module = "agentmaker._native",
+    name = "_McpCompletions",
+    frozen,
+    weakref
+)]
 pub struct Completions {
     ready: Arc<Ready>,
     read_end: OwnedFd,
@@ -68,33 +74,57 @@ impl Completions {
             .lock()
             .map(|mut v| std::mem::take(&mut *v))
             .unwrap_or_default();
+        // Every future of the batch is settled even if one step raises (a KeyboardInterrupt,
+        // a custom loop's future): the first error is raised after the loop.
+        let mut first_error = None;
         for (id, deliver) in items {
             let fut = self.futures.lock().ok().and_then(|mut f| f.remove(&id));
             let Some(fut) = fut else { continue };
-            let fut = fut.bind(py);
-            // A cancelled waiter (asyncio.wait_for timeout) no longer wants the result.
-            if fut.call_method0(intern!(py, "done"))?.is_truthy()? {
-                continue;
+            if let Err(e) = settle(py, fut.bind(py), deliver) {
+                first_error.get_or_insert(e);
             }
-            match deliver(py) {
-                Ok(value) => fut.call_method1(intern!(py, "set_result"), (value,))?,
-                Err(err) => {
-                    fut.call_method1(intern!(py, "set_exception"), (err.into_value(py),))?
-                }
-            };
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        // A pending future refers to its loop, and the loop's reader callback to this queue:
+        // the collector must see that cycle to free a closed loop with calls still pending.
+        if let Ok(futures) = self.futures.try_lock() {
+            for fut in futures.values() {
+                visit.call(fut)?;
+            }
         }
         Ok(())
     }
+
+    fn __clear__(&self) {
+        let taken = self.futures.lock().map(|mut f| std::mem::take(&mut *f));
+        drop(taken);
+    }
 }
 
-/// The loop a thread used last (a weak reference) and its queue: most calls come from the same
-/// loop, and the dictionary lookup costs more than the rest of the call set-up.
-struct LastQueue(Option<(Py<PyAny>, Py<Completions>)>);
+fn settle(py: Python<'_>, fut: &Bound<'_, PyAny>, deliver: Deliver) -> PyResult<()> {
+    // A cancelled waiter (asyncio.wait_for timeout) no longer wants the result.
+    if fut.call_method0(intern!(py, "done"))?.is_truthy()? {
+        return Ok(());
+    }
+    match deliver(py) {
+        Ok(value) => fut.call_method1(intern!(py, "set_result"), (value,))?,
+        Err(err) => fut.call_method1(intern!(py, "set_exception"), (err.into_value(py),))?,
+    };
+    Ok(())
+}
+
+/// Weak references to the loop a thread used last and to its queue: most calls come from the
+/// same loop, and the dictionary lookup costs more than the rest of the call set-up. Weak, so
+/// the cache keeps neither the loop nor the queue (and its pipe) alive.
+struct LastQueue(Option<(Py<PyAny>, Py<PyAny>)>);
 
 impl Drop for LastQueue {
     fn drop(&mut self) {
-        // Runs at thread exit, possibly after the interpreter is gone: the two references are
-        // left behind rather than released without the GIL.
+        // Runs at thread exit, possibly after the interpreter is gone: the two weak reference
+        // objects (a few dozen bytes) are left behind rather than released without the GIL.
         std::mem::forget(self.0.take());
     }
 }
@@ -109,19 +139,28 @@ fn cached_queue_for<'py>(
 ) -> PyResult<Option<Bound<'py, Completions>>> {
     let hit = LAST.with(|last| {
         let last = last.borrow();
-        let (loop_ref, queue) = last.0.as_ref()?;
+        let (loop_ref, queue_ref) = last.0.as_ref()?;
         // A dead weak reference returns None, so a new loop at a reused address never matches.
         let alive = loop_ref.bind(py).call0().ok()?;
-        alive.is(event_loop).then(|| queue.bind(py).clone())
+        if !alive.is(event_loop) {
+            return None;
+        }
+        queue_ref
+            .bind(py)
+            .call0()
+            .ok()?
+            .cast_into::<Completions>()
+            .ok()
     });
     if hit.is_some() {
         return Ok(hit);
     }
     let queue = queue_for(py, event_loop)?;
     if let Some(q) = &queue {
-        if let Ok(loop_ref) = py.import("weakref")?.getattr("ref")?.call1((event_loop,)) {
+        let weak = py.import("weakref")?.getattr("ref")?;
+        if let (Ok(loop_ref), Ok(queue_ref)) = (weak.call1((event_loop,)), weak.call1((q,))) {
             // Replaced with the GIL held, so the previous pair is released normally.
-            let new = Some((loop_ref.unbind(), q.clone().unbind()));
+            let new = Some((loop_ref.unbind(), queue_ref.unbind()));
             let old = LAST.with(|last| std::mem::replace(&mut last.borrow_mut().0, new));
             drop(old);
         }
@@ -153,6 +192,7 @@ fn queue_for<'py>(
     {
         return Ok(Some(q));
     }
+    release_closed_loops(py, queues)?;
     let (read_end, write_end) =
         nix::unistd::pipe2(nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_CLOEXEC)
             .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
@@ -219,6 +259,37 @@ impl Drop for Completer {
             .complete(lost);
         }
     }
+}
+
+/// A loop closed while calls were pending would be kept alive by its own queue (the dictionary
+/// holds the queue, the queue its futures, a future its loop). Each new loop's queue drops the
+/// pending futures of closed loops, so those loops, queues and pipes can be freed.
+fn release_closed_loops(py: Python<'_>, queues: &Bound<'_, PyAny>) -> PyResult<()> {
+    let entries = pyo3::types::PyList::new(
+        py,
+        queues
+            .call_method0("items")?
+            .try_iter()?
+            .collect::<PyResult<Vec<_>>>()?,
+    )?;
+    for entry in entries.iter() {
+        let (event_loop, queue): (Bound<'_, PyAny>, Bound<'_, PyAny>) = entry.extract()?;
+        if !event_loop
+            .call_method0(intern!(py, "is_closed"))?
+            .is_truthy()?
+        {
+            continue;
+        }
+        if let Ok(queue) = queue.cast::<Completions>() {
+            let pending = queue
+                .get()
+                .futures
+                .lock()
+                .map(|mut f| std::mem::take(&mut *f));
+            drop(pending);
+        }
+    }
+    Ok(())
 }
 
 /// An asyncio future on the running loop and the [`Completer`] that resolves it.
