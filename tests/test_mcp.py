@@ -4,6 +4,7 @@ streamable HTTP, and hand-written hostile servers (tests/mcp_servers/)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import socket
@@ -67,28 +68,41 @@ def wait_dead(pid: int, seconds: float = 5.0) -> bool:
     return False
 
 
-@pytest.fixture(scope="module")
-def http_server():
+@contextlib.contextmanager
+def sdk_http_server(env: dict[str, str] | None = None):
+    """The SDK server over streamable HTTP on a free 127.0.0.1 port; yields its URL. `env` is
+    added to this process's environment (e.g. ``PYTHONPATH`` for the 1.x SDK)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, SDK, "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, SDK, "http", str(port)],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
             except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    proc.kill()
+                    raise RuntimeError(f"the SDK HTTP server did not start: {proc.stderr.read()!r}") from None
                 time.sleep(0.1)
-        else:
-            raise RuntimeError("the SDK HTTP server did not start")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.kill()
         proc.wait()
+        proc.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def http_server():
+    with sdk_http_server() as url:
+        yield url
 
 
 # --- the SDK server over stdio ---------------------------------------------------------------

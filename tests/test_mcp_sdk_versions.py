@@ -8,15 +8,11 @@ test asks the server which SDK answered, so a 1.x run cannot silently fall back 
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
-import subprocess
 import sys
-import time
 
 import pytest
 from agentmaker import MCPClient, MCPTool, ToolError, ToolRegistry
-from test_mcp import SDK, by_remote
+from test_mcp import SDK, by_remote, sdk_http_server
 
 
 async def assert_sdk(tools: dict[str, MCPTool], major: int) -> None:
@@ -87,32 +83,9 @@ async def test_stdio_pins_hold_across_runs(sdk_major, sdk_env):
 
 
 @pytest.fixture
-def http_url(sdk_major, sdk_env):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, **sdk_env}
-    proc = subprocess.Popen(
-        [sys.executable, SDK, "http", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    proc.kill()
-                    raise RuntimeError(
-                        f"the SDK {sdk_major}.x HTTP server did not start: {proc.stderr.read()!r}"
-                    )
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.kill()
-        proc.wait()
-        proc.stderr.close()
+def http_url(sdk_env):
+    with sdk_http_server(sdk_env) as url:
+        yield url
 
 
 async def test_streamable_http(sdk_major, http_url):

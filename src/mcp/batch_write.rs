@@ -52,7 +52,40 @@ struct Shared {
     direct: Option<RawFd>,
 }
 
+impl State {
+    /// The stored write error, or an error for a closed writer; `Ok` while bytes are taken.
+    fn check(&self) -> io::Result<()> {
+        if let Some((kind, msg)) = &self.error {
+            return Err(io::Error::new(*kind, msg.clone()));
+        }
+        if self.closed {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the stream is closed",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Records a failed write; returns the writers waiting for room, to be woken.
+    fn fail(&mut self, e: &io::Error) -> Vec<Waker> {
+        self.error = Some((e.kind(), e.to_string()));
+        std::mem::take(&mut self.blocked)
+    }
+}
+
 impl Shared {
+    /// Appends `bytes` behind what is buffered, releases the lock, and wakes the task if the
+    /// buffer was empty (otherwise it has been woken already).
+    fn queue(&self, mut st: std::sync::MutexGuard<'_, State>, bytes: &[u8]) {
+        let was_empty = st.buf.is_empty();
+        st.buf.extend_from_slice(bytes);
+        drop(st);
+        if was_empty {
+            self.data.notify_one();
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic while holding this lock cannot leave the state inconsistent (each update is
         // a single assignment), so a poisoned lock is still usable.
@@ -138,15 +171,7 @@ impl BatchHandle {
     /// which the task will then send together).
     pub fn append_with(&self, message: &[u8], limit: usize, direct: bool) -> io::Result<()> {
         let mut st = self.shared.lock();
-        if let Some((kind, msg)) = &st.error {
-            return Err(io::Error::new(*kind, msg.clone()));
-        }
-        if st.closed {
-            return Err(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "the stream is closed",
-            ));
-        }
+        st.check()?;
         if st.buf.len() >= limit {
             return Err(io::Error::new(
                 io::ErrorKind::WouldBlock,
@@ -161,12 +186,7 @@ impl BatchHandle {
             .direct
             .filter(|_| direct && st.buf.is_empty() && !st.writing)
         else {
-            let was_empty = st.buf.is_empty();
-            st.buf.extend_from_slice(message);
-            drop(st);
-            if was_empty {
-                self.shared.data.notify_one();
-            }
+            self.shared.queue(st, message);
             return Ok(());
         };
         st.writing = true;
@@ -180,8 +200,7 @@ impl BatchHandle {
         st.direct_active = false;
         self.shared.idle.notify_all();
         if let Some(e) = failure {
-            st.error = Some((e.kind(), e.to_string()));
-            let blocked = std::mem::take(&mut st.blocked);
+            let blocked = st.fail(&e);
             drop(st);
             self.shared.data.notify_one();
             blocked.into_iter().for_each(Waker::wake);
@@ -274,8 +293,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(shared: Arc<Shared>, mut owned: Owned
         let mut st = shared.lock();
         st.writing = false;
         if let Err(e) = written {
-            st.error = Some((e.kind(), e.to_string()));
-            let blocked = std::mem::take(&mut st.blocked);
+            let blocked = st.fail(&e);
             drop(st);
             blocked.into_iter().for_each(Waker::wake);
             return;
@@ -296,14 +314,8 @@ impl AsyncWrite for BatchWriter {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let mut st = self.shared.lock();
-        if let Some((kind, msg)) = &st.error {
-            return Poll::Ready(Err(io::Error::new(*kind, msg.clone())));
-        }
-        if st.closed {
-            return Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "writer is shut down",
-            )));
+        if let Err(e) = st.check() {
+            return Poll::Ready(Err(e));
         }
         if buf.is_empty() {
             return Poll::Ready(Ok(0));
@@ -316,12 +328,7 @@ impl AsyncWrite for BatchWriter {
         }
         // Taken whole, never in part: rmcp hands over one complete message per write, and a
         // message appended through a [`BatchHandle`] must never land inside another.
-        let was_empty = st.buf.is_empty();
-        st.buf.extend_from_slice(buf);
-        drop(st);
-        if was_empty {
-            self.shared.data.notify_one();
-        }
+        self.shared.queue(st, buf);
         Poll::Ready(Ok(buf.len()))
     }
 

@@ -389,7 +389,7 @@ async fn list_all(peer: &Peer<RoleClient>, max_tools: usize) -> Result<Vec<Liste
             .send_request(request)
             .await
             .map_err(|e| McpError::List {
-                reason: service_error(&e),
+                reason: sanitize_marked(&service_error(&e), ERROR_CHARS),
             })?;
         let raw = match result {
             ServerResult::CustomResult(c) => c.0,
@@ -416,19 +416,14 @@ async fn list_all(peer: &Peer<RoleClient>, max_tools: usize) -> Result<Vec<Liste
     })
 }
 
-/// A transport or protocol failure, worded for the model and cleaned.
+/// A transport or protocol failure, worded for the model (not yet cleaned).
 fn service_error(e: &ServiceError) -> String {
     match e {
         ServiceError::TransportClosed => SERVER_GONE.into(),
-        ServiceError::McpError(data) => sanitize_marked(
-            &format!("{} (code {})", data.message, data.code.0),
-            ERROR_CHARS,
-        ),
+        ServiceError::McpError(data) => format!("{} (code {})", data.message, data.code.0),
         // The wrapper's text names rmcp's generic transport type; the inner error is the news.
-        ServiceError::TransportSend(t) => {
-            sanitize_marked(&format!("transport error: {}", t.error), ERROR_CHARS)
-        }
-        other => sanitize_marked(&other.to_string(), ERROR_CHARS),
+        ServiceError::TransportSend(t) => format!("transport error: {}", t.error),
+        other => other.to_string(),
     }
 }
 
@@ -512,7 +507,10 @@ impl McpTool {
                     self.remote_name.clone(),
                     arguments,
                 );
-                self.session.runtime.spawn(async move { done(fut.await) });
+                let config = config.clone();
+                self.session
+                    .runtime
+                    .spawn(async move { done(outcome_response(fut.await, &config)) });
             }
         }
     }
@@ -541,7 +539,7 @@ impl McpTool {
     }
 }
 
-/// Words a fast-path outcome the way [`call_remote`] words rmcp's.
+/// Words how a call ended (over the fast path or rmcp's) for the model.
 fn outcome_response(outcome: CallOutcome, config: &ClientConfig) -> ToolResponse {
     let prompts = &config.prompts;
     let failed = |err: &str| {
@@ -564,28 +562,21 @@ fn outcome_response(outcome: CallOutcome, config: &ClientConfig) -> ToolResponse
 
 const SERVER_GONE: &str = "the MCP server closed the connection (it may have exited)";
 
+/// A call through rmcp's session (the HTTP transport).
 async fn call_remote(
     session: Arc<Session>,
     config: Arc<ClientConfig>,
     name: String,
     arguments: serde_json::Map<String, Value>,
-) -> ToolResponse {
-    let prompts = &config.prompts;
+) -> CallOutcome {
     let params = CallToolRequestParams::new(name).with_arguments(arguments);
     // Boxed: rmcp's call future is about 5 KB, and it would be stored twice in this one.
     let call = Box::pin(session.peer.call_tool(params));
     match bounded(config.timeout, call).await {
-        Some(Ok(result)) => convert_result(&result, config.max_result_chars, prompts),
-        Some(Err(_)) if session.is_closed() => {
-            ToolResponse::error(prompts.get(MessageKey::NO_SESSION))
-        }
-        Some(Err(e)) => {
-            ToolResponse::error(prompts.fmt(MessageKey::FAILED, &[("err", &service_error(&e))]))
-        }
-        None => ToolResponse::error(prompts.fmt(
-            MessageKey::TIMEOUT,
-            &[("timeout", &config.timeout.map(secs).unwrap_or_default())],
-        )),
+        Some(Ok(result)) => CallOutcome::Done(Box::new(result)),
+        Some(Err(_)) if session.is_closed() => CallOutcome::Closed,
+        Some(Err(e)) => CallOutcome::Failed(service_error(&e)),
+        None => CallOutcome::TimedOut,
     }
 }
 

@@ -247,12 +247,7 @@ impl Completer {
 impl Drop for Completer {
     fn drop(&mut self) {
         if self.target.is_some() {
-            let lost: Deliver = Box::new(|py: Python<'_>| {
-                Err(crate::py::errors::tool_error(
-                    py,
-                    "the MCP call was abandoned before it finished".to_string(),
-                ))
-            });
+            let lost: Deliver = Box::new(abandoned);
             Completer {
                 target: self.target.take(),
             }
@@ -292,6 +287,14 @@ fn release_closed_loops(py: Python<'_>, queues: &Bound<'_, PyAny>) -> PyResult<(
     Ok(())
 }
 
+/// What a future gets when its result was lost (its [`Completer`] dropped unused).
+fn abandoned(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    Err(crate::py::errors::tool_error(
+        py,
+        "the MCP call was abandoned before it finished".to_string(),
+    ))
+}
+
 /// An asyncio future on the running loop and the [`Completer`] that resolves it.
 pub fn pending_for_loop<'py>(py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Completer)> {
     static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -306,12 +309,7 @@ pub fn pending_for_loop<'py>(py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Co
         let waiter = pyo3_async_runtimes::tokio::future_into_py(py, async move {
             match rx.await {
                 Ok(deliver) => Python::attach(deliver),
-                Err(_) => Python::attach(|py| {
-                    Err(crate::py::errors::tool_error(
-                        py,
-                        "the MCP call was abandoned before it finished".to_string(),
-                    ))
-                }),
+                Err(_) => Python::attach(abandoned),
             }
         })?;
         return Ok((
