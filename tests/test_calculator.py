@@ -201,8 +201,9 @@ def test_hostile_inputs_are_fast_errors(registry: ToolRegistry) -> None:
         resp = calc(registry, expression)
         elapsed = time.perf_counter() - start
         assert resp.status == "error" and fragment in resp.text, (expression[:40], resp.text)
-        # Debug builds on a shared machine: generous; release builds answer in microseconds.
-        assert elapsed < 0.05, (expression[:40], elapsed)
+        # Release builds answer in microseconds; the bound only catches a blow-up (a quadratic
+        # scan of the million-character input would take minutes), not a busy CI machine.
+        assert elapsed < 0.5, (expression[:40], elapsed)
 
 
 def test_wrong_argument_shapes_never_raise(registry: ToolRegistry) -> None:

@@ -303,8 +303,8 @@ def test_a_secret_in_the_parent_environment_never_reaches_the_command(
 
 def test_stdin_is_dev_null() -> None:
     start = time.monotonic()
-    resp = run(CLITool(["cat"], timeout=5), "cat")
-    assert time.monotonic() - start < 2
+    resp = run(CLITool(["cat"], timeout=20), "cat")
+    assert time.monotonic() - start < 5
     assert resp.text == "[exit code 0]\n(no output)"
 
 
@@ -346,7 +346,7 @@ def test_yes_flood_is_stopped_at_the_cap_within_moments() -> None:
     tool = CLITool(["yes"], max_output_chars=1000, timeout=30)
     start = time.monotonic()
     resp = run(tool, "yes")
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 5
     assert resp.status == "partial"
     assert resp.data == {"returncode": -9, "truncated": True}
     body = resp.text.split("stdout:\n", 1)[1]
@@ -364,7 +364,7 @@ def test_grandchild_holding_the_pipe_past_the_timeout_is_killed_and_reaped(tmp_p
     start = time.monotonic()
     resp = run(tool, f"sh -c 'echo $$ > {pidfile}; (sleep 60; echo late) & sleep 60 & exec sleep 60'")
     elapsed = time.monotonic() - start
-    assert 0.45 < elapsed < 3, elapsed
+    assert 0.45 < elapsed < 10, elapsed
     assert resp.status == "error"
     assert resp.text.startswith("Error: command timed out (>0.5s) and was terminated")
     assert resp.data == {"returncode": -9, "timed_out": True}
@@ -376,7 +376,7 @@ def test_a_finished_command_is_not_turned_into_a_timeout_by_a_background_child(t
     tool = CLITool(["sh"], timeout=10, arg_policy=open_policy)
     start = time.monotonic()
     resp = run(tool, f"sh -c 'echo $$ > {pidfile}; sleep 60 & echo done'")
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 5
     assert resp.status == "success"
     assert resp.text == (
         "[exit code 0]\n(processes the command left running in the background were terminated)\nstdout:\ndone"
@@ -484,7 +484,7 @@ def test_descendants_that_leave_the_group_are_killed_too(tmp_path: Path) -> None
         f"while [ ! -s {pidfile} ]; do sleep 0.01; done; echo bye"
     )
     resp = run(tool, f"sh -c '{script}'")
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 5
     assert resp.text == "[exit code 0]\nstdout:\nbye"
     escapee = wait_for_pid(pidfile)
     assert not Path(f"/proc/{escapee}").exists(), "the escaped descendant survived"

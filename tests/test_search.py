@@ -469,7 +469,7 @@ def test_through_the_registry_sync_and_parallel(peer: Peer) -> None:
     assert reg.execute_tool("search", {"query": 3}).status == "error"
 
     peer.modes["ddg"] = "slow"
-    peer.slow_seconds = 0.4
+    peer.slow_seconds = 1.0
 
     async def main():
         return await asyncio.gather(*(reg.aexecute_tool("search", {"query": f"q{i}"}) for i in range(3)))
@@ -478,5 +478,5 @@ def test_through_the_registry_sync_and_parallel(peer: Peer) -> None:
     results = asyncio.run(main())
     elapsed = time.monotonic() - start
     assert [r.status for r in results] == ["success"] * 3
-    # Three 0.4 s answers overlapped instead of queuing.
-    assert elapsed < 1.1, elapsed
+    # Three 1 s answers overlapped instead of queuing (3 s).
+    assert elapsed < 2.5, elapsed

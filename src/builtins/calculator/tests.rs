@@ -269,7 +269,8 @@ fn bounds_are_enforced_quickly() {
         err(&million),
         "Error: expression too long (over 1000 characters)"
     );
-    assert!(start.elapsed().as_millis() < 50);
+    // Catches a scan of the whole input (minutes in a debug build), not a busy machine.
+    assert!(start.elapsed().as_millis() < 500);
     let many = format!("1{}", "+1".repeat(300));
     assert_eq!(
         err(&many),

@@ -219,7 +219,7 @@ fn floods_timeouts_and_binary_output_are_bounded() {
     .unwrap();
     let start = std::time::Instant::now();
     let r = call(&t, "yes");
-    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(start.elapsed() < Duration::from_secs(5));
     assert_eq!(r.status, ToolStatus::Partial);
     assert!(
         r.text.starts_with("[exit code -9]\nstdout:\ny\ny\n"),

@@ -65,8 +65,8 @@ fn stdin_is_dev_null_and_env_is_exactly_the_plan() {
     let mut p = plan("cat; env");
     p.env = vec![CString::new("ONLY=1").unwrap()];
     let t = Instant::now();
-    let o = run(&p, &limits(5000, 1000), None).unwrap();
-    assert!(t.elapsed() < Duration::from_secs(2));
+    let o = run(&p, &limits(30_000, 1000), None).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5));
     let text = String::from_utf8(o.stdout).unwrap();
     let vars: Vec<&str> = text
         .lines()
@@ -84,7 +84,7 @@ fn a_timeout_kills_the_whole_group_and_reaps_it() {
         None,
     )
     .unwrap();
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     assert_eq!(o.ending, Ending::Timeout);
     assert_eq!(o.exit, Some(ExitInfo::Signal(9)));
     assert!(group_members(o.pid.unwrap()).is_empty());
@@ -93,8 +93,13 @@ fn a_timeout_kills_the_whole_group_and_reaps_it() {
 #[test]
 fn a_grandchild_holding_the_pipe_does_not_turn_success_into_a_timeout() {
     let t = Instant::now();
-    let o = run(&plan("sleep 30 & echo finished"), &limits(5000, 1000), None).unwrap();
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    let o = run(
+        &plan("sleep 30 & echo finished"),
+        &limits(20_000, 1000),
+        None,
+    )
+    .unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     assert_eq!(o.ending, Ending::Exited);
     assert_eq!(o.exit, Some(ExitInfo::Code(0)));
     assert_eq!(o.stdout, b"finished\n");
@@ -119,7 +124,7 @@ fn background_processes_detached_from_the_pipes_are_killed_too() {
 fn an_output_flood_is_cut_at_the_cap_at_once() {
     let t = Instant::now();
     let o = run(&plan("yes"), &limits(10_000, 16_000), None).unwrap();
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     assert_eq!(o.ending, Ending::Overflow);
     assert_eq!(o.stdout.len(), 16_000);
     assert!(o.stdout_truncated && !o.stderr_truncated);
@@ -137,7 +142,7 @@ fn cancellation_from_another_thread_stops_the_run() {
     let t = Instant::now();
     let o = run(&plan("sleep 30"), &limits(20_000, 1000), Some(&token)).unwrap();
     h.join().unwrap();
-    assert!(t.elapsed() < Duration::from_secs(2));
+    assert!(t.elapsed() < Duration::from_secs(5));
     assert_eq!(o.ending, Ending::Cancelled);
     assert!(group_members(o.pid.unwrap()).is_empty());
 }
@@ -187,7 +192,7 @@ fn a_descendant_that_escapes_into_its_own_session_cannot_hang_the_call() {
     let elapsed = t.elapsed();
     assert_eq!(o.exit, Some(ExitInfo::Code(0)));
     assert_eq!(o.stdout, b"started\n");
-    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
     assert!(group_members(o.pid.unwrap()).is_empty());
     // It left the group on purpose, but it is still a descendant: it was killed and reaped.
     let escapee: i32 = std::fs::read_to_string(&pidfile)
