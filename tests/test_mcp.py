@@ -207,6 +207,64 @@ async def test_call_timeout_is_an_error_is_cancelled_at_the_server_and_the_sessi
         assert r.text == "finished" and marker.read_text() == "finished"
 
 
+async def wait_until(moment: float) -> None:
+    await asyncio.sleep(max(0.0, moment - time.monotonic()))
+
+
+async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
+    """asyncio.wait_for, a cancelled task and an agent's tool timeout all reach the server as
+    notifications/cancelled: the slow tool never writes its marker, and the session goes on.
+    The client has no timeout of its own, so only the caller's cancellation can stop them."""
+    from agentmaker import Agent
+    from agentmaker._mcp_future import McpCallFuture
+    from agentmaker.testing import ScriptedLLM
+
+    markers = [tmp_path / f"m{i}" for i in range(3)]
+    async with sdk_client(timeout=None) as client:
+        tools = await client.load_tools()
+        t = by_remote(tools)
+        slow = t["slow_write"]
+        start = time.monotonic()
+        waiter = slow.arun({"path": str(markers[0]), "seconds": 3})
+        assert isinstance(waiter, McpCallFuture)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(waiter, 0.3)
+        assert waiter.cancelled()
+
+        async def in_a_task():
+            return await slow.arun({"path": str(markers[1]), "seconds": 3})
+
+        task = asyncio.create_task(in_a_task())
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        call = ScriptedLLM.tool_call("calc_slow_write", {"path": str(markers[2]), "seconds": 3})
+        agent = Agent(
+            "a", ScriptedLLM([call, "done"]), tools=tools, confirm=lambda tool, params: True, tool_timeout=0.3
+        )
+        (rec,) = (await agent.arun("go")).tool_calls
+        assert rec.status == "timeout"
+        # A call nobody cancels still runs to the end, on the same session.
+        done = tmp_path / "done"
+        assert (await slow.arun({"path": str(done), "seconds": 0.01})).text == "finished"
+        assert done.read_text() == "finished"
+        await wait_until(start + 4.5)
+        assert [m.exists() for m in markers] == [False, False, False]
+        assert (await t["add"].arun({"a": 1, "b": 1})).text == "2"
+
+
+async def test_cancelling_after_the_answer_arrived_changes_nothing():
+    async with sdk_client() as client:
+        add = by_remote(await client.load_tools())["add"]
+        waiter = add.arun({"a": 2, "b": 3})
+        await asyncio.sleep(0.5)  # the answer is in, the future not yet settled or just settled
+        waiter.cancel()
+        # Either way the session is intact and the next calls are answered.
+        results = await asyncio.gather(*(add.arun({"a": i, "b": 1}) for i in range(20)))
+        assert [r.text for r in results] == [str(i + 1) for i in range(20)]
+
+
 async def test_server_exiting_mid_call_gives_an_error_not_a_hang():
     async with sdk_client() as client:
         t = by_remote(await client.load_tools())
@@ -273,6 +331,18 @@ async def test_http_transport_with_the_sdk_server(http_server):
         assert [r.text for r in results] == [str(i) for i in range(20)]
     r = await tools["add"].arun({"a": 1, "b": 1})
     assert r.text.startswith(NO_SESSION)
+
+
+async def test_cancelling_an_http_call_cancels_it_at_the_server(http_server, tmp_path):
+    marker = tmp_path / "marker"
+    async with MCPClient(url=http_server, namespace="web", timeout=None) as client:
+        t = by_remote(await client.load_tools())
+        start = time.monotonic()
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(t["slow_write"].arun({"path": str(marker), "seconds": 3}), 0.3)
+        assert (await t["add"].arun({"a": 1, "b": 1})).text == "2"
+        await wait_until(start + 4.5)
+        assert not marker.exists()
 
 
 async def test_http_headers_and_bearer_go_on_every_request():

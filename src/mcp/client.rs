@@ -471,34 +471,39 @@ impl McpTool {
     /// Calls the remote tool and hands the response to `done`, exactly once, on whichever
     /// thread settles the call (possibly this one, at once). Never fails: problems become
     /// error responses. Over stdio the request is written at once and no task is spawned
-    /// (`fastcall.rs`); over HTTP the call runs as a task on the session's runtime.
-    pub fn call_then<F>(&self, args: Value, done: F)
+    /// (`fastcall.rs`); over HTTP the call runs as a task on the session's runtime. The
+    /// returned handle cancels the call; dropping it does not.
+    pub fn call_then<F>(&self, args: Value, done: F) -> CallHandle
     where
         F: FnOnce(ToolResponse) + Send + 'static,
     {
         let config = &self.config;
         let prompts = &config.prompts;
         if self.session.is_closed() {
-            return done(ToolResponse::error(prompts.get(MessageKey::NO_SESSION)));
+            done(ToolResponse::error(prompts.get(MessageKey::NO_SESSION)));
+            return CallHandle(Cancel::Settled);
         }
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => Default::default(),
             other => {
                 let err = format!("arguments must be a JSON object, got {other}");
-                return done(ToolResponse::error(
-                    prompts.fmt(MessageKey::FAILED, &[("err", &sanitize_marked(&err, 200))]),
-                ));
+                done(ToolResponse::error(prompts.fmt(
+                    MessageKey::FAILED,
+                    &[("err", &sanitize_marked(&err, 200))],
+                )));
+                return CallHandle(Cancel::Settled);
             }
         };
         match &self.session.fast {
             Some(fast) => {
                 let config = config.clone();
-                fast.call(
+                let id = fast.call(
                     &self.remote_name,
                     &arguments,
                     Box::new(move |outcome| done(outcome_response(outcome, &config))),
                 );
+                CallHandle(Cancel::Fast(Arc::downgrade(fast), id))
             }
             None => {
                 let fut = call_remote(
@@ -508,22 +513,18 @@ impl McpTool {
                     arguments,
                 );
                 let config = config.clone();
-                self.session
-                    .runtime
-                    .spawn(async move { done(outcome_response(fut.await, &config)) });
+                let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+                self.session.runtime.spawn(async move {
+                    let outcome = tokio::select! {
+                        outcome = fut => outcome,
+                        // Dropping rmcp's call future sends `notifications/cancelled`.
+                        Ok(()) = stopped => CallOutcome::Cancelled,
+                    };
+                    done(outcome_response(outcome, &config))
+                });
+                CallHandle(Cancel::Remote(stop))
             }
         }
-    }
-
-    /// [`McpTool::call_then`] as a future. The request is sent when this is called, not when
-    /// the future is first polled.
-    pub fn call_async(&self, args: Value) -> impl Future<Output = ToolResponse> + Send + 'static {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        self.call_then(args, move |resp| {
-            let _ = tx.send(resp);
-        });
-        let closed = self.config.prompts.get(MessageKey::NO_SESSION).to_string();
-        async move { rx.await.unwrap_or_else(|_| ToolResponse::error(closed)) }
     }
 
     /// Waits for the call on this thread (not a tokio worker: the binding calls this with the
@@ -536,6 +537,34 @@ impl McpTool {
         rx.recv().unwrap_or_else(|_| {
             ToolResponse::error(self.config.prompts.get(MessageKey::NO_SESSION))
         })
+    }
+}
+
+/// Cancels a call made with [`McpTool::call_then`]: its `done` then gets a "cancelled" error
+/// response (unless the call had already ended) and the server is told with
+/// `notifications/cancelled`, so it can stop the work. Dropping the handle does nothing.
+pub struct CallHandle(Cancel);
+
+enum Cancel {
+    /// Settled before anything was sent.
+    Settled,
+    Fast(std::sync::Weak<FastCalls>, u64),
+    Remote(tokio::sync::oneshot::Sender<()>),
+}
+
+impl CallHandle {
+    pub fn cancel(self) {
+        match self.0 {
+            Cancel::Settled => {}
+            Cancel::Fast(calls, id) => {
+                if let Some(calls) = calls.upgrade() {
+                    calls.cancel(id, "the client cancelled the call");
+                }
+            }
+            Cancel::Remote(stop) => {
+                let _ = stop.send(());
+            }
+        }
     }
 }
 
@@ -557,6 +586,7 @@ fn outcome_response(outcome: CallOutcome, config: &ClientConfig) -> ToolResponse
         )),
         CallOutcome::Closed => ToolResponse::error(prompts.get(MessageKey::NO_SESSION)),
         CallOutcome::ServerGone => failed(SERVER_GONE),
+        CallOutcome::Cancelled => failed("the call was cancelled before the server answered"),
     }
 }
 

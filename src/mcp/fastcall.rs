@@ -43,6 +43,8 @@ pub enum CallOutcome {
     Closed,
     /// The server's output ended (it exited or closed stdout).
     ServerGone,
+    /// The caller gave up on the call (see [`FastCalls::cancel`]).
+    Cancelled,
 }
 
 /// Called once with the outcome, on whichever thread settles the call.
@@ -117,12 +119,14 @@ impl FastCalls {
 
     /// Sends `tools/call` for `name` and files `done` under its id. `done` is always called
     /// exactly once: with the answer, a timeout, or the end of the session.
+    /// Sends a `tools/call` request; `done` gets the outcome. Returns the call's number (for
+    /// [`FastCalls::cancel`]).
     pub fn call(
         &self,
         name: &str,
         arguments: &serde_json::Map<String, serde_json::Value>,
         done: Waiter,
-    ) {
+    ) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut line = Vec::with_capacity(96 + name.len());
         line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":\"");
@@ -140,7 +144,7 @@ impl FastCalls {
             if let Some(ended) = st.ended {
                 drop(st);
                 done(ended.outcome());
-                return;
+                return id;
             }
             // A lone call is written from this thread at once; with others in flight the
             // writer task sends what piles up together.
@@ -170,6 +174,21 @@ impl FastCalls {
                 )));
             }
         }
+        id
+    }
+
+    /// Gives up on call `id`: its waiter gets [`CallOutcome::Cancelled`] and the server is
+    /// told with `notifications/cancelled`, so it can stop the work. `false` (and nothing
+    /// sent) when the call had already ended.
+    pub fn cancel(&self, id: u64, reason: &str) -> bool {
+        let Some(done) = self.lock().pending.remove(&id) else {
+            return false;
+        };
+        let _ = self
+            .writer
+            .append(cancel_notice(id, reason).as_bytes(), MAX_UNWRITTEN);
+        done(CallOutcome::Cancelled);
+        true
     }
 
     /// Takes `line` if it answers one of our calls (settling that call); `false` leaves the
@@ -254,6 +273,14 @@ impl FastCalls {
     }
 }
 
+/// The `notifications/cancelled` line for call `id`.
+fn cancel_notice(id: u64, reason: &str) -> String {
+    let reason = serde_json::Value::from(reason);
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":\"{ID_PREFIX}{id}\",\"reason\":{reason}}}}}\n"
+    )
+}
+
 /// The call number in a JSON id text like `"am-12"`.
 fn our_id(raw: &str) -> Option<u64> {
     serde_json::from_str::<&str>(raw)
@@ -316,10 +343,8 @@ async fn expire_loop(calls: Arc<FastCalls>) {
         };
         for (id, done) in expired {
             // Tell the server, as the protocol asks, so it can stop the work (best effort).
-            let cancel = format!(
-                "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":\"{ID_PREFIX}{id}\",\"reason\":\"the client's timeout expired\"}}}}\n"
-            );
-            let _ = calls.writer.append(cancel.as_bytes(), MAX_UNWRITTEN);
+            let notice = cancel_notice(id, "the client's timeout expired");
+            let _ = calls.writer.append(notice.as_bytes(), MAX_UNWRITTEN);
             done(CallOutcome::TimedOut);
         }
     }
@@ -431,6 +456,34 @@ mod tests {
             "{}",
             texts[2]
         );
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_call_tells_the_server_and_ignores_its_answer() {
+        let (calls, _w, mut server, tx, mut rx) = setup(Some(Duration::from_secs(60)));
+        let first = calls.call("slow", &Default::default(), waiter(&tx));
+        let second = calls.call("slow", &Default::default(), waiter(&tx));
+        assert_eq!((first, second), (1, 2));
+        next_request(&mut server).await;
+        next_request(&mut server).await;
+        assert!(calls.cancel(first, "gave up \"now\""));
+        assert!(matches!(rx.recv().await.unwrap(), CallOutcome::Cancelled));
+        assert_eq!(
+            next_request(&mut server).await,
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": "am-1", "reason": "gave up \"now\""}})
+        );
+        // Once only; its late answer finds no waiter; the other call is untouched.
+        assert!(!calls.cancel(first, "again"));
+        assert!(calls.claim(br#"{"jsonrpc":"2.0","id":"am-1","result":{"content":[]}}"#));
+        assert!(rx.try_recv().is_err());
+        assert_eq!(calls.in_flight(), 1);
+        assert!(calls.claim(br#"{"jsonrpc":"2.0","id":"am-2","result":{"content":[]}}"#));
+        assert!(matches!(rx.recv().await.unwrap(), CallOutcome::Done(_)));
+        // A settled call is not cancelled, and nothing more is sent.
+        assert!(!calls.cancel(second, "late"));
+        calls.call("next", &Default::default(), waiter(&tx));
+        assert_eq!(next_request(&mut server).await["id"], "am-3");
     }
 
     #[tokio::test]

@@ -453,11 +453,12 @@ impl PyMcpTool {
         };
         // No task per call: the response is handed straight to the loop's completion queue.
         let (waiter, completer) = completion::pending_for_loop(py)?;
-        self.tool.call_then(args, move |resp| {
+        let call = self.tool.call_then(args, move |resp| {
             completer.complete(Box::new(move |py: Python<'_>| {
                 Ok(Py::new(py, PyToolResponse::from_core(py, resp)?)?.into_any())
             }))
         });
+        completion::on_cancel(py, &waiter, move || call.cancel())?;
         Ok(waiter)
     }
 

@@ -319,7 +319,9 @@ pub fn pending_for_loop<'py>(py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Co
             },
         ));
     };
-    let waiter = event_loop.call_method0(intern!(py, "create_future"))?;
+    let kwargs = pyo3::types::PyDict::new(py);
+    kwargs.set_item(intern!(py, "loop"), &event_loop)?;
+    let waiter = call_future_class(py)?.call((), Some(&kwargs))?;
     let q = queue.get();
     let id = q.next_id.fetch_add(1, Ordering::Relaxed);
     if let Ok(mut futures) = q.futures.lock() {
@@ -331,6 +333,50 @@ pub fn pending_for_loop<'py>(py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Co
             target: Some(Target::Queue(q.ready.clone(), id)),
         },
     ))
+}
+
+/// What cancelling a future made by [`pending_for_loop`] does: `McpCallFuture.cancel` calls
+/// `cancel()` on the object stored in its `_am_call` slot.
+#[pyclass(module = "agentmaker._native", name = "_McpCall", frozen)]
+pub struct CancelCall(Mutex<Option<Box<dyn FnOnce() + Send>>>);
+
+#[pymethods]
+impl CancelCall {
+    fn cancel(&self) {
+        let cancel = self.0.lock().ok().and_then(|mut c| c.take());
+        if let Some(cancel) = cancel {
+            cancel();
+        }
+    }
+}
+
+/// Makes cancelling `waiter` (a future from [`pending_for_loop`]) run `cancel`. A future from
+/// the fallback path (a loop that cannot watch our pipe) is left as it is: cancelling it only
+/// stops the wait.
+pub fn on_cancel(
+    py: Python<'_>,
+    waiter: &Bound<'_, PyAny>,
+    cancel: impl FnOnce() + Send + 'static,
+) -> PyResult<()> {
+    if !waiter.get_type().is(call_future_class(py)?) {
+        return Ok(());
+    }
+    let call = Bound::new(py, CancelCall(Mutex::new(Some(Box::new(cancel)))))?;
+    waiter.setattr(intern!(py, "_am_call"), call)
+}
+
+/// `agentmaker._mcp_future.McpCallFuture`: an asyncio future whose `cancel` also cancels the
+/// call.
+fn call_future_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let class = CLASS.get_or_try_init(py, || {
+        Ok::<_, PyErr>(
+            py.import("agentmaker._mcp_future")?
+                .getattr("McpCallFuture")?
+                .unbind(),
+        )
+    })?;
+    Ok(class.bind(py))
 }
 
 /// An asyncio future on the running loop that resolves to what `fut` (run on the shared tokio

@@ -1,0 +1,23 @@
+"""The future an MCP tool's ``arun`` returns (created by the Rust binding)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+
+class McpCallFuture(asyncio.Future):  # type: ignore[type-arg]
+    """One MCP call in flight. Cancelling it (``asyncio.wait_for``, an agent's tool timeout, a
+    cancelled task) cancels the call too: the client stops waiting for the answer and the
+    server is sent ``notifications/cancelled`` so it can stop the work."""
+
+    __slots__ = ("_am_call",)
+
+    def cancel(self, msg: Any = None) -> bool:
+        if not super().cancel(msg):
+            return False
+        call = getattr(self, "_am_call", None)
+        if call is not None:
+            self._am_call = None
+            call.cancel()
+        return True
