@@ -60,10 +60,15 @@ def short_runs() -> None:
     def fresh_run():
         return Agent("bench", ScriptedLLM(script), tool_registry=reg).run("1 + 2?")
 
-    report(GROUP, "short run (1 tool call + answer), fresh Agent, run()", per_call_us(fresh_run, number=2000),
-           target_us=40.0)
+    report(
+        GROUP,
+        "short run (1 tool call + answer), fresh Agent, run()",
+        per_call_us(fresh_run, number=2000),
+        target_us=40.0,
+    )
     loop = asyncio.new_event_loop()
     try:
+
         async def many():
             for _ in range(2000):
                 await Agent("bench", ScriptedLLM(script), tool_registry=reg).arun("1 + 2?")
@@ -71,8 +76,11 @@ def short_runs() -> None:
         loop.run_until_complete(many())  # warm-up
         start = time.perf_counter_ns()
         loop.run_until_complete(many())
-        report(GROUP, "short run, fresh Agent, await arun() (sync tool on a thread)",
-               (time.perf_counter_ns() - start) / 1000 / 2000)
+        report(
+            GROUP,
+            "short run, fresh Agent, await arun() (sync tool on a thread)",
+            (time.perf_counter_ns() - start) / 1000 / 2000,
+        )
     finally:
         loop.close()
 
@@ -92,15 +100,23 @@ def wide_async_batch(n: int = 200, seconds: float = 0.01) -> None:
         result = Agent("bench", ScriptedLLM([calls, "ok"]), tool_registry=reg).run("go")
         assert result.usage.tool_calls == n
 
-    report(GROUP, f"{n} async tools sleeping {seconds * 1000:g} ms in one turn, run() wall",
-           once_us(agent_run, repeat=25), target_us=14_000.0,
-           note=f"(plain asyncio.gather of the sleeps: {floor / 1000:.2f} ms)")
+    report(
+        GROUP,
+        f"{n} async tools sleeping {seconds * 1000:g} ms in one turn, run() wall",
+        once_us(agent_run, repeat=25),
+        target_us=14_000.0,
+        note=f"(plain asyncio.gather of the sleeps: {floor / 1000:.2f} ms)",
+    )
 
     async def agent_arun():
         await Agent("bench", ScriptedLLM([calls, "ok"]), tool_registry=reg).arun("go")
 
-    report(GROUP, f"{n} async tools sleeping {seconds * 1000:g} ms in one turn, arun() wall",
-           once_us(lambda: loop.run_until_complete(agent_arun()), repeat=25), target_us=14_000.0)
+    report(
+        GROUP,
+        f"{n} async tools sleeping {seconds * 1000:g} ms in one turn, arun() wall",
+        once_us(lambda: loop.run_until_complete(agent_arun()), repeat=25),
+        target_us=14_000.0,
+    )
     loop.close()
 
 

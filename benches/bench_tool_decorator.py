@@ -79,8 +79,13 @@ def main() -> None:
     report(GROUP, "parse a Google docstring (5 params)", best_of(lambda f: parse_docstring(f.__doc__)))
     report(GROUP, "analyze a 5-param function (signature + schema + doc)", best_of(analyze))
     value = best_of(tool)
-    report(GROUP, "@tool on a 5-param function with a Google docstring", value, target_us=20.0,
-           note=f"{value / floor:.2f}x the introspection floor; reference implementation: 82-120 µs")
+    report(
+        GROUP,
+        "@tool on a 5-param function with a Google docstring",
+        value,
+        target_us=20.0,
+        note=f"{value / floor:.2f}x the introspection floor; reference implementation: 82-120 µs",
+    )
     reg = ToolRegistry()
     report(GROUP, "@tool + registry.register (validator compiled)", best_of(lambda f: reg.register(tool(f))))
 
@@ -99,13 +104,20 @@ def main() -> None:
     reg.register_all([add_fn, convert_fn])
     args = {"a": 2, "b": 3}
     raw = add_fn.__wrapped__
-    report(GROUP, "execute_tool, @tool with JSON-native params (Rust fast path)",
-           per_call_us(lambda: reg.execute_tool("add_fn", args)), floor_us=per_call_us(lambda: raw(**args)))
+    report(
+        GROUP,
+        "execute_tool, @tool with JSON-native params (Rust fast path)",
+        per_call_us(lambda: reg.execute_tool("add_fn", args)),
+        floor_us=per_call_us(lambda: raw(**args)),
+    )
     conv_args = {"c": "blue", "d": "2024-01-02"}
     raw2 = convert_fn.__wrapped__
-    report(GROUP, "execute_tool, @tool with Enum + date params (converted)",
-           per_call_us(lambda: reg.execute_tool("convert_fn", conv_args)),
-           floor_us=per_call_us(lambda: raw2(Color.BLUE, datetime.date(2024, 1, 2))))
+    report(
+        GROUP,
+        "execute_tool, @tool with Enum + date params (converted)",
+        per_call_us(lambda: reg.execute_tool("convert_fn", conv_args)),
+        floor_us=per_call_us(lambda: raw2(Color.BLUE, datetime.date(2024, 1, 2))),
+    )
 
 
 class Color(enum.Enum):

@@ -53,19 +53,30 @@ def median_us(fn: Callable[[], object], *, repeat: int = 7) -> float:
     return statistics.median(samples)
 
 
-def report(group: str, name: str, value_us: float, *, floor_us: float | None = None, target_us: float | None = None,
-           note: str = "") -> None:
+def report(
+    group: str,
+    name: str,
+    value_us: float,
+    *,
+    floor_us: float | None = None,
+    target_us: float | None = None,
+    note: str = "",
+) -> None:
     """Print one figure: its value, its overhead over the floor and the target it is held to."""
     parts = [f"{group:<10} {name:<58} {fmt(value_us):>11}"]
     if floor_us is not None:
-        parts.append(f"floor {fmt(floor_us)}  overhead {fmt(value_us - floor_us)}  ratio {value_us / floor_us:5.1f}x")
+        parts.append(
+            f"floor {fmt(floor_us)}  overhead {fmt(value_us - floor_us)}  ratio {value_us / floor_us:5.1f}x"
+        )
     if target_us is not None:
         measured = value_us - floor_us if floor_us is not None else value_us
         parts.append(f"target {fmt(target_us)} [{'ok' if measured <= target_us else 'OVER'}]")
     if note:
         parts.append(note)
     print("  ".join(parts), flush=True)
-    RESULTS.append({"group": group, "name": name, "us": value_us, "floor_us": floor_us, "target_us": target_us})
+    RESULTS.append(
+        {"group": group, "name": name, "us": value_us, "floor_us": floor_us, "target_us": target_us}
+    )
 
 
 def fmt(us: float) -> str:

@@ -17,10 +17,12 @@ def get_weather(city: Annotated[str, "City name"], days: int = 1) -> str:
     return f"{city}: {forecasts.get(city, 'no data')} for the next {days} day(s)"
 
 
-llm = ScriptedLLM([
-    ScriptedLLM.tool_call("get_weather", {"city": "Paris", "days": 2}),
-    "It will be sunny in Paris, around 24°C.",
-])
+llm = ScriptedLLM(
+    [
+        ScriptedLLM.tool_call("get_weather", {"city": "Paris", "days": 2}),
+        "It will be sunny in Paris, around 24°C.",
+    ]
+)
 agent = Agent("weather-bot", llm, tools=[get_weather])
 result = agent.run("What's the weather in Paris this weekend?")
 

@@ -24,10 +24,12 @@ registry.register(to_upper)  # a plain function, schema inferred from its signat
 
 print(registry.get_catalog())
 
-llm = ScriptedLLM([
-    ScriptedLLM.tool_call("calculator", {"expression": "(3 + 4) * 5"}),
-    "The result is 35.",
-])
+llm = ScriptedLLM(
+    [
+        ScriptedLLM.tool_call("calculator", {"expression": "(3 + 4) * 5"}),
+        "The result is 35.",
+    ]
+)
 agent = Agent("assistant", llm, tool_registry=registry)
 result = agent.run("Compute (3 + 4) * 5")
 

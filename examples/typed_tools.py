@@ -49,7 +49,9 @@ def forecast(city: Annotated[str, "city name"], days: int = 3, unit: Unit = Unit
 def plan(trip: Trip, pace: Literal["slow", "fast"] = "slow", tags: set[str] | None = None) -> str:
     """Plan a trip."""
     end = trip.start + datetime.timedelta(days=trip.nights)
-    return f"{trip.city}: {trip.start.isoformat()} to {end.isoformat()}, {pace} pace, tags {sorted(tags or [])}"
+    return (
+        f"{trip.city}: {trip.start.isoformat()} to {end.isoformat()}, {pace} pace, tags {sorted(tags or [])}"
+    )
 
 
 @tool
@@ -64,11 +66,16 @@ registry.register_all([forecast, plan, tally])
 print(json.dumps(registry.get_schema("forecast")["properties"]["unit"]))
 print(registry.execute_tool("forecast", {"city": "Oslo", "unit": "fahrenheit"}).text)
 print(registry.execute_tool("forecast", {"city": "Oslo", "days": None}).text)  # null = use the default
-print(registry.execute_tool("plan", {"trip": {"city": "Kyoto", "start": "2025-04-01", "nights": 3},
-                                     "tags": ["food", "temples"]}).text)
+print(
+    registry.execute_tool(
+        "plan", {"trip": {"city": "Kyoto", "start": "2025-04-01", "nights": 3}, "tags": ["food", "temples"]}
+    ).text
+)
 print(registry.execute_tool("plan", {"trip": {"city": "Kyoto"}}).text)  # a missing nested field
 
-strict = {t["function"]["name"]: t["function"].get("strict", False) for t in registry.to_openai_schema(strict=True)}
+strict = {
+    t["function"]["name"]: t["function"].get("strict", False) for t in registry.to_openai_schema(strict=True)
+}
 print("strict:", strict)
 print("not strict:", registry.strict_fallbacks())
 print("gemini:", json.dumps(registry.to_gemini_schema(["forecast"])[0]["parameters"]["properties"]["unit"]))

@@ -89,7 +89,12 @@ def test_one_tool_call_round_trip():
     # The model's second call saw the tool result.
     assert llm.requests[1].messages[-1] == {"role": "tool", "tool_call_id": "c7", "content": "5"}
     (call,) = result.tool_calls
-    assert (call.name, call.arguments, call.status, call.call_id) == ("add", {"a": 2, "b": 3}, "success", "c7")
+    assert (call.name, call.arguments, call.status, call.call_id) == (
+        "add",
+        {"a": 2, "b": 3},
+        "success",
+        "c7",
+    )
     assert call.data == 5 and call.duration >= 0.0 and call.executed
     assert result.usage.tool_calls == 1 and result.usage.llm_calls == 2
 
@@ -275,7 +280,13 @@ def test_garbage_tool_calls_become_error_messages_and_the_run_continues():
     assert texts[6] == "3"
     statuses = [c.status for c in result.tool_calls]
     assert statuses == [
-        "invalid_args", "invalid_args", "unknown_tool", "invalid_call", "invalid", "invalid_call", "success"
+        "invalid_args",
+        "invalid_args",
+        "unknown_tool",
+        "invalid_call",
+        "invalid",
+        "invalid_call",
+        "success",
     ]
     assert add.seen == [{"a": 1, "b": 2}]
     assert result.usage.tool_calls == 1
@@ -319,9 +330,7 @@ def test_tool_errors_and_bad_return_values_reach_the_model():
         def run(self, parameters):
             return 42
 
-    llm = ScriptedLLM(
-        [ScriptedLLM.tool_calls(("signal", {"kind": "boom"}), ("broken", {})), "recovered"]
-    )
+    llm = ScriptedLLM([ScriptedLLM.tool_calls(("signal", {"kind": "boom"}), ("broken", {})), "recovered"])
     result = Agent("a", llm, tools=[Signal(), Broken()]).run("go")
     assert result.final_output == "recovered"
     (_, boom), (_, junk) = tool_messages(result)
@@ -422,8 +431,11 @@ def test_max_llm_calls_and_tokens():
     with pytest.raises(RunLimitExceeded, match="exceeded LLM call limit 2"):
         agent.run("x")
     assert llm.calls == 2
-    heavy = LLMResponse(content="", tool_calls=ScriptedLLM.tool_call("add", {"a": 1, "b": 1}).tool_calls,
-                        usage={"total_tokens": 80})
+    heavy = LLMResponse(
+        content="",
+        tool_calls=ScriptedLLM.tool_call("add", {"a": 1, "b": 1}).tool_calls,
+        usage={"total_tokens": 80},
+    )
     llm = ScriptedLLM([heavy, heavy, "never"])
     with pytest.raises(RunLimitExceeded, match="exceeded token limit 100") as info:
         Agent("a", llm, tools=[Add()], run_policy=RunPolicy(max_tokens=100)).run("x")
@@ -459,7 +471,14 @@ def test_deadline_and_cancel():
 def test_policy_counts_are_per_run():
     agent = Agent(
         "a",
-        ScriptedLLM([ScriptedLLM.tool_call("add", {"a": 1, "b": 1}), "one", ScriptedLLM.tool_call("add", {"a": 1, "b": 1}), "two"]),
+        ScriptedLLM(
+            [
+                ScriptedLLM.tool_call("add", {"a": 1, "b": 1}),
+                "one",
+                ScriptedLLM.tool_call("add", {"a": 1, "b": 1}),
+                "two",
+            ]
+        ),
         tools=[Add()],
         run_policy=RunPolicy(max_tool_calls=1),
     )
@@ -472,7 +491,12 @@ def test_policy_counts_are_per_run():
 
 def test_scripted_llm_records_and_counts():
     llm = ScriptedLLM(["a", lambda messages, tools: f"{len(messages)} messages"])
-    assert llm.chat([{"role": "user", "content": "x"}], tools=[{"function": {"name": "t"}}], temperature=0).content == "a"
+    assert (
+        llm.chat(
+            [{"role": "user", "content": "x"}], tools=[{"function": {"name": "t"}}], temperature=0
+        ).content
+        == "a"
+    )
     assert asyncio.run(llm.achat([1, 2, 3])).content == "3 messages"
     assert llm.calls == 2 and llm.remaining == 0
     assert llm.requests[0].tool_names == ["t"] and llm.requests[0].kwargs == {"temperature": 0}
@@ -484,9 +508,15 @@ def test_scripted_tool_call_helpers():
     one = ScriptedLLM.tool_call("calculator", {"expression": "1+1"}, call_id="x", content="thinking")
     assert one.content == "thinking"
     assert one.tool_calls == [
-        {"id": "x", "type": "function", "function": {"name": "calculator", "arguments": '{"expression": "1+1"}'}}
+        {
+            "id": "x",
+            "type": "function",
+            "function": {"name": "calculator", "arguments": '{"expression": "1+1"}'},
+        }
     ]
-    many = ScriptedLLM.tool_calls(("a", {"k": "é"}), ("b", None, "own"), ScriptedLLM.tool_call("c", call_id="z"))
+    many = ScriptedLLM.tool_calls(
+        ("a", {"k": "é"}), ("b", None, "own"), ScriptedLLM.tool_call("c", call_id="z")
+    )
     assert [c["id"] for c in many.tool_calls] == ["call_1", "own", "z"]
     assert many.tool_calls[0]["function"]["arguments"] == '{"k": "é"}'
     assert many.tool_calls[1]["function"]["arguments"] == "{}"
@@ -530,7 +560,10 @@ class SubAgent(Tool):
 
 
 def test_sync_tools_may_run_their_own_loop_even_when_the_model_is_async():
-    script = [ScriptedLLM.tool_calls(("wrapped", {}), ("delegate", {"question": "2+2?"})), LLMResponse(content="ok")]
+    script = [
+        ScriptedLLM.tool_calls(("wrapped", {}), ("delegate", {"question": "2+2?"})),
+        LLMResponse(content="ok"),
+    ]
     result = Agent("outer", AsyncChatLLM(script), tools=[AsyncInside(), SubAgent()]).run("go")
     assert [c.output for c in result.tool_calls] == ["from asyncio.run", "four"]
     assert result.final_output == "ok"
@@ -570,11 +603,14 @@ def test_retriever_picks_the_tools_and_discoveries_are_merged(use_async):
     from agentmaker import ToolPermissions
 
     reg = ToolRegistry()
-    reg.register_all([Named("finder", ["convert", "secret", "ghost"]), Named("convert"), Named("secret"), Named("other")])
+    reg.register_all(
+        [Named("finder", ["convert", "secret", "ghost"]), Named("convert"), Named("secret"), Named("other")]
+    )
     retriever = PickFirst(reg)
     llm = ScriptedLLM([ScriptedLLM.tool_call("finder"), ScriptedLLM.tool_call("convert"), "done"])
-    agent = Agent("a", llm, tool_registry=reg, tool_retriever=retriever,
-                  permissions=ToolPermissions(deny={"secret"}))
+    agent = Agent(
+        "a", llm, tool_registry=reg, tool_retriever=retriever, permissions=ToolPermissions(deny={"secret"})
+    )
     result = asyncio.run(agent.arun("use finder please")) if use_async else agent.run("use finder please")
     assert retriever.queries == ["use finder please"]
     assert [r.tool_names for r in llm.requests] == [["finder"], ["finder", "convert"], ["finder", "convert"]]
@@ -602,7 +638,14 @@ def test_more_garbage_from_the_model():
     result = Agent("a", ScriptedLLM([resp, "still here"]), tools=[add]).run("go")
     assert result.final_output == "still here"
     statuses = [c.status for c in result.tool_calls]
-    assert statuses == ["invalid_call", "invalid_call", "invalid_call", "invalid_args", "invalid_args", "invalid_call"]
+    assert statuses == [
+        "invalid_call",
+        "invalid_call",
+        "invalid_call",
+        "invalid_args",
+        "invalid_args",
+        "invalid_call",
+    ]
     assert result.tool_calls[3].output == "Error: arguments for tool 'add' are nested too deeply"
     assert add.seen == [] and result.usage.tool_calls == 0
     # Every tool message answers an id present in the recorded assistant message.
@@ -612,7 +655,13 @@ def test_more_garbage_from_the_model():
 
 
 def test_a_single_call_object_instead_of_a_list():
-    resp = LLMResponse(tool_calls={"id": "solo", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 1}'}})
+    resp = LLMResponse(
+        tool_calls={
+            "id": "solo",
+            "type": "function",
+            "function": {"name": "add", "arguments": '{"a": 1, "b": 1}'},
+        }
+    )
     result = Agent("a", ScriptedLLM([resp, "2"]), tools=[Add()]).run("go")
     assert tool_messages(result) == [("solo", "2")]
 

@@ -47,8 +47,14 @@ def get_weather(city: Annotated[str, "city name"], days: int = 3, unit: Unit = U
     return f"{city}:{days}:{unit.value}"
 
 
-@tool(name="plan", description="Plan a trip.", requires_confirmation=True, external_content=True,
-      supports_parallel=True, timeout=2.5)
+@tool(
+    name="plan",
+    description="Plan a trip.",
+    requires_confirmation=True,
+    external_content=True,
+    supports_parallel=True,
+    timeout=2.5,
+)
 def plan_trip(window: Window, tags: set[str] | None = None) -> dict:
     return {"start": window.start, "days": window.days, "tags": sorted(tags or [])}
 
@@ -71,7 +77,11 @@ def test_decorator_produces_a_tool_that_still_calls_the_function() -> None:
 def test_decorator_keywords() -> None:
     assert plan_trip.name == "plan"
     assert plan_trip.description == "Plan a trip."
-    assert (plan_trip.requires_confirmation, plan_trip.external_content, plan_trip.supports_parallel) == (True, True, True)
+    assert (plan_trip.requires_confirmation, plan_trip.external_content, plan_trip.supports_parallel) == (
+        True,
+        True,
+        True,
+    )
     assert plan_trip.timeout == 2.5
     assert get_weather.requires_confirmation is False and get_weather.timeout is None
 
@@ -84,35 +94,48 @@ def test_registry_schema_is_the_inferred_one() -> None:
         "properties": {
             "city": {"type": "string", "description": "city name"},
             "days": {"type": ["integer", "null"], "description": "How many days ahead.", "default": 3},
-            "unit": {"type": ["string", "null"], "enum": ["celsius", "fahrenheit", None], "default": "celsius"},
+            "unit": {
+                "type": ["string", "null"],
+                "enum": ["celsius", "fahrenheit", None],
+                "default": "celsius",
+            },
         },
         "required": ["city"],
     }
     assert reg.to_openai_schema()[0]["function"]["parameters"] == schema
     params = get_weather.get_parameters()
     assert [(p.name, p.type, p.required) for p in params] == [
-        ("city", "string", True), ("days", "integer", False), ("unit", "string", False)]
+        ("city", "string", True),
+        ("days", "integer", False),
+        ("unit", "string", False),
+    ]
     assert isinstance(params[0], ToolParameter)
 
 
-@pytest.mark.parametrize(("args", "text"), [
-    ({"city": "Oslo"}, "Oslo:3:celsius"),
-    ({"city": "Oslo", "days": None}, "Oslo:3:celsius"),  # null means "use the default"
-    ({"city": "Oslo", "days": 5, "unit": "fahrenheit", "extra": 1}, "Oslo:5:fahrenheit"),  # extra dropped
-    ({"city": "Oslo", "unit": None}, "Oslo:3:celsius"),
-])
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        ({"city": "Oslo"}, "Oslo:3:celsius"),
+        ({"city": "Oslo", "days": None}, "Oslo:3:celsius"),  # null means "use the default"
+        ({"city": "Oslo", "days": 5, "unit": "fahrenheit", "extra": 1}, "Oslo:5:fahrenheit"),  # extra dropped
+        ({"city": "Oslo", "unit": None}, "Oslo:3:celsius"),
+    ],
+)
 def test_execute(args: dict, text: str) -> None:
     reg = registry_with(get_weather)
     resp = reg.execute_tool("get_weather", args)
     assert (resp.status, resp.text) == ("success", text)
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    ({"days": 1}, "city"),
-    ({"city": 5}, "city"),
-    ({"city": "x", "unit": "kelvin"}, "unit"),
-    ({"city": None}, "city"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        ({"days": 1}, "city"),
+        ({"city": 5}, "city"),
+        ({"city": "x", "unit": "kelvin"}, "unit"),
+        ({"city": None}, "city"),
+    ],
+)
 def test_bad_arguments_are_error_responses(args: dict, needle: str) -> None:
     resp = registry_with(get_weather).execute_tool("get_weather", args)
     assert resp.status == "error"
@@ -162,13 +185,21 @@ def returns_float(a: float) -> float:
     return a / 2
 
 
-@pytest.mark.parametrize(("t", "args", "text", "data"), [
-    (returns_none, {"a": 1}, "", None),
-    (returns_list, {"a": 1}, '[1,"é",null,true]', [1, "é", None, True]),
-    (returns_dataclass, {"start": "2024-01-02"}, '{"start":"2024-01-02","days":2}', {"start": "2024-01-02", "days": 2}),
-    (returns_model, {"text": "q"}, '{"text":"q","limit":5}', {"text": "q", "limit": 5}),
-    (returns_float, {"a": 3}, "1.5", 1.5),
-])
+@pytest.mark.parametrize(
+    ("t", "args", "text", "data"),
+    [
+        (returns_none, {"a": 1}, "", None),
+        (returns_list, {"a": 1}, '[1,"é",null,true]', [1, "é", None, True]),
+        (
+            returns_dataclass,
+            {"start": "2024-01-02"},
+            '{"start":"2024-01-02","days":2}',
+            {"start": "2024-01-02", "days": 2},
+        ),
+        (returns_model, {"text": "q"}, '{"text":"q","limit":5}', {"text": "q", "limit": 5}),
+        (returns_float, {"a": 3}, "1.5", 1.5),
+    ],
+)
 def test_return_values(t: Tool, args: dict, text: str, data: object) -> None:
     resp = registry_with(t).execute_tool(t.name, args)
     assert (resp.status, resp.text, resp.data) == ("success", text, data)
@@ -218,7 +249,9 @@ async def test_async_tool_on_the_sync_path_inside_a_loop_says_use_aexecute_tool(
 
 
 async def test_sync_tool_on_the_async_path() -> None:
-    resp = await registry_with(get_weather).aexecute_tool("get_weather", {"city": "Rome", "unit": "fahrenheit"})
+    resp = await registry_with(get_weather).aexecute_tool(
+        "get_weather", {"city": "Rome", "unit": "fahrenheit"}
+    )
     assert resp.text == "Rome:3:fahrenheit"
 
 
@@ -267,7 +300,7 @@ class AsyncCallable:
 
 
 def power(base: int, exp: int = 2, *, secret: str = "k") -> str:
-    return f"{base ** exp}:{secret}"
+    return f"{base**exp}:{secret}"
 
 
 def positional(a: int, b: int = 10, /, c: int = 100) -> int:
@@ -332,12 +365,15 @@ def test_partial_with_positional_binding() -> None:
     assert registry_with(t).execute_tool("power", {"exp": 3}).text == "8:k"
 
 
-@pytest.mark.parametrize(("args", "total"), [
-    ({"a": 1}, 111),
-    ({"a": 1, "b": 2}, 103),
-    ({"a": 1, "c": 0}, 11),
-    ({"a": 1, "b": None, "c": 5}, 16),
-])
+@pytest.mark.parametrize(
+    ("args", "total"),
+    [
+        ({"a": 1}, 111),
+        ({"a": 1, "b": 2}, 103),
+        ({"a": 1, "c": 0}, 11),
+        ({"a": 1, "b": None, "c": 5}, 16),
+    ],
+)
 def test_positional_only_parameters(args: dict, total: int) -> None:
     t = Tool.from_callable(positional)
     assert registry_with(t).execute_tool("positional", args).text == str(total)
@@ -405,9 +441,13 @@ def test_register_function_gets_the_whole_dict() -> None:
         seen.append(params)
         return {"keys": sorted(params)}
 
-    reg.register_function(handler, "handle", "Handle a request.",
-                          [ToolParameter("a", "integer", "An a."), ToolParameter("b", "string", required=False)],
-                          supports_parallel=True)
+    reg.register_function(
+        handler,
+        "handle",
+        "Handle a request.",
+        [ToolParameter("a", "integer", "An a."), ToolParameter("b", "string", required=False)],
+        supports_parallel=True,
+    )
     assert reg.get("handle").supports_parallel
     resp = reg.execute_tool("handle", {"a": 1, "b": "x"})
     assert (resp.text, resp.data) == ('{"keys":["a","b"]}', {"keys": ["a", "b"]})
@@ -454,11 +494,13 @@ def test_schema_validates_with_jsonschema() -> None:
 
 def test_definition_errors_at_decoration_time() -> None:
     with pytest.raises(ToolRegistrationError, match="missing a type annotation"):
+
         @tool
         def bad(a) -> None:  # type: ignore[no-untyped-def]
             pass
 
     with pytest.raises(ToolRegistrationError, match="timeout must be a positive number"):
+
         @tool(timeout=-1)
         def bad_timeout(a: int) -> None:
             pass
@@ -498,14 +540,21 @@ def test_converting_tool_in_an_agent_run() -> None:
 
 def test_pydantic_field_as_default() -> None:
     @tool
-    def page(size: int = pydantic.Field(20, ge=1, le=100, description="Page size."),
-             tags: list[str] = pydantic.Field(default_factory=list),
-             query: str = pydantic.Field(description="Search text.")) -> str:
+    def page(
+        size: int = pydantic.Field(20, ge=1, le=100, description="Page size."),
+        tags: list[str] = pydantic.Field(default_factory=list),
+        query: str = pydantic.Field(description="Search text."),
+    ) -> str:
         return f"{query}:{size}:{tags}"
 
     schema = page.get_input_schema()
-    assert schema["properties"]["size"] == {"type": ["integer", "null"], "minimum": 1, "maximum": 100,
-                                            "description": "Page size.", "default": 20}
+    assert schema["properties"]["size"] == {
+        "type": ["integer", "null"],
+        "minimum": 1,
+        "maximum": 100,
+        "description": "Page size.",
+        "default": 20,
+    }
     assert "default" not in schema["properties"]["tags"]
     assert schema["required"] == ["query"]
     reg = registry_with(page)

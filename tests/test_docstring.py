@@ -57,69 +57,131 @@ CHINESE = """查询城市天气。
     """
 
 CASES = [
-    ("google", GOOGLE, "Get the weather.", {
-        "city": "The city name, continued on a second line.\n\nA second paragraph.",
-        "days": "Days ahead.",
-        "extra": "Ignored star prefix.",
-    }),
-    ("numpy", NUMPY, "Add numbers.", {
-        "a": "The first number.",
-        "b": "The others, described together.\n\nSecond paragraph.",
-        "c": "The others, described together.\n\nSecond paragraph.",
-    }),
+    (
+        "google",
+        GOOGLE,
+        "Get the weather.",
+        {
+            "city": "The city name, continued on a second line.\n\nA second paragraph.",
+            "days": "Days ahead.",
+            "extra": "Ignored star prefix.",
+        },
+    ),
+    (
+        "numpy",
+        NUMPY,
+        "Add numbers.",
+        {
+            "a": "The first number.",
+            "b": "The others, described together.\n\nSecond paragraph.",
+            "c": "The others, described together.\n\nSecond paragraph.",
+        },
+    ),
     ("sphinx", SPHINX, "Sphinx style.", {"a": "the first continued.", "b": "the second"}),
     ("chinese", CHINESE, "查询城市天气。", {"城市": "城市名（如：北京）", "天数": "预测天数"}),
-    ("arguments header with text", """Summary line.
+    (
+        "arguments header with text",
+        """Summary line.
 
     Arguments: the values below
         x: An x.
-    """, "Summary line.", {"x": "An x."}),
-    ("parameters google with type in header", """S.
+    """,
+        "Summary line.",
+        {"x": "An x."},
+    ),
+    (
+        "parameters google with type in header",
+        """S.
 
     Parameters (all optional):
         q: Query.
-    """, "S.", {"q": "Query."}),
-    ("multi-line summary", """First line
+    """,
+        "S.",
+        {"q": "Query."},
+    ),
+    (
+        "multi-line summary",
+        """First line
     second line.
 
     Args:
         a: A.
-    """, "First line second line.", {"a": "A."}),
-    ("note with text does not end summary", """Note: this is the
+    """,
+        "First line second line.",
+        {"a": "A."},
+    ),
+    (
+        "note with text does not end summary",
+        """Note: this is the
     whole summary.
-    """, "Note: this is the whole summary.", {}),
-    ("returns header ends summary", """Summary.
+    """,
+        "Note: this is the whole summary.",
+        {},
+    ),
+    (
+        "returns header ends summary",
+        """Summary.
     Returns: the sum
-    """, "Summary.", {}),
-    ("starts with Args", """Args:
+    """,
+        "Summary.",
+        {},
+    ),
+    (
+        "starts with Args",
+        """Args:
         a: A.
-    """, "", {"a": "A."}),
-    ("unindented entries", """Summary.
+    """,
+        "",
+        {"a": "A."},
+    ),
+    (
+        "unindented entries",
+        """Summary.
 
     Args:
     a: A.
     b: B.
 
     Trailing text.
-    """, "Summary.", {"a": "A.", "b": "B."}),
-    ("url in continuation is not an entry", """S.
+    """,
+        "Summary.",
+        {"a": "A.", "b": "B."},
+    ),
+    (
+        "url in continuation is not an entry",
+        """S.
 
     Args:
         link: See
             http://example.invalid/x for details.
-    """, "S.", {"link": "See http://example.invalid/x for details."}),
-    ("description on the next line", """S.
+    """,
+        "S.",
+        {"link": "See http://example.invalid/x for details."},
+    ),
+    (
+        "description on the next line",
+        """S.
 
     Args:
         long_name (dict[str, int]):
             The mapping.
-    """, "S.", {"long_name": "The mapping."}),
-    ("epytext", """S.
+    """,
+        "S.",
+        {"long_name": "The mapping."},
+    ),
+    (
+        "epytext",
+        """S.
 
     @param x: The x.
-    """, "S.", {"x": "The x."}),
+    """,
+        "S.",
+        {"x": "The x."},
+    ),
     ("tabs", "S.\n\n\tArgs:\n\t\ta: A.\n", "S.", {"a": "A."}),
-    ("first entry wins", """S.
+    (
+        "first entry wins",
+        """S.
 
     Args:
         a: first.
@@ -128,7 +190,10 @@ CASES = [
     ----------
     a : int
         second.
-    """, "S.", {"a": "first."}),
+    """,
+        "S.",
+        {"a": "first."},
+    ),
     ("no sections", "Just text.", "Just text.", {}),
     ("empty", "", "", {}),
     ("blank", "   \n  ", "", {}),
@@ -146,8 +211,19 @@ def test_none() -> None:
     assert parse_docstring(None) == ("", {})
 
 
-@pytest.mark.parametrize("junk", ["Args:", ":param", "Parameters\n---", "参数：\n", ":param :", "x\n" * 500 + "Args:\n  :",
-                                  "bad \ud800 surrogate\n\n    Args:\n        a: A.\n", "\t\tArgs:\n\t\t\ta: b"])
+@pytest.mark.parametrize(
+    "junk",
+    [
+        "Args:",
+        ":param",
+        "Parameters\n---",
+        "参数：\n",
+        ":param :",
+        "x\n" * 500 + "Args:\n  :",
+        "bad \ud800 surrogate\n\n    Args:\n        a: A.\n",
+        "\t\tArgs:\n\t\t\ta: b",
+    ],
+)
 def test_never_raises(junk: str) -> None:
     info = parse_docstring(junk)
     assert isinstance(info.description, str)
@@ -165,7 +241,12 @@ def test_random_text_never_breaks_the_parser() -> None:
     import random
 
     rng = random.Random(1234)
-    alphabet = list("Args:Parameters-参数：（）() \t\n:@*xyzé\u3000\r>") + [":param ", "@param ", "----\n", "    "]
+    alphabet = list("Args:Parameters-参数：（）() \t\n:@*xyzé\u3000\r>") + [
+        ":param ",
+        "@param ",
+        "----\n",
+        "    ",
+    ]
     for _ in range(3000):
         doc = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
         info = parse_docstring(doc)

@@ -148,7 +148,9 @@ def prelude_for(src: str) -> str:
     if "retriever" in src:
         parts.append(RETRIEVER)
         if "ToolRetriever(" not in src:
-            parts.append('tool_retriever = ToolRetriever(registry, retriever, always_include=("tool_search",))')
+            parts.append(
+                'tool_retriever = ToolRetriever(registry, retriever, always_include=("tool_search",))'
+            )
     return "\n".join(parts)
 
 

@@ -39,11 +39,14 @@ _NO = object()
 
 def make(ann: Any, default: Any = _NO) -> Any:
     if default is _NO:
+
         def f(x):  # type: ignore[no-untyped-def]
             return x
     else:
+
         def f(x=default):  # type: ignore[no-untyped-def]
             return x
+
     f.__annotations__ = {"x": ann}
     return f
 
@@ -97,7 +100,11 @@ SCHEMAS = [
     ("Optional", Optional[int], {"type": ["integer", "null"]}),
     ("pipe None", int | None, {"type": ["integer", "null"]}),
     ("Union", Union[int, str], {"anyOf": [{"type": "integer"}, {"type": "string"}]}),
-    ("Union with None", Union[int, str, None], {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]}),
+    (
+        "Union with None",
+        Union[int, str, None],
+        {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]},
+    ),
     ("Literal str", Literal["a", "b"], {"type": "string", "enum": ["a", "b"]}),
     ("Literal int", Literal[1, 2], {"type": "integer", "enum": [1, 2]}),
     ("Literal mixed", Literal["a", 1], {"type": ["string", "integer"], "enum": ["a", 1]}),
@@ -106,23 +113,52 @@ SCHEMAS = [
     ("IntEnum", Level, {"type": "integer", "enum": [1, 2]}),
     ("list[int]", list[int], {"type": "array", "items": {"type": "integer"}}),
     ("typing.List", list[str], {"type": "array", "items": {"type": "string"}}),
-    ("nested list", list[list[str]], {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}),
+    (
+        "nested list",
+        list[list[str]],
+        {"type": "array", "items": {"type": "array", "items": {"type": "string"}}},
+    ),
     ("Sequence", cabc.Sequence[int], {"type": "array", "items": {"type": "integer"}}),
     ("tuple[T, ...]", tuple[int, ...], {"type": "array", "items": {"type": "integer"}}),
-    ("fixed tuple", tuple[int, str], {
-        "type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False,
-        "minItems": 2, "maxItems": 2}),
+    (
+        "fixed tuple",
+        tuple[int, str],
+        {
+            "type": "array",
+            "prefixItems": [{"type": "integer"}, {"type": "string"}],
+            "items": False,
+            "minItems": 2,
+            "maxItems": 2,
+        },
+    ),
     ("set[str]", set[str], {"type": "array", "uniqueItems": True, "items": {"type": "string"}}),
     ("frozenset[int]", frozenset[int], {"type": "array", "uniqueItems": True, "items": {"type": "integer"}}),
     ("dict[str, int]", dict[str, int], {"type": "object", "additionalProperties": {"type": "integer"}}),
-    ("Mapping", cabc.Mapping[str, list[float]], {
-        "type": "object", "additionalProperties": {"type": "array", "items": {"type": "number"}}}),
-    ("dict Literal keys", dict[Literal["a", "b"], int], {
-        "type": "object", "propertyNames": {"type": "string", "enum": ["a", "b"]},
-        "additionalProperties": {"type": "integer"}}),
-    ("deep nesting", dict[str, list[tuple[int, ...] | None]], {
-        "type": "object", "additionalProperties": {"type": "array", "items": {
-            "type": ["array", "null"], "items": {"type": "integer"}}}}),
+    (
+        "Mapping",
+        cabc.Mapping[str, list[float]],
+        {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "number"}}},
+    ),
+    (
+        "dict Literal keys",
+        dict[Literal["a", "b"], int],
+        {
+            "type": "object",
+            "propertyNames": {"type": "string", "enum": ["a", "b"]},
+            "additionalProperties": {"type": "integer"},
+        },
+    ),
+    (
+        "deep nesting",
+        dict[str, list[tuple[int, ...] | None]],
+        {
+            "type": "object",
+            "additionalProperties": {
+                "type": "array",
+                "items": {"type": ["array", "null"], "items": {"type": "integer"}},
+            },
+        },
+    ),
     ("datetime", datetime.datetime, {"type": "string", "format": "date-time"}),
     ("date", datetime.date, {"type": "string", "format": "date"}),
     ("time", datetime.time, {"type": "string", "format": "time"}),
@@ -130,15 +166,31 @@ SCHEMAS = [
     ("Path", pathlib.Path, {"type": "string", "format": "path"}),
     ("timedelta", datetime.timedelta, {"type": "number", "description": "duration in seconds"}),
     ("Annotated str", Annotated[int, "how many"], {"type": "integer", "description": "how many"}),
-    ("Annotated outer first", Annotated[Annotated[int, "inner"], "outer"], {"type": "integer", "description": "inner"}),
-    ("Field bounds", Annotated[int, pydantic.Field(ge=1, le=5, description="d")], {
-        "type": "integer", "description": "d", "minimum": 1, "maximum": 5}),
-    ("Field lengths", Annotated[str, pydantic.Field(min_length=2, max_length=3, pattern="^a")], {
-        "type": "string", "minLength": 2, "maxLength": 3, "pattern": "^a"}),
-    ("Field list length", Annotated[list[int], pydantic.Field(min_length=1)], {
-        "type": "array", "items": {"type": "integer"}, "minItems": 1}),
-    ("annotated_types", Annotated[float, annotated_types.Gt(0), annotated_types.Lt(1)], {
-        "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}),
+    (
+        "Annotated outer first",
+        Annotated[Annotated[int, "inner"], "outer"],
+        {"type": "integer", "description": "inner"},
+    ),
+    (
+        "Field bounds",
+        Annotated[int, pydantic.Field(ge=1, le=5, description="d")],
+        {"type": "integer", "description": "d", "minimum": 1, "maximum": 5},
+    ),
+    (
+        "Field lengths",
+        Annotated[str, pydantic.Field(min_length=2, max_length=3, pattern="^a")],
+        {"type": "string", "minLength": 2, "maxLength": 3, "pattern": "^a"},
+    ),
+    (
+        "Field list length",
+        Annotated[list[int], pydantic.Field(min_length=1)],
+        {"type": "array", "items": {"type": "integer"}, "minItems": 1},
+    ),
+    (
+        "annotated_types",
+        Annotated[float, annotated_types.Gt(0), annotated_types.Lt(1)],
+        {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+    ),
     ("pydantic fallback", ipaddress.IPv4Address, {"$ref": "#/$defs/IPv4Address"}),
 ]
 
@@ -162,10 +214,19 @@ CONVERSIONS = [
     ("frozenset", frozenset[int], [1, 1], frozenset({1})),
     ("list of enums", list[Color], ["red", "blue"], [Color.RED, Color.BLUE]),
     ("dict of dates", dict[str, datetime.date], {"a": "2024-05-01"}, {"a": datetime.date(2024, 5, 1)}),
-    ("datetime", datetime.datetime, "2024-05-01T12:30:00Z",
-     datetime.datetime(2024, 5, 1, 12, 30, tzinfo=datetime.UTC)),
+    (
+        "datetime",
+        datetime.datetime,
+        "2024-05-01T12:30:00Z",
+        datetime.datetime(2024, 5, 1, 12, 30, tzinfo=datetime.UTC),
+    ),
     ("time", datetime.time, "08:15:00", datetime.time(8, 15)),
-    ("UUID", uuid.UUID, "12345678-1234-5678-1234-567812345678", uuid.UUID("12345678-1234-5678-1234-567812345678")),
+    (
+        "UUID",
+        uuid.UUID,
+        "12345678-1234-5678-1234-567812345678",
+        uuid.UUID("12345678-1234-5678-1234-567812345678"),
+    ),
     ("Path", pathlib.Path, "a/b.txt", pathlib.Path("a/b.txt")),
     ("Decimal from number", decimal.Decimal, 1.1, decimal.Decimal("1.1")),
     ("Decimal from text", decimal.Decimal, "2.50", decimal.Decimal("2.50")),
@@ -266,7 +327,10 @@ def test_dataclass_schema_and_defs() -> None:
         },
         "required": ["x"],
     }
-    assert schema["$defs"]["Shape"]["properties"]["points"] == {"type": "array", "items": {"$ref": "#/$defs/Point"}}
+    assert schema["$defs"]["Shape"]["properties"]["points"] == {
+        "type": "array",
+        "items": {"$ref": "#/$defs/Point"},
+    }
     jsonschema.Draft202012Validator.check_schema(schema)
     value = {"points": [{"x": 1, "y": None, "tags": ["t"]}], "color": "blue"}
     jsonschema.validate({"x": value}, schema)
@@ -305,14 +369,19 @@ def test_pydantic_model() -> None:
     schema = spec.schema
     jsonschema.Draft202012Validator.check_schema(schema)
     refs = _all_refs(schema)
-    assert refs and all(r.startswith("#/$defs/") and r[len("#/$defs/"):] in schema["$defs"] for r in refs)
+    assert refs and all(r.startswith("#/$defs/") and r[len("#/$defs/") :] in schema["$defs"] for r in refs)
     person = schema["$defs"]["Person"]
     assert person["properties"]["age"]["minimum"] == 0
     assert "title" not in person
     assert schema["$defs"]["Address"]["properties"]["zip_code"]["description"] == "postal code"
     assert person["required"] == ["name", "age"]
-    value = {"name": "A", "age": 1, "friends": [{"name": "B", "age": 3, "friends": None,
-                                                  "address": {"street": "s", "zip_code": "12345"}}]}
+    value = {
+        "name": "A",
+        "age": 1,
+        "friends": [
+            {"name": "B", "age": 3, "friends": None, "address": {"street": "s", "zip_code": "12345"}}
+        ],
+    }
     jsonschema.validate({"x": value}, schema)
     out = spec.prepare({"x": value})[1]["x"]
     assert isinstance(out, Person) and out.friends[0].address == Address(street="s", zip_code="12345")
@@ -357,9 +426,18 @@ def _all_refs(obj: Any) -> list[str]:
 
 
 def test_required_iff_no_default_and_json_defaults_shown() -> None:
-    def f(a: int, b: Optional[int], c: str = "x", d: Optional[int] = None, e: Color = Color.BLUE,
-          g: datetime.date = datetime.date(2024, 1, 1), h: object = object(), i: float = float("inf"),
-          *, k: list[int] = [1, 2]) -> None:  # noqa: B006
+    def f(
+        a: int,
+        b: Optional[int],
+        c: str = "x",
+        d: Optional[int] = None,
+        e: Color = Color.BLUE,
+        g: datetime.date = datetime.date(2024, 1, 1),
+        h: object = object(),
+        i: float = float("inf"),
+        *,
+        k: list[int] = [1, 2],  # noqa: B006
+    ) -> None:
         pass
 
     spec = analyze(f)
@@ -398,7 +476,11 @@ ERRORS = [
     ("varargs", _varargs, "Tool function '_varargs' has variadic parameter '*items'"),
     ("varkw", _varkw, "Tool function '_varkw' has variadic parameter '**opts'"),
     ("missing annotation", _missing, "Tool function '_missing' parameter 'a' is missing a type annotation"),
-    ("opaque class", _opaque, "Tool function '_opaque' parameter 'a' annotation <class 'test_inference.Opaque'> cannot be mapped"),
+    (
+        "opaque class",
+        _opaque,
+        "Tool function '_opaque' parameter 'a' annotation <class 'test_inference.Opaque'> cannot be mapped",
+    ),
     ("Callable", _callable_param, "Tool function '_callable_param' parameter 'fn' annotation"),
     ("int keys", _int_keys, "dict keys must be str"),
     ("generator", _gen, "Tool function '_gen' is a generator"),
@@ -426,7 +508,9 @@ def test_illegal_explicit_name() -> None:
 def test_unresolvable_forward_reference() -> None:
     def f(a: "DoesNotExist") -> None: ...  # noqa: F821
 
-    with pytest.raises(ToolRegistrationError, match="parameter 'a' annotation 'DoesNotExist' cannot be resolved"):
+    with pytest.raises(
+        ToolRegistrationError, match="parameter 'a' annotation 'DoesNotExist' cannot be resolved"
+    ):
         analyze(f)
 
 
@@ -447,11 +531,16 @@ def test_conversion_errors_name_the_path() -> None:
 
     spec = analyze(f)
     assert spec.prepare({"when": "yesterday", "shapes": []}) == (
-        "Error: tool 'f' failed parameter validation: parameter 'when': 'yesterday' is not a valid date (ISO 8601)")
+        "Error: tool 'f' failed parameter validation: parameter 'when': 'yesterday' is not a valid date (ISO 8601)"
+    )
     assert spec.prepare({"when": "2024-01-01", "shapes": [{"points": [{"x": 1}]}], "ids": {"k": "nope"}}) == (
-        "Error: tool 'f' failed parameter validation: parameter 'ids.k': 'nope' is not a valid uuid")
-    assert spec.prepare({"when": "2024-01-01", "shapes": [{"points": []}, {"points": [], "color": "green"}]}) == (
-        "Error: tool 'f' failed parameter validation: parameter 'shapes.1.color': 'green' is not a valid Color")
+        "Error: tool 'f' failed parameter validation: parameter 'ids.k': 'nope' is not a valid uuid"
+    )
+    assert spec.prepare(
+        {"when": "2024-01-01", "shapes": [{"points": []}, {"points": [], "color": "green"}]}
+    ) == (
+        "Error: tool 'f' failed parameter validation: parameter 'shapes.1.color': 'green' is not a valid Color"
+    )
 
 
 def test_constructor_failure_is_an_error_text() -> None:
@@ -466,7 +555,8 @@ def test_constructor_failure_is_an_error_text() -> None:
     spec = analyze(make(Positive))
     assert spec.prepare({"x": {"n": -1}}) == (
         "Error: tool 'f' failed parameter validation: parameter 'x': could not build Positive: "
-        "ValueError: n must be positive")
+        "ValueError: n must be positive"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -499,7 +589,9 @@ def test_concurrent_definitions_get_complete_defs() -> None:
 
     def make_family(i: int) -> Any:
         leaf = dataclasses.make_dataclass(f"Leaf{i}", [("v", int)])
-        node = dataclasses.make_dataclass(f"Branch{i}", [("leaves", list[leaf]), ("tag", str, dataclasses.field(default=""))])
+        node = dataclasses.make_dataclass(
+            f"Branch{i}", [("leaves", list[leaf]), ("tag", str, dataclasses.field(default=""))]
+        )
         return make(dict[str, node])
 
     funcs = [make_family(i) for i in range(24)]
@@ -518,4 +610,4 @@ def test_concurrent_definitions_get_complete_defs() -> None:
     assert len(results) == 24
     for schema in results:
         jsonschema.Draft202012Validator.check_schema(schema)
-        assert all(r[len("#/$defs/"):] in schema["$defs"] for r in _all_refs(schema))
+        assert all(r[len("#/$defs/") :] in schema["$defs"] for r in _all_refs(schema))

@@ -55,7 +55,11 @@ def completion(content=None, tool_calls=None, usage=None, finish="stop"):
     message = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = tool_calls
-    body = {"id": "x", "model": "fake-1", "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+    body = {
+        "id": "x",
+        "model": "fake-1",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+    }
     if usage:
         body["usage"] = usage
     return (200, body)
@@ -73,9 +77,15 @@ class Weather(Tool):
 
 
 def test_agent_run_over_http():
-    call = {"id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
+    call = {
+        "id": "call_a",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+    }
     replies = [
-        completion(None, [call], {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}, "tool_calls"),
+        completion(
+            None, [call], {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}, "tool_calls"
+        ),
         completion("Sunny in Oslo.", usage={"prompt_tokens": 70, "completion_tokens": 5, "total_tokens": 75}),
     ]
     with FakeOpenAI(replies) as server:
@@ -130,8 +140,16 @@ def test_parse_chat_completion_edge_cases():
     with pytest.raises(LLMResponseError, match="returned an error"):
         parse_chat_completion({"error": "quota"})
     resp = parse_chat_completion(
-        {"choices": [{"message": {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
-                                  "reasoning_content": "hmm"}}]}
+        {
+            "choices": [
+                {
+                    "message": {
+                        "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+                        "reasoning_content": "hmm",
+                    }
+                }
+            ]
+        }
     )
     assert resp.content == "ab" and resp.assistant_message == {"reasoning_content": "hmm"}
 

@@ -68,7 +68,9 @@ def test_none_is_no_allowlist_but_empty_denies_everything():
     assert ToolPermissions(allow=None).is_allowed("anything")
     closed = ToolPermissions(allow=[])
     assert closed.allow == frozenset()
-    assert closed.denial_reason(remote("calculator", "builtin")) == "tool 'calculator' is not on the allow list"
+    assert (
+        closed.denial_reason(remote("calculator", "builtin")) == "tool 'calculator' is not on the allow list"
+    )
     closed_origins = ToolPermissions(allow_origins=())
     assert not closed_origins.is_allowed(remote("calculator", "builtin"))
 
@@ -104,7 +106,7 @@ def test_value_semantics():
     a = ToolPermissions(allow=["a", "b"], deny=("c",))
     assert a == ToolPermissions(allow={"b", "a"}, deny={"c"})
     assert a != ToolPermissions(allow={"a"})
-    assert repr(a) == "ToolPermissions(allow={\"a\", \"b\"}, deny={\"c\"}, allow_origins=None, deny_origins=set())"
+    assert repr(a) == 'ToolPermissions(allow={"a", "b"}, deny={"c"}, allow_origins=None, deny_origins=set())'
     with pytest.raises(AttributeError):
         a.allow = {"x"}  # frozen
 

@@ -27,7 +27,11 @@ class Nested(Tool):
         super().__init__("nested", "Takes nested items.")
 
     def get_parameters(self):
-        item = {"type": "object", "properties": {"n": {"type": "string"}, "qty": {"type": "integer"}}, "required": ["n"]}
+        item = {
+            "type": "object",
+            "properties": {"n": {"type": "string"}, "qty": {"type": "integer"}},
+            "required": ["n"],
+        }
         return [
             ToolParameter("items", "array", "Items", schema={"type": "array", "items": item}),
             ToolParameter("mode", "string", "Mode", schema={"type": "string", "enum": ["read", "append"]}),
@@ -165,7 +169,9 @@ def test_register_all_that_raises_changes_nothing():
         reg.register_all([Echo("z"), 42], on_conflict="overwrite")
     with pytest.raises(ToolRegistrationError, match="already registered"):
         reg.register_all([Echo("w"), Echo("w")])
-    with pytest.raises(ToolRegistrationError, match='on_conflict must be "raise", "skip" or "overwrite", got "merge"'):
+    with pytest.raises(
+        ToolRegistrationError, match='on_conflict must be "raise", "skip" or "overwrite", got "merge"'
+    ):
         reg.register_all([Echo("v")], on_conflict="merge")
     with pytest.raises(ToolRegistrationError, match="iterable"):
         reg.register_all(5)
@@ -278,10 +284,13 @@ def test_invalid_arguments_name_each_path():
     assert resp.status == "error"
     assert resp.text.startswith("Error: tool 'nested' failed parameter validation: ")
     assert "parameter 'items.1.n': is required but missing" in resp.text
-    assert "parameter 'items.1.qty': \"x\" is not of type \"integer\"" in resp.text
+    assert 'parameter \'items.1.qty\': "x" is not of type "integer"' in resp.text
     assert "parameter 'mode':" in resp.text
     resp = reg.execute_tool("echo", {})
-    assert resp.text == "Error: tool 'echo' failed parameter validation: parameter 'text': is required but missing"
+    assert (
+        resp.text
+        == "Error: tool 'echo' failed parameter validation: parameter 'text': is required but missing"
+    )
     resp = reg.execute_tool("echo", {"text": None})
     assert "parameter 'text': null is not of type \"string\"" in resp.text
     resp = reg.execute_tool("echo", {"text": "a", "times": True})

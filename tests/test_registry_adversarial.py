@@ -337,16 +337,27 @@ def test_schemas_that_cannot_compile_are_refused_at_registration():
     # alone cannot tell whether a $ref resolves or a pattern parses), so these fail loud there.
     reg = ToolRegistry()
     cases = [
-        (Schema("bad_ref", {"type": "object", "properties": {"s": {"$ref": "#/nope"}}}), "Pointer '/nope' does not exist"),
         (
-            Schema("remote_ref", {"type": "object", "properties": {"s": {"$ref": "http://127.0.0.1:9/s.json"}}}),
+            Schema("bad_ref", {"type": "object", "properties": {"s": {"$ref": "#/nope"}}}),
+            "Pointer '/nope' does not exist",
+        ),
+        (
+            Schema(
+                "remote_ref", {"type": "object", "properties": {"s": {"$ref": "http://127.0.0.1:9/s.json"}}}
+            ),
             "Resource 'http://127.0.0.1:9/s.json'",
         ),
         (
-            Schema("bad_regex", {"type": "object", "properties": {"s": {"type": "string", "pattern": "(unclosed"}}}),
+            Schema(
+                "bad_regex",
+                {"type": "object", "properties": {"s": {"type": "string", "pattern": "(unclosed"}}},
+            ),
             '"(unclosed" is not a "regex"',
         ),
-        (Schema("bad_type", {"type": "object", "properties": {"s": {"type": "nonsense"}}}), "is not a valid JSON Schema"),
+        (
+            Schema("bad_type", {"type": "object", "properties": {"s": {"type": "nonsense"}}}),
+            "is not a valid JSON Schema",
+        ),
     ]
     for schema_tool, fragment in cases:
         with pytest.raises(ToolRegistrationError, match="unusable input schema") as info:

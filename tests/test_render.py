@@ -36,8 +36,13 @@ class Node:
 
 
 @tool
-def order(items: list[Item], mode: Mode = Mode.FAST, note: Optional[str] = None,
-          level: Level = Level.ONE, when: Annotated[str, "ISO date"] = "today") -> str:
+def order(
+    items: list[Item],
+    mode: Mode = Mode.FAST,
+    note: Optional[str] = None,
+    level: Level = Level.ONE,
+    when: Annotated[str, "ISO date"] = "today",
+) -> str:
     """Place an order."""
     return "ok"
 
@@ -83,7 +88,9 @@ def reg() -> ToolRegistry:
 def _objects(schema: Any) -> list[dict]:
     out = []
     if isinstance(schema, dict):
-        if schema.get("type") == "object" or (isinstance(schema.get("type"), list) and "object" in schema["type"]):
+        if schema.get("type") == "object" or (
+            isinstance(schema.get("type"), list) and "object" in schema["type"]
+        ):
             out.append(schema)
         for v in schema.values():
             out += _objects(v)
@@ -102,8 +109,11 @@ def test_strict_form(reg: ToolRegistry) -> None:
     for obj in _objects(params):
         assert obj["additionalProperties"] is False
         assert sorted(obj["required"]) == sorted(obj["properties"])
-    assert params["properties"]["mode"] == {"type": ["string", "null"], "enum": ["fast", "slow", None],
-                                            "description": '(default: "fast")'}
+    assert params["properties"]["mode"] == {
+        "type": ["string", "null"],
+        "enum": ["fast", "slow", None],
+        "description": '(default: "fast")',
+    }
     assert params["properties"]["when"]["description"] == 'ISO date (default: "today")'
     assert params["$defs"]["Item"]["properties"]["qty"]["type"] == ["integer", "null"]
     # The strict form only lets the model send what the registry's one schema accepts.
@@ -114,8 +124,12 @@ def test_strict_form(reg: ToolRegistry) -> None:
     assert reg.execute_tool("order", sent).text == "ok"
     assert by_name["tree"]["strict"] is True
     assert by_name["nothing"]["strict"] is True
-    assert by_name["nothing"]["parameters"] == {"type": "object", "properties": {}, "required": [],
-                                                "additionalProperties": False}
+    assert by_name["nothing"]["parameters"] == {
+        "type": "object",
+        "properties": {},
+        "required": [],
+        "additionalProperties": False,
+    }
 
 
 def test_strict_fallbacks_are_reported(reg: ToolRegistry) -> None:
@@ -141,13 +155,37 @@ def test_renderings_follow_names_and_are_cached(reg: ToolRegistry) -> None:
 
 def test_anthropic(reg: ToolRegistry) -> None:
     tools = reg.to_anthropic_schema(["order", "nothing"])
-    assert tools[0] == {"name": "order", "description": "Place an order.", "input_schema": reg.get_schema("order")}
+    assert tools[0] == {
+        "name": "order",
+        "description": "Place an order.",
+        "input_schema": reg.get_schema("order"),
+    }
     assert tools[1]["input_schema"] == {"type": "object", "properties": {}, "required": []}
 
 
-_GEMINI_ALLOWED = {"type", "format", "description", "nullable", "enum", "items", "properties", "required", "minItems",
-                   "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "anyOf", "default",
-                   "title", "minProperties", "maxProperties", "propertyOrdering"}
+_GEMINI_ALLOWED = {
+    "type",
+    "format",
+    "description",
+    "nullable",
+    "enum",
+    "items",
+    "properties",
+    "required",
+    "minItems",
+    "maxItems",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "anyOf",
+    "default",
+    "title",
+    "minProperties",
+    "maxProperties",
+    "propertyOrdering",
+}
 
 
 def _keys(schema: Any) -> set[str]:
@@ -172,63 +210,120 @@ def test_gemini(reg: ToolRegistry) -> None:
         assert _keys(d.get("parameters", {})) <= _GEMINI_ALLOWED
     order_params = decls["order"]["parameters"]
     assert order_params["properties"]["items"]["items"] == {
-        "type": "object", "properties": {"name": {"type": "string"}, "qty": {"type": "integer", "nullable": True,
-                                                                            "default": 1}},
-        "required": ["name"]}
-    assert order_params["properties"]["mode"] == {"type": "string", "enum": ["fast", "slow"], "nullable": True,
-                                                  "default": "fast"}
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "qty": {"type": "integer", "nullable": True, "default": 1},
+        },
+        "required": ["name"],
+    }
+    assert order_params["properties"]["mode"] == {
+        "type": "string",
+        "enum": ["fast", "slow"],
+        "nullable": True,
+        "default": "fast",
+    }
     assert order_params["properties"]["level"]["description"] == "Allowed values: 1, 2"
     assert "enum" not in order_params["properties"]["level"]
     assert order_params["properties"]["note"] == {"type": "string", "nullable": True}
     assert decls["counts"]["parameters"]["properties"]["by_name"] == {"type": "object"}
-    assert decls["pair"]["parameters"]["properties"]["p"]["items"] == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+    assert decls["pair"]["parameters"]["properties"]["p"]["items"] == {
+        "anyOf": [{"type": "integer"}, {"type": "string"}]
+    }
     assert "parameters" not in decls["nothing"]
     root = decls["tree"]["parameters"]["properties"]["root"]
-    assert root["properties"]["children"]["items"] == {"type": "object", "description": "a nested Node object"}
+    assert root["properties"]["children"]["items"] == {
+        "type": "object",
+        "description": "a nested Node object",
+    }
 
 
-@pytest.mark.parametrize(("schema", "expected"), [
-    ({"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]},
-     {"anyOf": [{"type": "integer"}, {"type": "string"}], "nullable": True}),
-    ({"type": ["integer", "string"]}, {"anyOf": [{"type": "integer"}, {"type": "string"}]}),
-    ({"const": "x"}, {"enum": ["x"]}),
-    ({"type": "string", "format": "uuid"}, {"type": "string"}),
-    ({"type": "string", "format": "date-time"}, {"type": "string", "format": "date-time"}),
-    ({"type": "array", "uniqueItems": True, "items": {"type": "string"}}, {"type": "array", "items": {"type": "string"}}),
-])
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        (
+            {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]},
+            {"anyOf": [{"type": "integer"}, {"type": "string"}], "nullable": True},
+        ),
+        ({"type": ["integer", "string"]}, {"anyOf": [{"type": "integer"}, {"type": "string"}]}),
+        ({"const": "x"}, {"enum": ["x"]}),
+        ({"type": "string", "format": "uuid"}, {"type": "string"}),
+        ({"type": "string", "format": "date-time"}, {"type": "string", "format": "date-time"}),
+        (
+            {"type": "array", "uniqueItems": True, "items": {"type": "string"}},
+            {"type": "array", "items": {"type": "string"}},
+        ),
+    ],
+)
 def test_gemini_schema_table(schema: dict, expected: dict) -> None:
     assert gemini_schema(schema) == expected
 
 
-@pytest.mark.parametrize(("schema", "reason"), [
-    ({"type": "array"}, "the root schema must be an object"),
-    ({"type": "object", "properties": {"s": {"type": "array", "uniqueItems": True, "items": {"type": "string"}}}},
-     "parameter 's' uses 'uniqueItems'"),
-    ({"type": "object", "properties": {"d": {"type": "object"}}}, "parameter 'd' is a free-form object"),
-    ({"type": "object", "properties": {"a": {"type": "array"}}}, "parameter 'a' is an array without an item type"),
-    ({"type": "object", "properties": {"s": {"type": "string", "minLength": 1}}}, "'minLength'"),
-])
+@pytest.mark.parametrize(
+    ("schema", "reason"),
+    [
+        ({"type": "array"}, "the root schema must be an object"),
+        (
+            {
+                "type": "object",
+                "properties": {"s": {"type": "array", "uniqueItems": True, "items": {"type": "string"}}},
+            },
+            "parameter 's' uses 'uniqueItems'",
+        ),
+        ({"type": "object", "properties": {"d": {"type": "object"}}}, "parameter 'd' is a free-form object"),
+        (
+            {"type": "object", "properties": {"a": {"type": "array"}}},
+            "parameter 'a' is an array without an item type",
+        ),
+        ({"type": "object", "properties": {"s": {"type": "string", "minLength": 1}}}, "'minLength'"),
+    ],
+)
 def test_strict_refusals(schema: dict, reason: str) -> None:
     with pytest.raises(NotStrict, match=reason):
         strict_schema(schema)
 
 
 def test_strict_drops_annotations_and_unknown_formats() -> None:
-    form = strict_schema({"type": "object", "title": "T", "properties": {
-        "p": {"type": "string", "format": "path", "title": "P", "examples": ["a"]},
-        "d": {"type": "string", "format": "date"}}, "required": ["p", "d"]})
-    assert form == {"type": "object", "properties": {"p": {"type": "string"}, "d": {"type": "string", "format": "date"}},
-                    "required": ["p", "d"], "additionalProperties": False}
+    form = strict_schema(
+        {
+            "type": "object",
+            "title": "T",
+            "properties": {
+                "p": {"type": "string", "format": "path", "title": "P", "examples": ["a"]},
+                "d": {"type": "string", "format": "date"},
+            },
+            "required": ["p", "d"],
+        }
+    )
+    assert form == {
+        "type": "object",
+        "properties": {"p": {"type": "string"}, "d": {"type": "string", "format": "date"}},
+        "required": ["p", "d"],
+        "additionalProperties": False,
+    }
 
 
 def test_strict_makes_optional_properties_nullable() -> None:
-    form = strict_schema({"type": "object", "properties": {
-        "a": {"type": "integer"}, "b": {"$ref": "#/$defs/X"}, "c": {"type": "string", "enum": ["x"]}},
-        "required": ["a"], "$defs": {"X": {"type": "object", "properties": {"y": {"type": "integer"}}}}})
+    form = strict_schema(
+        {
+            "type": "object",
+            "properties": {
+                "a": {"type": "integer"},
+                "b": {"$ref": "#/$defs/X"},
+                "c": {"type": "string", "enum": ["x"]},
+            },
+            "required": ["a"],
+            "$defs": {"X": {"type": "object", "properties": {"y": {"type": "integer"}}}},
+        }
+    )
     assert form["properties"]["b"] == {"anyOf": [{"$ref": "#/$defs/X"}, {"type": "null"}]}
     assert form["properties"]["c"] == {"type": ["string", "null"], "enum": ["x", None]}
-    assert form["$defs"]["X"] == {"type": "object", "properties": {"y": {"type": ["integer", "null"]}},
-                                  "required": ["y"], "additionalProperties": False}
+    assert form["$defs"]["X"] == {
+        "type": "object",
+        "properties": {"y": {"type": ["integer", "null"]}},
+        "required": ["y"],
+        "additionalProperties": False,
+    }
 
 
 def test_literal_and_required_strict() -> None:
@@ -239,5 +334,8 @@ def test_literal_and_required_strict() -> None:
     r = ToolRegistry()
     r.register(pick)
     fn = r.to_openai_schema(strict=True)[0]["function"]
-    assert fn["parameters"]["properties"] == {"kind": {"type": "string", "enum": ["a", "b"]}, "n": {"type": "integer"}}
+    assert fn["parameters"]["properties"] == {
+        "kind": {"type": "string", "enum": ["a", "b"]},
+        "n": {"type": "integer"},
+    }
     assert r.strict_fallbacks() == {}

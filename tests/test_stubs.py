@@ -10,7 +10,14 @@ from conftest import REPO
 
 def test_native_stub_matches_the_extension():
     proc = subprocess.run(
-        [sys.executable, "-m", "mypy.stubtest", "agentmaker._native", "--allowlist", str(REPO / ".stubtest-allowlist")],
+        [
+            sys.executable,
+            "-m",
+            "mypy.stubtest",
+            "agentmaker._native",
+            "--allowlist",
+            str(REPO / ".stubtest-allowlist"),
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,

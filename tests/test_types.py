@@ -73,13 +73,21 @@ def test_response_data_cycles_are_collected():
 def test_parameter_fields_and_defaults():
     p = ToolParameter("text", "string", "The text to reverse.")
     assert (p.name, p.type, p.description, p.required, p.default, p.schema) == (
-        "text", "string", "The text to reverse.", True, None, None,
+        "text",
+        "string",
+        "The text to reverse.",
+        True,
+        None,
+        None,
     )
     q = ToolParameter("days", "integer", "Days", required=False, default=3)
     assert q.required is False and q.default == 3
     assert p == ToolParameter("text", "string", "The text to reverse.")
     assert p != q
-    assert repr(q) == "ToolParameter(name='days', type='integer', description='Days', required=False, default=3, schema=None)"
+    assert (
+        repr(q)
+        == "ToolParameter(name='days', type='integer', description='Days', required=False, default=3, schema=None)"
+    )
 
 
 def test_parameter_schema_is_kept_verbatim():

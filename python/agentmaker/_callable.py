@@ -31,8 +31,10 @@ def _check_flags(flags: dict[str, Any], allowed: tuple[str, ...], where: str) ->
         return
     unknown = sorted(set(flags) - set(allowed))
     if unknown:
-        raise TypeError(f"{where} got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
-                        f"accepted: {', '.join(allowed)}")
+        raise TypeError(
+            f"{where} got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+            f"accepted: {', '.join(allowed)}"
+        )
 
 
 def _apply_flags(obj: Tool, flags: dict[str, Any]) -> None:
@@ -73,7 +75,9 @@ class FunctionTool(Tool):
 
     def get_parameters(self) -> list[ToolParameter]:
         return [
-            ToolParameter(p.name, p.type, p.description, required=p.required, default=p.default, schema=p.schema)
+            ToolParameter(
+                p.name, p.type, p.description, required=p.required, default=p.default, schema=p.schema
+            )
             for p in self._spec.params
         ]
 
@@ -90,8 +94,9 @@ class FunctionTool(Tool):
         return self._spec.func(*args, **kwargs)
 
 
-def from_callable(func: Callable[..., Any], *, name: str | None = None, description: str | None = None,
-                  **flags: Any) -> FunctionTool:
+def from_callable(
+    func: Callable[..., Any], *, name: str | None = None, description: str | None = None, **flags: Any
+) -> FunctionTool:
     """Infer a tool from a typed callable (what ``@tool`` does)."""
     _check_flags(flags, _FLAGS, "from_callable()")
     if isinstance(func, Tool):
@@ -99,23 +104,40 @@ def from_callable(func: Callable[..., Any], *, name: str | None = None, descript
     return FunctionTool(analyze(func, name=name, description=description), **flags)
 
 
-def tool(_func: Callable[..., Any] | None = None, *, name: str | None = None, description: str | None = None,
-         requires_confirmation: bool = False, external_content: bool = False, supports_parallel: bool = False,
-         timeout: float | None = None, stop_after_tool_call: bool = False) -> Any:
+def tool(
+    _func: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_confirmation: bool = False,
+    external_content: bool = False,
+    supports_parallel: bool = False,
+    timeout: float | None = None,
+    stop_after_tool_call: bool = False,
+) -> Any:
     """Turn a type-annotated function into a :class:`Tool`.
 
     Use bare (``@tool``) or with keywords (``@tool(name=..., requires_confirmation=True)``). The
     schema is inferred from the signature and the docstring; a signature that cannot be mapped
     raises :class:`ToolRegistrationError` right here, at definition time.
     """
-    if (_func is not None and name is None and description is None and timeout is None
-            and not (requires_confirmation or external_content or supports_parallel or stop_after_tool_call)):
+    if (
+        _func is not None
+        and name is None
+        and description is None
+        and timeout is None
+        and not (requires_confirmation or external_content or supports_parallel or stop_after_tool_call)
+    ):
         if isinstance(_func, Tool):
             raise ToolRegistrationError(f"{_func!r} already is a Tool; register it directly")
         return FunctionTool(analyze(_func))  # bare @tool: nothing to check or apply
-    flags = {"requires_confirmation": requires_confirmation, "external_content": external_content,
-             "supports_parallel": supports_parallel, "timeout": timeout,
-             "stop_after_tool_call": stop_after_tool_call}
+    flags = {
+        "requires_confirmation": requires_confirmation,
+        "external_content": external_content,
+        "supports_parallel": supports_parallel,
+        "timeout": timeout,
+        "stop_after_tool_call": stop_after_tool_call,
+    }
 
     def decorate(func: Callable[..., Any]) -> FunctionTool:
         return from_callable(func, name=name, description=description, **flags)
@@ -128,19 +150,26 @@ def tool(_func: Callable[..., Any] | None = None, *, name: str | None = None, de
 class DictFunctionTool(Tool):
     """A tool whose function takes the whole parameter dict (``register_function``)."""
 
-    def __init__(self, func: Callable[[dict[str, Any]], Any], name: str, description: str,
-                 parameters: list[Any], **flags: Any) -> None:
+    def __init__(
+        self,
+        func: Callable[[dict[str, Any]], Any],
+        name: str,
+        description: str,
+        parameters: list[Any],
+        **flags: Any,
+    ) -> None:
         if not callable(func):
             raise ToolRegistrationError(f"register_function() needs a callable, got {func!r}")
         super().__init__(name, description)
         for p in parameters:
             if not isinstance(p, ToolParameter):
                 raise ToolRegistrationError(
-                    f"register_function() parameters must be ToolParameter objects, got {type(p).__name__}")
+                    f"register_function() parameters must be ToolParameter objects, got {type(p).__name__}"
+                )
         self._func = func
         self._params = list(parameters)
-        self._is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
-            getattr(type(func), "__call__", None))  # noqa: B004 - the class's __call__ itself is wanted
+        call = getattr(type(func), "__call__", None)  # noqa: B004 - the class's own __call__
+        self._is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(call)
         _apply_flags(self, flags)
         functools.update_wrapper(self, func, assigned=("__doc__",), updated=())
 
@@ -159,7 +188,8 @@ class DictFunctionTool(Tool):
             if result is _loop_running():
                 return ToolResponse.error(
                     f"Error: tool '{self.name}' is an async function and this thread is already running an "
-                    "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead")
+                    "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead"
+                )
         return to_response(result)
 
     async def arun(self, parameters: dict[str, Any]) -> ToolResponse:
@@ -180,8 +210,9 @@ def _loop_running() -> Any:
     return _signature._LOOP_RUNNING
 
 
-def function_tool(func: Callable[[dict[str, Any]], Any], name: str, description: str, parameters: list[Any],
-                  **flags: Any) -> DictFunctionTool:
+def function_tool(
+    func: Callable[[dict[str, Any]], Any], name: str, description: str, parameters: list[Any], **flags: Any
+) -> DictFunctionTool:
     _check_flags(flags, _FLAGS, "register_function()")
     return DictFunctionTool(func, name, description, parameters, **flags)
 

@@ -149,7 +149,8 @@ class ToolExecutor:
             self._entered(run, rec)
             rec.duration = time.perf_counter() - started
             rec.refuse(
-                "timeout", f"Error: tool '{name}' did not finish within {timeout:g} seconds; the call was abandoned."
+                "timeout",
+                f"Error: tool '{name}' did not finish within {timeout:g} seconds; the call was abandoned.",
             )
             return
         except Exception as exc:  # noqa: BLE001 - signals and last-resort errors
@@ -208,7 +209,9 @@ class ToolExecutor:
         elif isinstance(exc, RetryAgentRun):
             rec.refuse("retry", exc.message)
         else:  # the registry converts tool errors; this is the last net
-            rec.refuse("error", f"Error: tool '{rec.name}' raised during execution: {type(exc).__name__}: {exc}")
+            rec.refuse(
+                "error", f"Error: tool '{rec.name}' raised during execution: {type(exc).__name__}: {exc}"
+            )
 
     def _absorb(self, run: _Run, rec: ToolCallRecord, outcome: Any) -> None:
         if type(outcome) is tuple:  # (response, executed) from the sync entry point

@@ -76,7 +76,9 @@ def adapter_node(ann: Any) -> _si.Node | None:
     return node
 
 
-def _adopt(raw: dict[str, Any], key: Any, preferred: str, qualified: str, validate: Callable[[Any], Any]) -> _si.Node:
+def _adopt(
+    raw: dict[str, Any], key: Any, preferred: str, qualified: str, validate: Callable[[Any], Any]
+) -> _si.Node:
     raw = json.loads(json.dumps(raw))  # private deep copy: pydantic may cache what it returned
     defs: dict[str, Any] = raw.pop("$defs", {})
     rename: dict[str, str] = {}
@@ -146,7 +148,13 @@ def _accepts_null(schema: dict[str, Any]) -> bool:
     t = schema.get("type")
     if t == "null" or (isinstance(t, list) and "null" in t):
         return True
-    if not schema or ("type" not in schema and "$ref" not in schema and "anyOf" not in schema and "enum" not in schema and "const" not in schema):
+    if not schema or (
+        "type" not in schema
+        and "$ref" not in schema
+        and "anyOf" not in schema
+        and "enum" not in schema
+        and "const" not in schema
+    ):
         return True  # unconstrained
     return any(isinstance(s, dict) and _accepts_null(s) for s in schema.get("anyOf", ()))
 

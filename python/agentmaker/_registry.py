@@ -18,7 +18,9 @@ class ToolRegistry(_NativeRegistry):
     and compiles its validator once; every rendering and every call reuses them.
     """
 
-    def to_openai_schema(self, names: Iterable[str] | None = None, strict: bool = False) -> list[dict[str, Any]]:
+    def to_openai_schema(
+        self, names: Iterable[str] | None = None, strict: bool = False
+    ) -> list[dict[str, Any]]:
         """The ``tools`` argument for OpenAI-style function calling.
 
         ``names`` renders only those tools, in that order. ``strict=True`` renders each tool in

@@ -14,7 +14,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["NotStrict", "anthropic_tool", "gemini_declaration", "gemini_schema", "openai_tool", "strict_schema"]
+__all__ = [
+    "NotStrict",
+    "anthropic_tool",
+    "gemini_declaration",
+    "gemini_schema",
+    "openai_tool",
+    "strict_schema",
+]
 
 
 class NotStrict(Exception):
@@ -22,21 +29,46 @@ class NotStrict(Exception):
 
 
 # Keywords strict mode accepts (OpenAI structured outputs, "supported schemas").
-_STRICT_KEYS = frozenset({
-    "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$ref",
-    "$defs", "description", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum", "multipleOf", "minItems", "maxItems",
-})
+_STRICT_KEYS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "$ref",
+        "$defs",
+        "description",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
+    }
+)
 # Annotations that carry no constraint: dropped from the strict form (a default is mentioned in
 # the description instead, since null is how the model asks for it).
-_ANNOTATIONS = frozenset({"default", "title", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "$schema", "$id"})
-_STRICT_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"})
+_ANNOTATIONS = frozenset(
+    {"default", "title", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "$schema", "$id"}
+)
+_STRICT_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
 _MAX_DEPTH = 10
 _MAX_PROPERTIES = 5000
 _MAX_ENUM = 1000
 
 
-def openai_tool(name: str, description: str, schema: dict[str, Any], strict_form: dict[str, Any] | None = None) -> dict[str, Any]:
+def openai_tool(
+    name: str, description: str, schema: dict[str, Any], strict_form: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """One entry of the OpenAI ``tools`` list; pass ``strict_form`` (from strict_schema) for strict."""
     function: dict[str, Any] = {"name": name, "description": description}
     if strict_form is not None:
@@ -48,7 +80,11 @@ def openai_tool(name: str, description: str, schema: dict[str, Any], strict_form
 
 
 def anthropic_tool(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {"name": name, "description": description, "input_schema": schema or {"type": "object", "properties": {}}}
+    return {
+        "name": name,
+        "description": description,
+        "input_schema": schema or {"type": "object", "properties": {}},
+    }
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -96,9 +132,13 @@ def _strict(schema: Any, path: str, depth: int, counter: list[int]) -> dict[str,
     if "object" in kinds:
         props = out.get("properties")
         if out.get("additionalProperties", False) is not False:
-            raise NotStrict(f"{_where(path)} allows additional properties (e.g. dict[str, T]); strict mode needs fixed properties")
+            raise NotStrict(
+                f"{_where(path)} allows additional properties (e.g. dict[str, T]); strict mode needs fixed properties"
+            )
         if not isinstance(props, dict):
-            raise NotStrict(f"{_where(path)} is a free-form object (dict); strict mode needs fixed properties")
+            raise NotStrict(
+                f"{_where(path)} is a free-form object (dict); strict mode needs fixed properties"
+            )
         required = set(schema.get("required", ()))
         new_props = {}
         for name, sub in (props or {}).items():
@@ -116,7 +156,9 @@ def _strict(schema: Any, path: str, depth: int, counter: list[int]) -> dict[str,
     if "array" in kinds:
         items = out.get("items")
         if items is None:
-            raise NotStrict(f"{_where(path)} is an array without an item type; strict mode needs one (use list[T])")
+            raise NotStrict(
+                f"{_where(path)} is an array without an item type; strict mode needs one (use list[T])"
+            )
         out["items"] = _strict(items, f"{path}[]", depth + 1, counter)
     return out
 
@@ -148,12 +190,36 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
 # Gemini: an OpenAPI-3 flavoured subset.  No $ref / $defs (inlined), no additionalProperties,
 # "nullable" instead of null types, string-only enums, anyOf allowed.
 
-_GEMINI_KEYS = frozenset({
-    "type", "format", "description", "nullable", "enum", "items", "properties", "required", "minItems",
-    "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "anyOf", "default", "title",
-    "minProperties", "maxProperties", "propertyOrdering",
-})
-_GEMINI_FORMATS = {"string": {"date-time", "enum"}, "number": {"float", "double"}, "integer": {"int32", "int64"}}
+_GEMINI_KEYS = frozenset(
+    {
+        "type",
+        "format",
+        "description",
+        "nullable",
+        "enum",
+        "items",
+        "properties",
+        "required",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "anyOf",
+        "default",
+        "title",
+        "minProperties",
+        "maxProperties",
+        "propertyOrdering",
+    }
+)
+_GEMINI_FORMATS = {
+    "string": {"date-time", "enum"},
+    "number": {"float", "double"},
+    "integer": {"int32", "int64"},
+}
 
 
 def gemini_declaration(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -176,7 +242,7 @@ def _gemini(schema: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> dict[st
         return {}
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        name = ref[len("#/$defs/"):]
+        name = ref[len("#/$defs/") :]
         if name in seen:  # recursive type: Gemini has no references, cut the cycle here
             desc = schema.get("description") or f"a nested {name} object"
             return {"type": "object", "description": desc}
@@ -207,7 +273,17 @@ def _gemini(schema: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> dict[st
     if t is not None:
         out["type"] = t
     for key, value in schema.items():
-        if key in ("type", "anyOf", "items", "properties", "enum", "const", "format", "default", "prefixItems"):
+        if key in (
+            "type",
+            "anyOf",
+            "items",
+            "properties",
+            "enum",
+            "const",
+            "format",
+            "default",
+            "prefixItems",
+        ):
             continue
         if key in _GEMINI_KEYS:
             out[key] = value
@@ -269,11 +345,17 @@ def _strict_entry(function: dict[str, Any]) -> tuple[dict[str, Any], str | None]
     try:
         form = strict_schema(function.get("parameters") or {"type": "object", "properties": {}})
     except NotStrict as exc:
-        return openai_tool(function["name"], function.get("description", ""), function.get("parameters")), str(exc)
+        return openai_tool(
+            function["name"], function.get("description", ""), function.get("parameters")
+        ), str(exc)
     except RecursionError:
         reason = "the schema nests too deeply for strict mode"
-        return openai_tool(function["name"], function.get("description", ""), function.get("parameters")), reason
-    return openai_tool(function["name"], function.get("description", ""), function.get("parameters"), form), None
+        return openai_tool(
+            function["name"], function.get("description", ""), function.get("parameters")
+        ), reason
+    return openai_tool(
+        function["name"], function.get("description", ""), function.get("parameters"), form
+    ), None
 
 
 class ProviderForms:

@@ -148,7 +148,13 @@ _SIMPLE = {
 }
 _SIMPLE[None] = _SIMPLE[_NoneType]  # type: ignore[index]
 
-_JSON_TYPE = {bool: "boolean", str: "string", int: "integer", float: "number", _NoneType: "null"}  # bool before int
+_JSON_TYPE = {
+    bool: "boolean",
+    str: "string",
+    int: "integer",
+    float: "number",
+    _NoneType: "null",
+}  # bool before int
 
 
 def _infer(ann: Any, resolve: Callable[[Any], Any] | None) -> Node:
@@ -203,7 +209,12 @@ def _type_word(schema: dict[str, Any]) -> str:
     return "any"
 
 
-def _node(schema: dict[str, Any], conv: Converter | None, refs: frozenset[str] = frozenset(), accepts_none: bool = False) -> Node:
+def _node(
+    schema: dict[str, Any],
+    conv: Converter | None,
+    refs: frozenset[str] = frozenset(),
+    accepts_none: bool = False,
+) -> Node:
     return Node(schema, conv, refs, accepts_none, _type_word(schema))
 
 
@@ -328,7 +339,15 @@ def _union(args: tuple[Any, ...], resolve: Callable[[Any], Any] | None) -> Node:
     return Node({"anyOf": schemas}, conv, refs, accepts, "any")
 
 
-_JSON_KIND = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object", _NoneType: "null"}
+_JSON_KIND = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    dict: "object",
+    _NoneType: "null",
+}
 
 
 def _kinds(schema: dict[str, Any]) -> set[str] | None:
@@ -438,7 +457,9 @@ def _generic(ann: Any, origin: Any, args: tuple[Any, ...], resolve: Callable[[An
         schema: dict[str, Any] = {"type": "array"}
         if item.schema:
             schema["items"] = item.schema
-        make = origin if isinstance(origin, type) and issubclass(origin, list) and origin is not list else None
+        make = (
+            origin if isinstance(origin, type) and issubclass(origin, list) and origin is not list else None
+        )
         return _node(schema, _seq_conv(item.conv, make), item.refs)
     if origin in _SETS or (isinstance(origin, type) and issubclass(origin, (set, frozenset))):
         item = infer(args[0], resolve) if args else _SIMPLE[Any]
@@ -450,7 +471,11 @@ def _generic(ann: Any, origin: Any, args: tuple[Any, ...], resolve: Callable[[An
     if origin is tuple or (isinstance(origin, type) and issubclass(origin, tuple)):
         return _tuple(args, resolve)
     if origin in _MAPPINGS or (isinstance(origin, type) and issubclass(origin, dict)):
-        return _mapping(args, resolve, origin if isinstance(origin, type) and origin is not dict and issubclass(origin, dict) else None)
+        return _mapping(
+            args,
+            resolve,
+            origin if isinstance(origin, type) and origin is not dict and issubclass(origin, dict) else None,
+        )
     if origin in _KEY_WRAPPERS:
         return infer(args[0], resolve)
     return _pydantic_fallback(ann)
@@ -558,7 +583,11 @@ def _class(cls: type, resolve: Callable[[Any], Any] | None) -> Node:
     if issubclass(cls, tuple) and hasattr(cls, "_fields"):
         return _schema_objects._object_class(cls, "namedtuple", resolve)
     pyd = sys.modules.get("pydantic")
-    if pyd is not None and isinstance(getattr(pyd, "BaseModel", None), type) and issubclass(cls, pyd.BaseModel):
+    if (
+        pyd is not None
+        and isinstance(getattr(pyd, "BaseModel", None), type)
+        and issubclass(cls, pyd.BaseModel)
+    ):
         return _pydantic_schema.model_node(cls)
     # Subclasses of the JSON scalar / container types: same schema, converted to the subclass.
     for base, (schema, word) in _BASES:

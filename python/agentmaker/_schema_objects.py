@@ -144,7 +144,9 @@ def _build(cls: type, kind: str, name: str) -> _si.Node:
     return _si.Node(_si._ref(name), conv, frozenset(refs | {name}), False, "object")
 
 
-def _make_conv(cls: type, kind: str, plan: list[tuple[str, Callable[[Any], Any] | None, bool]]) -> Callable[[Any], Any] | None:
+def _make_conv(
+    cls: type, kind: str, plan: list[tuple[str, Callable[[Any], Any] | None, bool]]
+) -> Callable[[Any], Any] | None:
     if kind == "typeddict" and all(c is None and not nd for _, c, nd in plan):
         return None
     build: Callable[..., Any] = dict if kind == "typeddict" else cls
@@ -167,7 +169,9 @@ def _make_conv(cls: type, kind: str, plan: list[tuple[str, Callable[[Any], Any] 
         try:
             return build(**kwargs)
         except Exception as exc:  # a __post_init__ / __new__ that rejects the values  # noqa: BLE001 - user code / third-party errors become messages
-            raise _si.ConversionError(f"could not build {cls.__name__}: {type(exc).__name__}: {exc}") from None
+            raise _si.ConversionError(
+                f"could not build {cls.__name__}: {type(exc).__name__}: {exc}"
+            ) from None
 
     return conv
 

@@ -31,7 +31,9 @@ def scalar_node(cls: type) -> Node | None:
     if issubclass(cls, pathlib.PurePath):
         return _node({"type": "string", "format": "path"}, cls)
     if issubclass(cls, decimal.Decimal):
-        return _node({"anyOf": [{"type": "number"}, {"type": "string", "pattern": _DECIMAL_TEXT}]}, _decimal_conv)
+        return _node(
+            {"anyOf": [{"type": "number"}, {"type": "string", "pattern": _DECIMAL_TEXT}]}, _decimal_conv
+        )
     return None
 
 

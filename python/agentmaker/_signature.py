@@ -70,10 +70,19 @@ class CallableSpec:
         "schema",
     )
 
-    def __init__(self, name: str, description: str, func: Callable[..., Any], is_async: bool,
-                 rows: list[tuple[Any, ...]], schema: dict[str, Any], convs: tuple[tuple[str, Any], ...],
-                 null_defaults: tuple[str, ...], posonly: tuple[tuple[str, Any], ...],
-                 fills: tuple[tuple[str, Any], ...] = ()) -> None:
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        func: Callable[..., Any],
+        is_async: bool,
+        rows: list[tuple[Any, ...]],
+        schema: dict[str, Any],
+        convs: tuple[tuple[str, Any], ...],
+        null_defaults: tuple[str, ...],
+        posonly: tuple[tuple[str, Any], ...],
+        fills: tuple[tuple[str, Any], ...] = (),
+    ) -> None:
         self.name = name
         self.description = description
         self.func = func
@@ -102,7 +111,9 @@ class CallableSpec:
         for k, field_info in self._fills:
             if k not in kwargs:
                 if field_info.is_required():
-                    return f"Error: tool '{self.name}' failed parameter validation: '{k}' is a required property"
+                    return (
+                        f"Error: tool '{self.name}' failed parameter validation: '{k}' is a required property"
+                    )
                 kwargs[k] = field_info.get_default(call_default_factory=True)
         for k, conv in self._convs:
             if k in kwargs:
@@ -112,8 +123,10 @@ class CallableSpec:
                     exc.path.insert(0, k)
                     return f"Error: tool '{self.name}' failed parameter validation: {exc.render()}"
                 except Exception as exc:  # a converter must never let an exception escape  # noqa: BLE001 - user code / third-party errors become messages
-                    return (f"Error: tool '{self.name}' failed parameter validation: parameter '{k}': "
-                            f"{type(exc).__name__}: {exc}")
+                    return (
+                        f"Error: tool '{self.name}' failed parameter validation: parameter '{k}': "
+                        f"{type(exc).__name__}: {exc}"
+                    )
         positional: list[Any] = []
         if self._posonly:
             present = [k for k, _ in self._posonly if k in kwargs]
@@ -134,7 +147,9 @@ class CallableSpec:
         """Run synchronously and wrap the result in a ToolResponse."""
         if self.plain:
             names = self.param_names
-            kwargs = {k: v for k, v in args.items() if k in names and not (v is None and k in self.null_defaults)}
+            kwargs = {
+                k: v for k, v in args.items() if k in names and not (v is None and k in self.null_defaults)
+            }
             result = self.func(**kwargs)
         else:
             prepared = self.prepare(args)
@@ -236,7 +251,9 @@ def _fail(func: Any, message: str) -> ToolRegistrationError:
 # A callable's parameters as the analysis needs them (a plain tuple: built once per definition):
 # (what to call, the function whose annotations/globals apply, [(name, default or _MISSING,
 # positional-only)], annotations or None to resolve the slow way, docstring, default tool name).
-_Shape = tuple[Callable[..., Any], Any, list[tuple[str, Any, bool]], "dict[str, Any] | None", "str | None", "str | None"]
+_Shape = tuple[
+    Callable[..., Any], Any, list[tuple[str, Any, bool]], "dict[str, Any] | None", "str | None", "str | None"
+]
 
 
 def analyze(func: Any, *, name: str | None = None, description: str | None = None) -> CallableSpec:
@@ -257,12 +274,27 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
         built = _build_schema(func, params, hints, globalns, docs)
     schema, rows, convs, null_defaults, posonly, fills = built
     is_async = _is_async(func, target)
-    return CallableSpec(tool_name, description if description else summary, target, is_async,
-                        rows, schema, convs, null_defaults, posonly, fills)
+    return CallableSpec(
+        tool_name,
+        description if description else summary,
+        target,
+        is_async,
+        rows,
+        schema,
+        convs,
+        null_defaults,
+        posonly,
+        fills,
+    )
 
 
-def _build_schema(func: Any, params: list[tuple[str, Any, bool]], hints: dict[str, Any], globalns: dict[str, Any],
-                  docs: dict[str, str]) -> tuple[Any, ...]:
+def _build_schema(
+    func: Any,
+    params: list[tuple[str, Any, bool]],
+    hints: dict[str, Any],
+    globalns: dict[str, Any],
+    docs: dict[str, str],
+) -> tuple[Any, ...]:
     resolve = _resolver(globalns, func)
     props: dict[str, Any] = {}
     required: list[str] = []
@@ -276,16 +308,25 @@ def _build_schema(func: Any, params: list[tuple[str, Any, bool]], hints: dict[st
     for pname, default, is_posonly in params:
         ann = hints.get(pname, _MISSING)
         if ann is _MISSING:
-            hint = (" (it looks like a method of a class body: register the bound method obj.method instead)"
-                    if pname in ("self", "cls") else "")
-            raise _fail(func, f"parameter '{pname}' is missing a type annotation; @tool infers the schema from "
-                              f"annotations, add the annotation or construct a Tool subclass explicitly{hint}")
+            hint = (
+                " (it looks like a method of a class body: register the bound method obj.method instead)"
+                if pname in ("self", "cls")
+                else ""
+            )
+            raise _fail(
+                func,
+                f"parameter '{pname}' is missing a type annotation; @tool infers the schema from "
+                f"annotations, add the annotation or construct a Tool subclass explicitly{hint}",
+            )
         if type(ann) is str:
             try:
                 ann = _eval_annotation(ann, globalns)
             except Exception as exc:  # noqa: BLE001 - user code / third-party errors become messages
-                raise _fail(func, f"parameter '{pname}' annotation {ann!r} cannot be resolved ({type(exc).__name__}: "
-                                  f"{exc}): make the type visible at module level, or construct a Tool subclass") from None
+                raise _fail(
+                    func,
+                    f"parameter '{pname}' annotation {ann!r} cannot be resolved ({type(exc).__name__}: "
+                    f"{exc}): make the type visible at module level, or construct a Tool subclass",
+                ) from None
         if default is not _MISSING and type(default).__name__ == "FieldInfo":
             # `x: int = Field(3, ge=0)`: the Field carries the real default and the constraints.
             fills.append((pname, default))
@@ -296,9 +337,12 @@ def _build_schema(func: Any, params: list[tuple[str, Any, bool]], hints: dict[st
             if node is None:
                 node = _si.infer(ann, resolve)
         except _si.Unmappable as exc:
-            raise _fail(func, f"parameter '{pname}' annotation {ann!r} cannot be mapped to JSON Schema: {exc}. "
-                              "Use JSON-shaped types (str, int, float, bool, list[T], dict[str, T], Literal, Enum, "
-                              "dataclasses, TypedDict, pydantic models) or construct a Tool subclass explicitly") from None
+            raise _fail(
+                func,
+                f"parameter '{pname}' annotation {ann!r} cannot be mapped to JSON Schema: {exc}. "
+                "Use JSON-shaped types (str, int, float, bool, list[T], dict[str, T], Literal, Enum, "
+                "dataclasses, TypedDict, pydantic models) or construct a Tool subclass explicitly",
+            ) from None
         except RecursionError:
             raise _fail(func, f"parameter '{pname}' annotation {ann!r} nests too deeply") from None
         has_default = default is not _MISSING
@@ -320,8 +364,16 @@ def _build_schema(func: Any, params: list[tuple[str, Any, bool]], hints: dict[st
         elif not has_default:
             required.append(pname)
         props[pname] = prop
-        rows.append((pname, node.type_word, text if isinstance(text, str) else "", not has_default,
-                     default if has_default and default is not _FROM_FACTORY else None, prop))
+        rows.append(
+            (
+                pname,
+                node.type_word,
+                text if isinstance(text, str) else "",
+                not has_default,
+                default if has_default and default is not _FROM_FACTORY else None,
+                prop,
+            )
+        )
         if node.conv is not None:
             convs.append((pname, node.conv))
         if is_posonly:
@@ -352,8 +404,11 @@ def _is_async(func: Any, target: Any) -> bool:
     if inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(func):
         return True
     call = getattr(type(func), "__call__", None)  # noqa: B004 - the class's __call__ itself is wanted
-    return call is not None and not isinstance(func, (types.FunctionType, types.MethodType, functools.partial)) \
+    return (
+        call is not None
+        and not isinstance(func, (types.FunctionType, types.MethodType, functools.partial))
         and inspect.iscoroutinefunction(call)
+    )
 
 
 def _code_params(fn: types.FunctionType, skip: int) -> list[tuple[str, Any, bool]]:
@@ -362,9 +417,14 @@ def _code_params(fn: types.FunctionType, skip: int) -> list[tuple[str, Any, bool
         npos = code.co_argcount + code.co_kwonlyargcount
         var = code.co_varnames[npos]
         star = "*" if code.co_flags & _CO_VARARGS else "**"
-        raise _fail(fn, f"has variadic parameter '{star}{var}' (*args / **kwargs), cannot be mapped to a named schema parameter")
+        raise _fail(
+            fn,
+            f"has variadic parameter '{star}{var}' (*args / **kwargs), cannot be mapped to a named schema parameter",
+        )
     if code.co_flags & _CO_GENERATOR:
-        raise _fail(fn, "is a generator; a tool must return its result (return a list or a str instead of yielding)")
+        raise _fail(
+            fn, "is a generator; a tool must return its result (return a list or a str instead of yielding)"
+        )
     argc = code.co_argcount
     names = code.co_varnames
     defaults = fn.__defaults__ or ()
@@ -384,16 +444,29 @@ def _shape(func: Any) -> _Shape:
         func = func.__func__
     if isinstance(func, classmethod):
         raise ToolRegistrationError(
-            f"Tool function {func!r} is an unbound classmethod: register the bound form (Cls.method) instead")
+            f"Tool function {func!r} is an unbound classmethod: register the bound form (Cls.method) instead"
+        )
     t = type(func)
     if t is types.FunctionType and "__wrapped__" not in func.__dict__:
         return (func, func, _code_params(func, 0), func.__annotations__, func.__doc__, func.__name__)
-    if t is types.MethodType and type(func.__func__) is types.FunctionType and "__wrapped__" not in func.__func__.__dict__:
+    if (
+        t is types.MethodType
+        and type(func.__func__) is types.FunctionType
+        and "__wrapped__" not in func.__func__.__dict__
+    ):
         inner = func.__func__
-        return (func, inner, _code_params(inner, 1), None if _needs_class_ns(inner) else inner.__annotations__,
-                      inner.__doc__, inner.__name__)
+        return (
+            func,
+            inner,
+            _code_params(inner, 1),
+            None if _needs_class_ns(inner) else inner.__annotations__,
+            inner.__doc__,
+            inner.__name__,
+        )
     if isinstance(func, type):
-        raise ToolRegistrationError(f"Tool function {func!r} is a class; decorate a function, or construct a Tool subclass")
+        raise ToolRegistrationError(
+            f"Tool function {func!r} is a class; decorate a function, or construct a Tool subclass"
+        )
     if not callable(func):
         raise ToolRegistrationError(f"Tool function {func!r} is not callable")
     return _inspect_shape(func)
@@ -413,7 +486,9 @@ def _inspect_shape(func: Any) -> _Shape:
         owner = inspect.unwrap(owner.func)
     default_name = getattr(owner, "__name__", None)
     doc = getattr(func, "__doc__", None) if not isinstance(func, functools.partial) else owner.__doc__
-    if not isinstance(func, (types.FunctionType, types.MethodType, functools.partial, types.BuiltinFunctionType)):
+    if not isinstance(
+        func, (types.FunctionType, types.MethodType, functools.partial, types.BuiltinFunctionType)
+    ):
         call = getattr(type(func), "__call__", None)  # noqa: B004 - the class's __call__ itself is wanted
         if call is not None and not isinstance(call, (types.WrapperDescriptorType, types.MethodWrapperType)):
             owner = inspect.unwrap(call)
@@ -422,17 +497,24 @@ def _inspect_shape(func: Any) -> _Shape:
     try:
         sig = inspect.signature(func)
     except (TypeError, ValueError) as exc:
-        raise ToolRegistrationError(f"Tool function {func!r} has no inspectable signature ({exc}); construct a Tool subclass") from None
+        raise ToolRegistrationError(
+            f"Tool function {func!r} has no inspectable signature ({exc}); construct a Tool subclass"
+        ) from None
     params = []
     for p in sig.parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             star = "*" if p.kind is p.VAR_POSITIONAL else "**"
-            raise _fail(func, f"has variadic parameter '{star}{p.name}' (*args / **kwargs), cannot be mapped to a named schema parameter")
+            raise _fail(
+                func,
+                f"has variadic parameter '{star}{p.name}' (*args / **kwargs), cannot be mapped to a named schema parameter",
+            )
         if p.name in bound_kw:
             continue  # fixed by functools.partial: not the model's to choose (may be a secret)
         params.append((p.name, _MISSING if p.default is p.empty else p.default, p.kind is _POSITIONAL_ONLY))
     if inspect.isgeneratorfunction(owner) or inspect.isasyncgenfunction(owner):
-        raise _fail(func, "is a generator; a tool must return its result (return a list or a str instead of yielding)")
+        raise _fail(
+            func, "is a generator; a tool must return its result (return a list or a str instead of yielding)"
+        )
     return (func, owner, params, None, doc, default_name)
 
 
@@ -448,8 +530,11 @@ def _hints_slow(owner: Any, func: Any) -> dict[str, Any]:
     try:
         return typing.get_type_hints(owner, localns=localns, include_extras=True)
     except Exception as exc:  # noqa: BLE001 - user code / third-party errors become messages
-        raise _fail(func, f"type annotations cannot be resolved ({type(exc).__name__}: {exc}): ensure the annotated "
-                          "types are visible in module scope, or construct a Tool subclass explicitly") from None
+        raise _fail(
+            func,
+            f"type annotations cannot be resolved ({type(exc).__name__}: {exc}): ensure the annotated "
+            "types are visible in module scope, or construct a Tool subclass explicitly",
+        ) from None
 
 
 _EVAL_CACHE: dict[tuple[str, int], tuple[Any, tuple[tuple[str, Any], ...]]] = {}
@@ -480,6 +565,8 @@ def _resolver(globalns: dict[str, Any], func: Any) -> Callable[[Any], Any]:
         try:
             return _eval_annotation(text, globalns)
         except Exception as exc:  # noqa: BLE001 - user code / third-party errors become messages
-            raise _si.Unmappable(f"forward reference {text!r} cannot be resolved ({type(exc).__name__}: {exc})") from None
+            raise _si.Unmappable(
+                f"forward reference {text!r} cannot be resolved ({type(exc).__name__}: {exc})"
+            ) from None
 
     return resolve

@@ -38,9 +38,7 @@ class ToolThreads:
             # Start a worker only when queued jobs outnumber the workers waiting for one.
             if self._queue.qsize() > self._idle and self._workers < self.max_workers:
                 self._workers += 1
-                threading.Thread(
-                    target=self._work, name=f"{self._name}-{self._workers}", daemon=True
-                ).start()
+                threading.Thread(target=self._work, name=f"{self._name}-{self._workers}", daemon=True).start()
         return fut
 
     def _work(self) -> None:

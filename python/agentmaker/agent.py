@@ -150,7 +150,9 @@ class Agent(ToolExecutor):
         if permissions is not None and not isinstance(permissions, _native.ToolPermissions):
             raise TypeError(f"permissions must be a ToolPermissions, got {permissions!r}")
         if tool_retriever is not None and not callable(getattr(tool_retriever, "schema_for", None)):
-            raise TypeError(f"tool_retriever must be a ToolRetriever (it has no schema_for()), got {tool_retriever!r}")
+            raise TypeError(
+                f"tool_retriever must be a ToolRetriever (it has no schema_for()), got {tool_retriever!r}"
+            )
         if run_policy is not None and not isinstance(run_policy, RunPolicy):
             raise TypeError(f"run_policy must be a RunPolicy, got {run_policy!r}")
         if max_concurrency is not None and (
@@ -239,7 +241,8 @@ class Agent(ToolExecutor):
         if self.permissions is not None:
             reg = self.tool_registry
             schema = [
-                s for s in schema
+                s
+                for s in schema
                 if (t := reg.get(s["function"]["name"])) is not None and self._denial(t) is None
             ]
         return list(schema) or None
@@ -451,7 +454,9 @@ def _account(run: _Run, usage: Any) -> int:
     completion = get("completion_tokens", 0) or 0
     total = get("total_tokens", None)
     if not isinstance(total, int):
-        total = (prompt if isinstance(prompt, int) else 0) + (completion if isinstance(completion, int) else 0)
+        total = (prompt if isinstance(prompt, int) else 0) + (
+            completion if isinstance(completion, int) else 0
+        )
     if isinstance(prompt, int):
         run.prompt_tokens += prompt
     if isinstance(completion, int):
