@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentmaker import Tool, ToolParameter, ToolRegistry, ToolResponse
+from agentmaker import Tool, ToolParameter, ToolRegistry, ToolResponse, tool
 from harness import once_us, per_call_us, report
 
 GROUP = "registry"
@@ -27,55 +27,32 @@ def many_tools(n: int) -> list[Tool]:
     return [AddTool(f"tool_{i}") for i in range(n)]
 
 
+def calls(reg: ToolRegistry, label: str, name: str, floor: float, params: dict, bad: dict) -> None:
+    """execute_tool with valid and with invalid arguments, against calling the function itself."""
+    for which, args, target in (("valid", params, 2.0), ("invalid", bad, 10.0)):
+        report(
+            GROUP,
+            f"execute_tool, {label}, {which} args",
+            per_call_us(lambda args=args: reg.execute_tool(name, args)),
+            floor_us=floor,
+            target_us=target,
+        )
+
+
 def main() -> None:
     reg = ToolRegistry()
     reg.register(AddTool())
     params = {"a": 2, "b": 3}
     bad = {"a": "two", "b": 3}
-    floor = per_call_us(lambda: add(**params))
-    report(
-        GROUP,
-        "execute_tool, Tool subclass, valid args",
-        per_call_us(lambda: reg.execute_tool("add", params)),
-        floor_us=floor,
-        target_us=2.0,
-    )
-    report(
-        GROUP,
-        "execute_tool, Tool subclass, invalid args",
-        per_call_us(lambda: reg.execute_tool("add", bad)),
-        floor_us=floor,
-        target_us=10.0,
-    )
-    try:
-        from agentmaker import tool
-    except ImportError:
-        tool = None
-    if tool is not None:
+    calls(reg, "Tool subclass", "add", per_call_us(lambda: add(**params)), params, bad)
 
-        @tool
-        def add_fn(a: int, b: int) -> str:
-            """Add two integers."""
-            return str(a + b)
+    @tool
+    def add_fn(a: int, b: int) -> str:
+        """Add two integers."""
+        return str(a + b)
 
-        reg.register(add_fn)
-        raw = add_fn.__wrapped__ if hasattr(add_fn, "__wrapped__") else None
-        if raw is not None:
-            floor_fn = per_call_us(lambda: raw(**params))
-            report(
-                GROUP,
-                "execute_tool, @tool function, valid args",
-                per_call_us(lambda: reg.execute_tool("add_fn", params)),
-                floor_us=floor_fn,
-                target_us=2.0,
-            )
-            report(
-                GROUP,
-                "execute_tool, @tool function, invalid args",
-                per_call_us(lambda: reg.execute_tool("add_fn", bad)),
-                floor_us=floor_fn,
-                target_us=10.0,
-            )
+    reg.register(add_fn)
+    calls(reg, "@tool function", "add_fn", per_call_us(lambda: add_fn.__wrapped__(**params)), params, bad)
 
     tools = many_tools(1000)
     holder = {}
