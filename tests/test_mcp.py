@@ -258,11 +258,45 @@ async def test_cancelling_after_the_answer_arrived_changes_nothing():
     async with sdk_client() as client:
         add = by_remote(await client.load_tools())["add"]
         waiter = add.arun({"a": 2, "b": 3})
-        await asyncio.sleep(0.5)  # the answer is in, the future not yet settled or just settled
-        waiter.cancel()
-        # Either way the session is intact and the next calls are answered.
+        # The loop is blocked: the answer arrives and is queued for the loop, but the future is
+        # not settled yet, so the cancellation wins and the queued answer is dropped.
+        time.sleep(0.5)
+        assert waiter.cancel() and waiter.cancelled()
+        await asyncio.sleep(0.05)
         results = await asyncio.gather(*(add.arun({"a": i, "b": 1}) for i in range(20)))
         assert [r.text for r in results] == [str(i + 1) for i in range(20)]
+        # A settled call is not cancelled.
+        done = add.arun({"a": 1, "b": 1})
+        assert (await done).text == "2" and not done.cancel()
+
+
+def test_cancelling_on_a_closed_loop_still_tells_the_server(tmp_path):
+    """The loop is closed with the call pending and a done-callback attached: cancel() marks the
+    future cancelled and then fails to schedule the callback; the server must still be told."""
+    marker = tmp_path / "marker"
+    client = sdk_client(timeout=None)
+
+    async def start():
+        await client.__aenter__()
+        slow = by_remote(await client.load_tools())["slow_write"]
+        return slow.arun({"path": str(marker), "seconds": 2})
+
+    async def close():
+        await client.aclose()
+
+    loop = asyncio.new_event_loop()
+    try:
+        waiter = loop.run_until_complete(start())
+        waiter.add_done_callback(lambda _: None)
+        loop.close()
+        with pytest.raises(RuntimeError, match="closed"):
+            waiter.cancel()
+        assert waiter.cancelled()
+        time.sleep(3)
+        assert not marker.exists()
+    finally:
+        loop.close()
+        asyncio.run(close())
 
 
 async def test_server_exiting_mid_call_gives_an_error_not_a_hang():

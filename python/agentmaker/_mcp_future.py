@@ -9,15 +9,20 @@ from typing import Any
 class McpCallFuture(asyncio.Future):  # type: ignore[type-arg]
     """One MCP call in flight. Cancelling it (``asyncio.wait_for``, an agent's tool timeout, a
     cancelled task) cancels the call too: the client stops waiting for the answer and the
-    server is sent ``notifications/cancelled`` so it can stop the work."""
+    server is sent ``notifications/cancelled`` so it can stop the work.
+
+    The client's other awaitables (``load_tools``, ``aclose``) are of this class too, with no
+    call attached: cancelling them only stops the wait."""
 
     __slots__ = ("_am_call",)
 
     def cancel(self, msg: Any = None) -> bool:
-        if not super().cancel(msg):
-            return False
-        call = getattr(self, "_am_call", None)
-        if call is not None:
-            self._am_call = None
-            call.cancel()
-        return True
+        try:
+            return super().cancel(msg)
+        finally:
+            # Also when scheduling the done-callbacks raised (a closed loop): the future is
+            # cancelled by then, and the server must still hear of it.
+            call = getattr(self, "_am_call", None)
+            if call is not None and self.cancelled():
+                self._am_call = None
+                call.cancel()

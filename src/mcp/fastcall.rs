@@ -118,9 +118,8 @@ impl FastCalls {
     }
 
     /// Sends `tools/call` for `name` and files `done` under its id. `done` is always called
-    /// exactly once: with the answer, a timeout, or the end of the session.
-    /// Sends a `tools/call` request; `done` gets the outcome. Returns the call's number (for
-    /// [`FastCalls::cancel`]).
+    /// exactly once: with the answer, a timeout, a cancellation or the end of the session.
+    /// Returns the call's number (for [`FastCalls::cancel`]).
     pub fn call(
         &self,
         name: &str,
