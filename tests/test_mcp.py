@@ -260,7 +260,7 @@ async def test_cancelling_after_the_answer_arrived_changes_nothing():
         waiter = add.arun({"a": 2, "b": 3})
         # The loop is blocked: the answer arrives and is queued for the loop, but the future is
         # not settled yet, so the cancellation wins and the queued answer is dropped.
-        time.sleep(0.5)
+        time.sleep(0.5)  # noqa: ASYNC251 - blocking the loop is the point
         assert waiter.cancel() and waiter.cancelled()
         await asyncio.sleep(0.05)
         results = await asyncio.gather(*(add.arun({"a": i, "b": 1}) for i in range(20)))
