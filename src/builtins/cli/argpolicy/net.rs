@@ -3,6 +3,27 @@
 
 use super::{long_values, plain, short_values, NONE};
 
+/// curl's long options that take a value. The first eight are those whose value may name a
+/// local file for curl to read and send (`@file`, `name=@file`, `name=<file`, a cookie file).
+const CURL_VALUED: &[&str] = &[
+    "--data",
+    "--data-binary",
+    "--data-urlencode",
+    "--data-ascii",
+    "--json",
+    "--form",
+    "--cookie",
+    "--write-out",
+    "--header",
+    "--user-agent",
+    "--url",
+    "--request",
+    "--user",
+    "--proxy",
+    "--max-time",
+];
+const CURL_FILE_VALUED: &[&str] = CURL_VALUED.split_at(8).0;
+
 pub(super) fn curl_hits(args: &[String]) -> Vec<String> {
     let opts = plain(
         "oODKTcn",
@@ -28,23 +49,7 @@ pub(super) fn curl_hits(args: &[String]) -> Vec<String> {
             "--netrc-file",
             "--netrc-optional",
         ],
-        &[
-            "--data",
-            "--data-binary",
-            "--data-urlencode",
-            "--data-ascii",
-            "--json",
-            "--form",
-            "--write-out",
-            "--cookie",
-            "--header",
-            "--user-agent",
-            "--url",
-            "--request",
-            "--user",
-            "--proxy",
-            "--max-time",
-        ],
+        CURL_VALUED,
     );
     let (mut hits, _) = opts.scan(args);
     // Values that make curl read (and send) a local file.
@@ -59,19 +64,7 @@ pub(super) fn curl_hits(args: &[String]) -> Vec<String> {
         .filter(|(c, v)| reads_file(*c, v))
         .map(|(_, v)| v.to_string())
         .collect();
-    let long = long_values(
-        args,
-        &[
-            "--data",
-            "--data-binary",
-            "--data-urlencode",
-            "--data-ascii",
-            "--json",
-            "--form",
-            "--cookie",
-            "--write-out",
-        ],
-    );
+    let long = long_values(args, CURL_FILE_VALUED);
     for (name, v) in long {
         let flag = match name {
             "--form" => 'F',
