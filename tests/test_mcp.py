@@ -219,7 +219,7 @@ async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
     from agentmaker._mcp_future import McpCallFuture
     from agentmaker.testing import ScriptedLLM
 
-    markers = [tmp_path / f"m{i}" for i in range(3)]
+    markers = [tmp_path / f"m{i}" for i in range(4)]
     async with sdk_client(timeout=None) as client:
         tools = await client.load_tools()
         t = by_remote(tools)
@@ -245,12 +245,19 @@ async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
         )
         (rec,) = (await agent.arun("go")).tool_calls
         assert rec.status == "timeout"
+        # The sync run() path, from a thread without a loop: the same.
+        call = ScriptedLLM.tool_call("calc_slow_write", {"path": str(markers[3]), "seconds": 3})
+        agent = Agent(
+            "a", ScriptedLLM([call, "done"]), tools=tools, confirm=lambda tool, params: True, tool_timeout=0.3
+        )
+        (rec,) = (await asyncio.to_thread(agent.run, "go")).tool_calls
+        assert rec.status == "timeout"
         # A call nobody cancels still runs to the end, on the same session.
         done = tmp_path / "done"
         assert (await slow.arun({"path": str(done), "seconds": 0.01})).text == "finished"
         assert done.read_text() == "finished"
         await wait_until(start + 4.5)
-        assert [m.exists() for m in markers] == [False, False, False]
+        assert [m.exists() for m in markers] == [False] * 4
         assert (await t["add"].arun({"a": 1, "b": 1})).text == "2"
 
 
