@@ -69,8 +69,10 @@ def report(
             f"floor {fmt(floor_us)}  overhead {fmt(value_us - floor_us)}  ratio {value_us / floor_us:5.1f}x"
         )
     if target_us is not None:
+        # With a floor, the target bounds the overhead over it, and the line says so.
         measured = value_us - floor_us if floor_us is not None else value_us
-        parts.append(f"target {fmt(target_us)} [{'ok' if measured <= target_us else 'OVER'}]")
+        label = "overhead target" if floor_us is not None else "target"
+        parts.append(f"{label} {fmt(target_us)} [{'ok' if measured <= target_us else 'OVER'}]")
     if note:
         parts.append(note)
     print("  ".join(parts), flush=True)
