@@ -1,4 +1,4 @@
-//! A tiny rmcp stdio MCP server with 50 tools, for `benches/mcp.py`: it answers instantly, so a
+//! A tiny rmcp stdio MCP server with 50 tools, for `benches/bench_mcp.py`: it answers instantly, so a
 //! round trip measures the client. Built only with `--features bench-server` (CI never
 //! builds it): `cargo build --release --no-default-features --features bench-server --example bench_mcp_server`.
 //!
