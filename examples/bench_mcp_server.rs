@@ -1,6 +1,7 @@
-//! A tiny rmcp stdio MCP server with 50 tools, for `benches/bench_mcp.py`: it answers instantly, so a
-//! round trip measures the client. Built only with `--features bench-server` (CI never
-//! builds it): `cargo build --release --no-default-features --features bench-server --example bench_mcp_server`.
+//! A tiny rmcp stdio MCP server with 50 tools, for `benches/bench_mcp.py`: it answers
+//! instantly, so a round trip measures the client. Built only with `--features bench-server`
+//! (CI never builds it):
+//! `cargo build --release --no-default-features --features bench-server --example bench_mcp_server`.
 //!
 //! It is an rmcp `ServerHandler` run by rmcp's own `serve` loop. Only the transport is ours
 //! ([`Lines`]): rmcp's stock line transport decodes every incoming message through serde's
@@ -38,29 +39,48 @@ struct Lines {
     out: BatchHandle,
 }
 
-/// The fields of a request that say whether it is a `tools/call`.
+/// The fields of a message that say whether it is a well-formed `tools/call` request.
 #[derive(Deserialize)]
 struct Head<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<Cow<'a, str>>,
     #[serde(borrow)]
     method: Option<Cow<'a, str>>,
     id: Option<RequestId>,
     #[serde(borrow)]
     params: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// A `tools/call` request decoded the way rmcp's own decoder would (its `_meta` goes into the
+/// request's extensions); anything else is left to rmcp's decoder.
+fn decode_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
+    let head = serde_json::from_slice::<Head>(line).ok()?;
+    if head.jsonrpc.as_deref() != Some("2.0")
+        || head.method.as_deref() != Some("tools/call")
+        || head.result.is_some()
+        || head.error.is_some()
+    {
+        return None;
+    }
+    let mut params = serde_json::from_str::<CallToolRequestParams>(head.params?.get()).ok()?;
+    let mut call = CallToolRequest::new(CallToolRequestParams::default());
+    if let Some(meta) = params.meta.take() {
+        call.extensions.insert(meta);
+    }
+    call.params = params;
+    Some(ClientJsonRpcMessage::request(
+        ClientRequest::CallToolRequest(call),
+        head.id?,
+    ))
 }
 
 fn decode(line: &[u8]) -> Option<ClientJsonRpcMessage> {
-    if let Ok(Head {
-        method: Some(method),
-        id: Some(id),
-        params: Some(params),
-    }) = serde_json::from_slice::<Head>(line)
-    {
-        if method == "tools/call" {
-            if let Ok(params) = serde_json::from_str::<CallToolRequestParams>(params.get()) {
-                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-                return Some(ClientJsonRpcMessage::request(request, id));
-            }
-        }
+    if let Some(call) = decode_call(line) {
+        return Some(call);
     }
     match serde_json::from_slice(line) {
         Ok(message) => Some(message),
@@ -82,24 +102,25 @@ impl Transport<RoleServer> for Lines {
             .map_err(std::io::Error::other)
             .and_then(|mut bytes| {
                 bytes.push(b'\n');
-                self.out.append_with(&bytes, MAX_UNWRITTEN, false)
+                self.out.append(&bytes, MAX_UNWRITTEN)
             });
         std::future::ready(sent)
     }
 
+    /// rmcp polls this inside a `select!` and may drop it halfway through a line; the bytes
+    /// read so far stay in `self.line` (`read_until` appends), which is only cleared once a
+    /// whole line was handled, so the next call goes on where this one stopped.
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            self.line.clear();
             match self.input.read_until(b'\n', &mut self.line).await {
                 Ok(0) | Err(_) => return None,
                 Ok(_) => {}
             }
             let line = self.line.trim_ascii();
-            if line.is_empty() {
-                continue;
-            }
-            if let Some(message) = decode(line) {
-                return Some(message);
+            let message = if line.is_empty() { None } else { decode(line) };
+            self.line.clear();
+            if message.is_some() {
+                return message;
             }
         }
     }

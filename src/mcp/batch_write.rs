@@ -6,7 +6,8 @@
 //! cross-CPU wake-up costs tens of microseconds that caps how many concurrent calls one
 //! connection carries. [`BatchWriter`] accepts bytes into a buffer at once (`poll_flush` does
 //! not wait for the pipe) and its task writes out whatever has accumulated since its last
-//! write. A lone message still goes out at once; under load, messages coalesce.
+//! write. A message with nothing ahead of it still goes out at once (from the appending thread,
+//! with [`BatchWriter::with_direct_writes`]); under load, messages coalesce.
 //!
 //! Guarantees: bytes leave in the order they were accepted, and every write is taken whole (so
 //! messages from the writer and from a [`BatchHandle`] never interleave mid-message); the buffer
@@ -113,8 +114,8 @@ impl BatchWriter {
     }
 
     /// Like [`BatchWriter::new`], and [`BatchHandle::append`] may write to `inner`'s
-    /// non-blocking file descriptor itself when nothing is buffered or being written: a lone
-    /// request then leaves without waking the writer task (one cross-CPU wake-up less).
+    /// non-blocking file descriptor itself when nothing is buffered or being written: such a
+    /// message then leaves without waking the writer task (one cross-CPU wake-up less).
     pub fn with_direct_writes<W>(inner: W) -> BatchWriter
     where
         W: AsyncWrite + AsRawFd + Unpin + Send + 'static,
@@ -159,17 +160,13 @@ pub struct BatchHandle {
 }
 
 impl BatchHandle {
-    /// Queues `message` (one or more complete lines) behind what is already buffered. Fails
-    /// when the stream is closed or broken, or when `limit` bytes are already waiting (a peer
-    /// that stopped reading): the caller reports that instead of waiting for room.
+    /// Queues `message` (one or more complete lines) behind what is already buffered, or, on a
+    /// writer made with [`BatchWriter::with_direct_writes`] when nothing is buffered or being
+    /// written, writes it from this thread at once (as much as the pipe takes; the rest is
+    /// queued). Never waits. Fails when the stream is closed or broken, or when `limit` bytes
+    /// are already waiting (a peer that stopped reading): the caller reports that instead of
+    /// waiting for room.
     pub fn append(&self, message: &[u8], limit: usize) -> io::Result<()> {
-        self.append_with(message, limit, true)
-    }
-
-    /// [`BatchHandle::append`]; `direct` false leaves the write to the task even when a
-    /// direct write would be possible (the caller expects more messages right behind this one,
-    /// which the task will then send together).
-    pub fn append_with(&self, message: &[u8], limit: usize, direct: bool) -> io::Result<()> {
         let mut st = self.shared.lock();
         st.check()?;
         if st.buf.len() >= limit {
@@ -184,7 +181,7 @@ impl BatchHandle {
         let Some(fd) = self
             .shared
             .direct
-            .filter(|_| direct && st.buf.is_empty() && !st.writing)
+            .filter(|_| st.buf.is_empty() && !st.writing)
         else {
             self.shared.queue(st, message);
             return Ok(());

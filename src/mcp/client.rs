@@ -250,7 +250,7 @@ impl McpClient {
                         let mut reason = sanitize_marked(&e.to_string(), ERROR_CHARS);
                         let mut child = child;
                         child.shutdown(Duration::from_millis(200)).await;
-                        let tail = child.stderr_tail();
+                        let tail = child.final_stderr_tail(Duration::from_millis(500)).await;
                         if !tail.is_empty() {
                             reason.push_str(&format!(
                                 "; server stderr: {}",

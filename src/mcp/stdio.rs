@@ -321,6 +321,8 @@ pub struct ChildProcess {
     child: Option<Child>,
     pgid: Option<i32>,
     stderr_tail: Arc<Mutex<VecDeque<u8>>>,
+    /// The stderr drain task; it ends when every holder of the pipe's write end is gone.
+    stderr_drain: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl ChildProcess {
@@ -356,7 +358,7 @@ impl ChildProcess {
             .take()
             .ok_or_else(|| std::io::Error::other("child stdout missing"))?;
         let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
-        if let Some(mut stderr) = child.stderr.take() {
+        let stderr_drain = child.stderr.take().map(|mut stderr| {
             // Drained continuously (a full pipe would block the server) into a small ring.
             let tail = stderr_tail.clone();
             tokio::spawn(async move {
@@ -374,14 +376,15 @@ impl ChildProcess {
                         }
                     }
                 }
-            });
-        }
+            })
+        });
         let pgid = child.id().and_then(|p| i32::try_from(p).ok());
         Ok((
             ChildProcess {
                 child: Some(child),
                 pgid,
                 stderr_tail,
+                stderr_drain,
             },
             LineGuard::new(stdout),
             // Requests sent while one is being written leave together (see batch_write.rs).
@@ -391,6 +394,17 @@ impl ChildProcess {
 
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().and_then(Child::id)
+    }
+
+    /// [`ChildProcess::stderr_tail`] once the drain has read everything the server wrote
+    /// (waiting at most `wait`: a grandchild may hold the pipe open). Call after
+    /// [`ChildProcess::shutdown`]; without the wait, a server that printed its error and exited
+    /// could be reported before its words were read.
+    pub async fn final_stderr_tail(&mut self, wait: Duration) -> String {
+        if let Some(drain) = self.stderr_drain.take() {
+            let _ = tokio::time::timeout(wait, drain).await;
+        }
+        self.stderr_tail()
     }
 
     /// The last few KiB the server wrote to stderr, cleaned for display.
