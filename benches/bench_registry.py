@@ -83,30 +83,19 @@ def main() -> None:
         else:
             big.register(AddTool("extra"))
 
-    report(
-        GROUP,
-        "to_openai_schema(), 1,000 tools, first call after a change",
-        once_us(big.to_openai_schema, setup=change),
-        target_us=1000,
-    )
-    report(
-        GROUP,
-        "to_openai_schema(), 1,000 tools, repeated",
-        per_call_us(big.to_openai_schema, number=200),
-        target_us=300,
-    )
-    report(
-        GROUP,
-        "get_tools_description(), 1,000 tools, first call after a change",
-        once_us(big.get_tools_description, setup=change),
-        target_us=500,
-    )
-    report(
-        GROUP,
-        "get_tools_description(), 1,000 tools, repeated",
-        per_call_us(big.get_tools_description, number=200),
-        target_us=500,
-    )
+    for label, render, first_target, repeat_target in (
+        ("to_openai_schema()", big.to_openai_schema, 1000, 300),
+        ("get_tools_description()", big.get_tools_description, 500, 500),
+    ):
+        report(
+            GROUP,
+            f"{label}, 1,000 tools, first call after a change",
+            once_us(render, setup=change),
+            target_us=first_target,
+        )
+        report(
+            GROUP, f"{label}, 1,000 tools, repeated", per_call_us(render, number=200), target_us=repeat_target
+        )
     subset = [f"tool_{i}" for i in range(0, 1000, 125)]
     report(
         GROUP,
