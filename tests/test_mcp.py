@@ -211,6 +211,17 @@ async def wait_until(moment: float) -> None:
     await asyncio.sleep(max(0.0, moment - time.monotonic()))
 
 
+async def check_wait_for_cancels_at_the_server(tools: dict[str, MCPTool], marker: Path) -> None:
+    """A 3 s ``slow_write`` abandoned by ``asyncio.wait_for`` after 0.3 s never writes its marker
+    (the server was told), and the session still answers."""
+    start = time.monotonic()
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(tools["slow_write"].arun({"path": str(marker), "seconds": 3}), 0.3)
+    assert (await tools["add"].arun({"a": 1, "b": 1})).text == "2"
+    await wait_until(start + 4.5)
+    assert not marker.exists()
+
+
 async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
     """asyncio.wait_for, a cancelled task and an agent's tool timeout all reach the server as
     notifications/cancelled: the slow tool never writes its marker, and the session goes on.
@@ -306,6 +317,42 @@ def test_cancelling_on_a_closed_loop_still_tells_the_server(tmp_path):
         asyncio.run(close())
 
 
+class _LoopWithoutReaders(asyncio.SelectorEventLoop):
+    """A loop that cannot watch file descriptors (as Windows' proactor loop cannot)."""
+
+    def add_reader(self, *args, **kwargs):
+        raise NotImplementedError
+
+
+def test_a_loop_that_cannot_watch_our_pipe_still_calls_and_cancels(tmp_path):
+    """Without add_reader the client falls back to futures resolved from tokio: listing,
+    calls, errors, concurrency, cancellation (the server hears of it) and closing all work."""
+    marker = tmp_path / "marker"
+
+    async def main():
+        from agentmaker._mcp_future import McpCallFuture
+
+        async with sdk_client(timeout=None) as client:
+            t = by_remote(await client.load_tools())
+            waiter = t["add"].arun({"a": 2, "b": 3})
+            assert not isinstance(waiter, McpCallFuture)
+            assert (await waiter).text == "5"
+            results = await asyncio.gather(*(t["add"].arun({"a": i, "b": 1}) for i in range(30)))
+            assert [r.text for r in results] == [str(i + 1) for i in range(30)]
+            bad = await t["add"].arun({"a": "x", "b": 1})
+            assert bad.status == "error"
+            await check_wait_for_cancels_at_the_server(t, marker)
+            pid = client.server_pid
+        assert wait_dead(pid)
+        assert (await t["add"].arun({"a": 1, "b": 1})).text.startswith(NO_SESSION)
+
+    loop = _LoopWithoutReaders()
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
 async def test_server_exiting_mid_call_gives_an_error_not_a_hang():
     async with sdk_client() as client:
         t = by_remote(await client.load_tools())
@@ -377,13 +424,7 @@ async def test_http_transport_with_the_sdk_server(http_server):
 async def test_cancelling_an_http_call_cancels_it_at_the_server(http_server, tmp_path):
     marker = tmp_path / "marker"
     async with MCPClient(url=http_server, namespace="web", timeout=None) as client:
-        t = by_remote(await client.load_tools())
-        start = time.monotonic()
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(t["slow_write"].arun({"path": str(marker), "seconds": 3}), 0.3)
-        assert (await t["add"].arun({"a": 1, "b": 1})).text == "2"
-        await wait_until(start + 4.5)
-        assert not marker.exists()
+        await check_wait_for_cancels_at_the_server(by_remote(await client.load_tools()), marker)
 
 
 async def test_http_headers_and_bearer_go_on_every_request():

@@ -452,13 +452,13 @@ impl PyMcpTool {
             }
         };
         // No task per call: the response is handed straight to the loop's completion queue.
-        let (waiter, completer) = completion::pending_for_loop(py)?;
+        let (waiter, completer, on_cancel) = completion::pending_for_loop(py)?;
         let call = self.tool.call_then(args, move |resp| {
             completer.complete(Box::new(move |py: Python<'_>| {
                 Ok(Py::new(py, PyToolResponse::from_core(py, resp)?)?.into_any())
             }))
         });
-        completion::on_cancel(py, &waiter, move || call.cancel())?;
+        on_cancel.set(move || call.cancel());
         Ok(waiter)
     }
 

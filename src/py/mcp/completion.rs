@@ -295,8 +295,46 @@ fn abandoned(py: Python<'_>) -> PyResult<Py<PyAny>> {
     ))
 }
 
-/// An asyncio future on the running loop and the [`Completer`] that resolves it.
-pub fn pending_for_loop<'py>(py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Completer)> {
+/// What cancelling the future of [`pending_for_loop`] runs, once: set with
+/// [`OnCancel::set`] after the call is made. Nothing runs when the future completes normally.
+#[derive(Clone, Default)]
+pub struct OnCancel(Arc<Mutex<Option<CancelFn>>>);
+
+type CancelFn = Box<dyn FnOnce() + Send>;
+
+impl OnCancel {
+    pub fn set(&self, cancel: impl FnOnce() + Send + 'static) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some(Box::new(cancel));
+        }
+    }
+
+    fn run(&self) {
+        let cancel = self.0.lock().ok().and_then(|mut c| c.take());
+        if let Some(cancel) = cancel {
+            cancel();
+        }
+    }
+}
+
+/// Runs the cancel hook when the fallback path's future is dropped before its result came.
+struct CancelOnDrop(Option<OnCancel>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(on_cancel) = self.0.take() {
+            on_cancel.run();
+        }
+    }
+}
+
+/// An asyncio future on the running loop, the [`Completer`] that resolves it and the hook its
+/// cancellation runs. On a loop that watches our pipe the future is an `McpCallFuture`; on one
+/// that cannot (no `add_reader`), a future from pyo3-async-runtimes, whose cancellation drops
+/// the Rust side and so runs the hook too.
+pub fn pending_for_loop<'py>(
+    py: Python<'py>,
+) -> PyResult<(Bound<'py, PyAny>, Completer, OnCancel)> {
     static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let event_loop = GET_RUNNING_LOOP
         .get_or_try_init(py, || {
@@ -304,20 +342,25 @@ pub fn pending_for_loop<'py>(py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Co
         })?
         .bind(py)
         .call0()?;
+    let on_cancel = OnCancel::default();
     let Some(queue) = cached_queue_for(py, &event_loop)? else {
         let (tx, rx) = tokio::sync::oneshot::channel::<Deliver>();
+        // pyo3-async-runtimes drops this future when the asyncio future is cancelled: the
+        // guard then runs the cancel hook, as `McpCallFuture.cancel` does on the other path.
+        let guard = CancelOnDrop(Some(on_cancel.clone()));
         let waiter = pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            match rx.await {
+            let mut guard = guard;
+            let out = rx.await;
+            guard.0 = None;
+            match out {
                 Ok(deliver) => Python::attach(deliver),
                 Err(_) => Python::attach(abandoned),
             }
         })?;
-        return Ok((
-            waiter,
-            Completer {
-                target: Some(Target::Channel(tx)),
-            },
-        ));
+        let completer = Completer {
+            target: Some(Target::Channel(tx)),
+        };
+        return Ok((waiter, completer, on_cancel));
     };
     let kwargs = pyo3::types::PyDict::new(py);
     kwargs.set_item(intern!(py, "loop"), &event_loop)?;
@@ -327,42 +370,24 @@ pub fn pending_for_loop<'py>(py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Co
     if let Ok(mut futures) = q.futures.lock() {
         futures.insert(id, waiter.clone().unbind());
     }
-    Ok((
-        waiter,
-        Completer {
-            target: Some(Target::Queue(q.ready.clone(), id)),
-        },
-    ))
+    let call = Bound::new(py, CancelCall(on_cancel.clone()))?;
+    waiter.setattr(intern!(py, "_am_call"), call)?;
+    let completer = Completer {
+        target: Some(Target::Queue(q.ready.clone(), id)),
+    };
+    Ok((waiter, completer, on_cancel))
 }
 
 /// What cancelling a future made by [`pending_for_loop`] does: `McpCallFuture.cancel` calls
 /// `cancel()` on the object stored in its `_am_call` slot.
 #[pyclass(module = "agentmaker._native", name = "_McpCall", frozen)]
-pub struct CancelCall(Mutex<Option<Box<dyn FnOnce() + Send>>>);
+pub struct CancelCall(OnCancel);
 
 #[pymethods]
 impl CancelCall {
     fn cancel(&self) {
-        let cancel = self.0.lock().ok().and_then(|mut c| c.take());
-        if let Some(cancel) = cancel {
-            cancel();
-        }
+        self.0.run();
     }
-}
-
-/// Makes cancelling `waiter` (a future from [`pending_for_loop`]) run `cancel`. A future from
-/// the fallback path (a loop that cannot watch our pipe) is left as it is: cancelling it only
-/// stops the wait.
-pub fn on_cancel(
-    py: Python<'_>,
-    waiter: &Bound<'_, PyAny>,
-    cancel: impl FnOnce() + Send + 'static,
-) -> PyResult<()> {
-    if !waiter.get_type().is(call_future_class(py)?) {
-        return Ok(());
-    }
-    let call = Bound::new(py, CancelCall(Mutex::new(Some(Box::new(cancel)))))?;
-    waiter.setattr(intern!(py, "_am_call"), call)
 }
 
 /// `agentmaker._mcp_future.McpCallFuture`: an asyncio future whose `cancel` also cancels the
@@ -385,7 +410,7 @@ pub fn spawn_for_loop<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, Py
 where
     F: Future<Output = Deliver> + Send + 'static,
 {
-    let (waiter, completer) = pending_for_loop(py)?;
+    let (waiter, completer, _) = pending_for_loop(py)?;
     pyo3_async_runtimes::tokio::get_runtime().spawn(async move {
         completer.complete(fut.await);
     });
