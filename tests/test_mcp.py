@@ -230,12 +230,17 @@ async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
     from agentmaker._mcp_future import McpCallFuture
     from agentmaker.testing import ScriptedLLM
 
-    markers = [tmp_path / f"m{i}" for i in range(4)]
+    markers = [tmp_path / f"m{i}" for i in range(5)]
     async with sdk_client(timeout=None) as client:
         tools = await client.load_tools()
         t = by_remote(tools)
         slow = t["slow_write"]
         start = time.monotonic()
+        # Through the registry, which sends the call while validating it.
+        reg = ToolRegistry()
+        reg.register(slow)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(reg.aexecute_tool(slow.name, {"path": str(markers[4]), "seconds": 3}), 0.3)
         waiter = slow.arun({"path": str(markers[0]), "seconds": 3})
         assert isinstance(waiter, McpCallFuture)
         with pytest.raises(TimeoutError):
@@ -268,7 +273,7 @@ async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
         assert (await slow.arun({"path": str(done), "seconds": 0.01})).text == "finished"
         assert done.read_text() == "finished"
         await wait_until(start + 4.5)
-        assert [m.exists() for m in markers] == [False] * 4
+        assert [m.exists() for m in markers] == [False] * 5
         assert (await t["add"].arun({"a": 1, "b": 1})).text == "2"
 
 

@@ -186,8 +186,10 @@ class ToolExecutor:
             return (admitted, False)
         rec.executed = True
         run.tool_calls += 1
-        tool, kind = admitted
         try:
+            if type(admitted) is not tuple:  # an MCP call, already sent
+                return await admitted
+            tool, kind = admitted
             result = await tool.arun(rec._params)
         except Exception as exc:  # noqa: BLE001 - converted like execute_tool does; signals re-raise
             return reg._exception(rec.name, exc)

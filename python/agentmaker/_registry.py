@@ -59,8 +59,10 @@ class ToolRegistry(_NativeRegistry):
         admitted = self._admit(name, parameters)
         if type(admitted) is ToolResponse:
             return admitted
-        tool, kind = admitted
         try:
+            if type(admitted) is not tuple:  # an MCP call, already sent
+                return await admitted
+            tool, kind = admitted
             result = await tool.arun(parameters)
         except Exception as exc:  # noqa: BLE001 - the model gets the error; flow control re-raises
             return self._exception(name, exc)

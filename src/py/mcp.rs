@@ -387,6 +387,24 @@ pub struct PyMcpTool {
 }
 
 impl PyMcpTool {
+    /// Sends the call on the running loop and returns its awaitable (what ``arun`` returns);
+    /// the registry calls this with the arguments it already converted and validated.
+    pub fn start<'py>(
+        &self,
+        py: Python<'py>,
+        args: serde_json::Value,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        // No task per call: the response is handed straight to the loop's completion queue.
+        let (waiter, completer, on_cancel) = completion::pending_for_loop(py)?;
+        let call = self.tool.call_then(args, move |resp| {
+            completer.complete(Box::new(move |py: Python<'_>| {
+                Ok(Py::new(py, PyToolResponse::from_core(py, resp)?)?.into_any())
+            }))
+        });
+        on_cancel.set(move || call.cancel());
+        Ok(waiter)
+    }
+
     fn create(py: Python<'_>, tool: McpTool) -> PyResult<Py<PyMcpTool>> {
         let tool = Arc::new(tool);
         let spec = tool.spec();
@@ -451,15 +469,7 @@ impl PyMcpTool {
                 return Ok(Bound::new(py, ready)?.into_any());
             }
         };
-        // No task per call: the response is handed straight to the loop's completion queue.
-        let (waiter, completer, on_cancel) = completion::pending_for_loop(py)?;
-        let call = self.tool.call_then(args, move |resp| {
-            completer.complete(Box::new(move |py: Python<'_>| {
-                Ok(Py::new(py, PyToolResponse::from_core(py, resp)?)?.into_any())
-            }))
-        });
-        on_cancel.set(move || call.cancel());
-        Ok(waiter)
+        self.start(py, args)
     }
 
     fn __repr__(&self) -> String {

@@ -7,6 +7,7 @@
 
 use crate::py::convert::{py_to_value, value_to_py};
 use crate::py::errors::{flow_control_class, registration, tool_registration_error};
+use crate::py::mcp::PyMcpTool;
 use crate::py::response::PyToolResponse;
 use crate::py::tool::{base_methods, call_native, not_a_tool, overrides, PyTool};
 use crate::registry::{ConflictMode, Entry, Registry};
@@ -811,8 +812,10 @@ impl PyToolRegistry {
         Some((obj.clone().unbind(), kind))
     }
 
-    /// For the async path: an error ToolResponse, or the tool object to await ``arun`` on.
-    /// (Rust built-ins that never block are run right here.)
+    /// For the async path: an error ToolResponse, or the tool object to await ``arun`` on
+    /// (with its kind for :meth:`_wrap`), or, for an MCP tool, its call already sent: an
+    /// awaitable resolving to the ToolResponse. (Rust built-ins that never block are run right
+    /// here; the Agent runs those inline and never asks.)
     fn _admit<'py>(
         &self,
         py: Python<'py>,
@@ -826,6 +829,13 @@ impl PyToolRegistry {
         if let Runner::Native(native) = &entry.payload.runner {
             if !native.blocks() {
                 return Ok(Py::new(py, call_native(py, native, &args)?)?.into_any());
+            }
+            // An MCP tool starts its call here, with the arguments just converted for
+            // validation (`arun` would convert them again): the caller awaits what it gets.
+            if native.awaitable() {
+                if let Ok(mcp) = entry.payload.obj.bind(py).cast::<PyMcpTool>() {
+                    return Ok(mcp.get().start(py, args)?.unbind());
+                }
             }
         }
         let kind = match entry.payload.runner {
