@@ -12,9 +12,7 @@ class McpCallFuture(asyncio.Future):  # type: ignore[type-arg]
     server is sent ``notifications/cancelled`` so it can stop the work.
 
     The client's other awaitables (``load_tools``, ``aclose``) are of this class too, with an
-    empty hook: cancelling them only stops the wait. On a loop without ``add_reader`` the
-    binding returns a pyo3-async-runtimes future instead, whose cancellation runs the same
-    hook from tokio."""
+    empty hook: cancelling them only stops the wait."""
 
     __slots__ = ("_am_call",)
 

@@ -4,7 +4,7 @@
 //! awaitables resolved on the loop thread (`completion.rs`; no tokio thread takes the GIL), and the
 //! sync `execute_tool` path blocks in `McpTool::call_blocking` with the GIL released.
 
-mod completion;
+pub(crate) mod completion;
 
 use completion::Deliver;
 

@@ -15,7 +15,7 @@ use pyo3::{PyTraverseError, PyVisit};
 use std::collections::HashMap;
 use std::future::Future;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Turns a finished Rust result into the Python value (or exception) of the future; run on
@@ -169,8 +169,8 @@ fn cached_queue_for<'py>(
 }
 
 /// The queue of the running loop, created (and registered with `add_reader`) on first use.
-/// `None` when the loop cannot watch file descriptors (then the caller falls back to
-/// `future_into_py`).
+/// `None` when the loop cannot watch file descriptors (then the caller settles its futures
+/// with `call_soon_threadsafe`); such a loop is remembered, so it is asked only once.
 fn queue_for<'py>(
     py: Python<'py>,
     event_loop: &Bound<'py, PyAny>,
@@ -186,10 +186,11 @@ fn queue_for<'py>(
             )
         })?
         .bind(py);
-    if let Ok(q) = queues
-        .call_method1("get", (event_loop,))?
-        .cast_into::<Completions>()
-    {
+    let known = queues.call_method1("get", (event_loop,))?;
+    if known.is(&*pyo3::types::PyBool::new(py, false)) {
+        return Ok(None);
+    }
+    if let Ok(q) = known.cast_into::<Completions>() {
         return Ok(Some(q));
     }
     release_closed_loops(py, queues)?;
@@ -213,6 +214,7 @@ fn queue_for<'py>(
         .call_method1("add_reader", (fd, q.getattr("_drain")?))
         .is_err()
     {
+        queues.set_item(event_loop, false)?;
         return Ok(None);
     }
     queues.set_item(event_loop, &q)?;
@@ -228,18 +230,96 @@ pub struct Completer {
 
 enum Target {
     Queue(Arc<Ready>, u64),
-    /// The loop could not watch our pipe: a tokio task resolves the future with the GIL.
-    Channel(tokio::sync::oneshot::Sender<Deliver>),
+    /// The loop cannot watch our pipe: the future is settled through the loop's
+    /// `call_soon_threadsafe`, from a thread of tokio's blocking pool that takes the GIL.
+    Threadsafe(Py<PyAny>, Py<PyAny>),
 }
 
 impl Completer {
     pub fn complete(mut self, deliver: Deliver) {
         match self.target.take() {
             Some(Target::Queue(ready, id)) => ready.push(id, deliver),
-            Some(Target::Channel(tx)) => {
-                let _ = tx.send(deliver);
+            Some(Target::Threadsafe(event_loop, fut)) => {
+                // Never on the thread that completes (the connection's reader): it would wait
+                // for the GIL while the loop runs.
+                pyo3_async_runtimes::tokio::get_runtime()
+                    .spawn_blocking(move || settle_threadsafe(event_loop, fut, deliver));
             }
             None => {}
+        }
+    }
+}
+
+/// Set by an `atexit` hook: once the interpreter starts shutting down, no thread of ours takes
+/// the GIL (a thread that tries during finalization is ended under its Rust frames, which
+/// aborts the process).
+static EXITING: AtomicBool = AtomicBool::new(false);
+
+/// Threads inside [`settle_threadsafe`]. `call_soon_threadsafe` releases the GIL while it
+/// writes to the loop's self-pipe, so a thread that entered before the hook ran must be let
+/// finish before finalization starts.
+static SETTLING: AtomicUsize = AtomicUsize::new(0);
+
+/// Registered with `atexit` when the module loads (see [`register_exit_hook`]): from now on
+/// answers on the fallback path are dropped, and the threads already delivering one get (at
+/// most 2 s, with the GIL released) to finish.
+#[pyfunction]
+fn _interpreter_exiting(py: Python<'_>) {
+    EXITING.store(true, Ordering::SeqCst);
+    py.detach(|| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while SETTLING.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    });
+}
+
+pub fn register_exit_hook(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let hook = wrap_pyfunction!(_interpreter_exiting, m)?;
+    m.py().import("atexit")?.call_method1("register", (hook,))?;
+    Ok(())
+}
+
+fn settle_threadsafe(event_loop: Py<PyAny>, fut: Py<PyAny>, deliver: Deliver) {
+    // Counted before the flag is read, and the hook sets the flag before it reads the count
+    // (both sequentially consistent): either this thread backs out, or the hook waits for it.
+    SETTLING.fetch_add(1, Ordering::SeqCst);
+    let _leave = Leave;
+    if EXITING.load(Ordering::SeqCst) {
+        // Nobody will await the result any more; the references are released by pyo3 later.
+        return;
+    }
+    Python::attach(|py| {
+        let settle = SettleLater(Mutex::new(Some((fut, deliver))));
+        if let Ok(settle) = Bound::new(py, settle) {
+            // A closed loop refuses: its future stays pending, as every other one on it does.
+            let _ = event_loop
+                .bind(py)
+                .call_method1(intern!(py, "call_soon_threadsafe"), (settle,));
+        }
+    });
+}
+
+/// Leaves the count of [`SETTLING`] threads, also when the delivery panics.
+struct Leave;
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        SETTLING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A callback run on the loop thread: settles one future of the fallback path.
+#[pyclass(module = "agentmaker._native", name = "_McpSettle", frozen)]
+struct SettleLater(Mutex<Option<(Py<PyAny>, Deliver)>>);
+
+#[pymethods]
+impl SettleLater {
+    fn __call__(&self, py: Python<'_>) -> PyResult<()> {
+        let taken = self.0.lock().ok().and_then(|mut s| s.take());
+        match taken {
+            Some((fut, deliver)) => settle(py, fut.bind(py), deliver),
+            None => Ok(()),
         }
     }
 }
@@ -317,21 +397,9 @@ impl OnCancel {
     }
 }
 
-/// Runs the cancel hook when the fallback path's future is dropped before its result came.
-struct CancelOnDrop(Option<OnCancel>);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if let Some(on_cancel) = self.0.take() {
-            on_cancel.run();
-        }
-    }
-}
-
-/// An asyncio future on the running loop, the [`Completer`] that resolves it and the hook its
-/// cancellation runs. On a loop that watches our pipe the future is an `McpCallFuture`; on one
-/// that cannot (no `add_reader`), a future from pyo3-async-runtimes, whose cancellation drops
-/// the Rust side and so runs the hook too.
+/// An `McpCallFuture` on the running loop, the [`Completer`] that resolves it and the hook
+/// its cancellation runs. On a loop that cannot watch our pipe (no `add_reader`; no standard
+/// loop on Unix) the completer goes through `call_soon_threadsafe` instead of the queue.
 pub fn pending_for_loop<'py>(
     py: Python<'py>,
 ) -> PyResult<(Bound<'py, PyAny>, Completer, OnCancel)> {
@@ -343,37 +411,24 @@ pub fn pending_for_loop<'py>(
         .bind(py)
         .call0()?;
     let on_cancel = OnCancel::default();
-    let Some(queue) = cached_queue_for(py, &event_loop)? else {
-        let (tx, rx) = tokio::sync::oneshot::channel::<Deliver>();
-        // pyo3-async-runtimes drops this future when the asyncio future is cancelled: the
-        // guard then runs the cancel hook, as `McpCallFuture.cancel` does on the other path.
-        let guard = CancelOnDrop(Some(on_cancel.clone()));
-        let waiter = pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let mut guard = guard;
-            let out = rx.await;
-            guard.0 = None;
-            match out {
-                Ok(deliver) => Python::attach(deliver),
-                Err(_) => Python::attach(abandoned),
-            }
-        })?;
-        let completer = Completer {
-            target: Some(Target::Channel(tx)),
-        };
-        return Ok((waiter, completer, on_cancel));
-    };
     let kwargs = pyo3::types::PyDict::new(py);
     kwargs.set_item(intern!(py, "loop"), &event_loop)?;
     let waiter = call_future_class(py)?.call((), Some(&kwargs))?;
-    let q = queue.get();
-    let id = q.next_id.fetch_add(1, Ordering::Relaxed);
-    if let Ok(mut futures) = q.futures.lock() {
-        futures.insert(id, waiter.clone().unbind());
-    }
     let call = Bound::new(py, CancelCall(on_cancel.clone()))?;
     waiter.setattr(intern!(py, "_am_call"), call)?;
+    let target = match cached_queue_for(py, &event_loop)? {
+        Some(queue) => {
+            let q = queue.get();
+            let id = q.next_id.fetch_add(1, Ordering::Relaxed);
+            if let Ok(mut futures) = q.futures.lock() {
+                futures.insert(id, waiter.clone().unbind());
+            }
+            Target::Queue(q.ready.clone(), id)
+        }
+        None => Target::Threadsafe(event_loop.unbind(), waiter.clone().unbind()),
+    };
     let completer = Completer {
-        target: Some(Target::Queue(q.ready.clone(), id)),
+        target: Some(target),
     };
     Ok((waiter, completer, on_cancel))
 }
