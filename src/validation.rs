@@ -99,6 +99,16 @@ pub fn check_root(schema: &Value) -> Result<(), String> {
             ));
         }
     }
+    // A `$schema` naming no draft the validator knows would make the meta-schema lookup panic:
+    // refused here (remote meta-schemas are never fetched).
+    if jsonschema::Draft::default().detect(schema) == jsonschema::Draft::Unknown {
+        let uri = schema.get("$schema").and_then(Value::as_str).unwrap_or_default();
+        return Err(format!(
+            "its \"$schema\" {:?} names no JSON Schema draft supported here \
+             (draft 4, 6, 7, 2019-09 or 2020-12)",
+            truncate(uri, 100)
+        ));
+    }
     // `is_valid` builds no error values; the error text is only made for a schema that fails.
     if jsonschema::meta::is_valid(schema) {
         return Ok(());
@@ -150,6 +160,20 @@ mod tests {
             },
             "required": ["city"]
         })
+    }
+
+    #[test]
+    fn an_unknown_meta_schema_is_refused_without_panicking() {
+        for uri in ["http://evil.example/meta.json", "#", "urn:x"] {
+            let err = check_root(&json!({"type": "object", "$schema": uri})).unwrap_err();
+            assert!(err.contains("names no JSON Schema draft supported here"), "{err}");
+        }
+        let err = check_root(&json!({"type": "object", "$schema": 5})).unwrap_err();
+        assert!(err.contains("it is not a valid JSON Schema"), "{err}");
+        assert!(check_root(
+            &json!({"type": "object", "$schema": "https://json-schema.org/draft/2020-12/schema"})
+        )
+        .is_ok());
     }
 
     #[test]

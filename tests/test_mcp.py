@@ -574,6 +574,11 @@ async def test_entering_twice_is_refused():
         ),
         ("empty_name", "MCP server listed a tool with an empty name"),
         (
+            "remote_meta_schema",
+            "MCP tool 'meta' has an unusable inputSchema: its \"$schema\" \"http://evil.example/meta.json\" "
+            "names no JSON Schema draft supported here",
+        ),
+        (
             "non_object_schema",
             "MCP tool 'arr' has an unusable inputSchema: it must be a JSON object, got an array",
         ),

@@ -358,12 +358,33 @@ def test_schemas_that_cannot_compile_are_refused_at_registration():
             Schema("bad_type", {"type": "object", "properties": {"s": {"type": "nonsense"}}}),
             "is not a valid JSON Schema",
         ),
+        # The validator only knows the drafts it ships (asking it about another one panicked).
+        *(
+            (
+                Schema("meta", {"type": "object", "$schema": uri}),
+                f'its "$schema" "{uri}" names no JSON Schema draft supported here',
+            )
+            for uri in ("http://evil.example/meta.json", "#", "http://json-schema.org/draft-03/schema#")
+        ),
     ]
     for schema_tool, fragment in cases:
         with pytest.raises(ToolRegistrationError, match="unusable input schema") as info:
             reg.register(schema_tool)
         assert fragment in str(info.value)
     assert len(reg) == 0
+
+
+def test_schemas_naming_a_known_draft_register():
+    reg = ToolRegistry()
+    for i, uri in enumerate(
+        (
+            "http://json-schema.org/draft-04/schema#",
+            "http://json-schema.org/draft-07/schema#",
+            "https://json-schema.org/draft/2020-12/schema",
+        )
+    ):
+        reg.register(Schema(f"s{i}", {"type": "object", "$schema": uri}))
+    assert reg.execute_tool("s1", {}).text == "ran"
 
 
 def test_a_backtracking_pattern_does_not_hang_validation():

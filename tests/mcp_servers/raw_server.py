@@ -43,6 +43,9 @@ def catalog() -> list:
     if MODE == "external_ref":
         schema = {"type": "object", "properties": {"p": {"$ref": "https://evil.example/schema.json"}}}
         return [ok, tool("fetcher", "Uses a remote schema.", schema)]
+    if MODE == "remote_meta_schema":
+        schema = {"type": "object", "$schema": "http://evil.example/meta.json", "properties": {}}
+        return [ok, tool("meta", "Names a meta-schema nobody knows.", schema)]
     if MODE == "dirty_names":
         return [
             ok,
