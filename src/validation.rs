@@ -102,7 +102,10 @@ pub fn check_root(schema: &Value) -> Result<(), String> {
     // A `$schema` naming no draft the validator knows would make the meta-schema lookup panic:
     // refused here (remote meta-schemas are never fetched).
     if jsonschema::Draft::default().detect(schema) == jsonschema::Draft::Unknown {
-        let uri = schema.get("$schema").and_then(Value::as_str).unwrap_or_default();
+        let uri = schema
+            .get("$schema")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         return Err(format!(
             "its \"$schema\" {:?} names no JSON Schema draft supported here \
              (draft 4, 6, 7, 2019-09 or 2020-12)",
@@ -166,7 +169,10 @@ mod tests {
     fn an_unknown_meta_schema_is_refused_without_panicking() {
         for uri in ["http://evil.example/meta.json", "#", "urn:x"] {
             let err = check_root(&json!({"type": "object", "$schema": uri})).unwrap_err();
-            assert!(err.contains("names no JSON Schema draft supported here"), "{err}");
+            assert!(
+                err.contains("names no JSON Schema draft supported here"),
+                "{err}"
+            );
         }
         let err = check_root(&json!({"type": "object", "$schema": 5})).unwrap_err();
         assert!(err.contains("it is not a valid JSON Schema"), "{err}");

@@ -575,8 +575,7 @@ async def test_entering_twice_is_refused():
         ("empty_name", "MCP server listed a tool with an empty name"),
         (
             "remote_meta_schema",
-            "MCP tool 'meta' has an unusable inputSchema: its \"$schema\" \"http://evil.example/meta.json\" "
-            "names no JSON Schema draft supported here",
+            'its "$schema" "http://evil.example/meta.json" names no JSON Schema draft supported here',
         ),
         (
             "non_object_schema",
@@ -626,8 +625,37 @@ async def test_a_server_that_never_answers_times_out_without_orphans():
         async with client:
             pass
     assert time.monotonic() - start < 5
-    leftovers = [p for p in Path("/proc").glob("[0-9]*") if f"{RAW}\0silent".encode() in _cmdline(p)]
-    assert leftovers == [], "the silent server was left running"
+    assert silent_servers() == [], "the silent server was left running"
+
+
+def silent_servers() -> list[Path]:
+    return [p for p in Path("/proc").glob("[0-9]*") if f"{RAW}\0silent".encode() in _cmdline(p)]
+
+
+async def test_giving_up_on_the_handshake_stops_the_server():
+    """A cancelled __aenter__ (here by asyncio.wait_for), and an aclose() while the handshake
+    is under way, both kill the server that never answered, with no client timeout at all."""
+    client = raw_client("silent", timeout=None)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(client.__aenter__(), 0.5)
+    deadline = time.monotonic() + 5
+    while silent_servers() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert silent_servers() == [], "the server of a cancelled handshake was left running"
+    assert not client.connected
+
+    client = raw_client("silent", timeout=None)
+    entering = asyncio.ensure_future(client.__aenter__())
+    await asyncio.sleep(0.5)
+    assert silent_servers() != []
+    await client.aclose()
+    with pytest.raises(ToolError, match="closed while it was connecting; the server was stopped"):
+        await entering
+    deadline = time.monotonic() + 5
+    while silent_servers() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert silent_servers() == [], "the server of a closed handshake was left running"
+    assert not client.connected
 
 
 async def test_a_call_that_never_returns_times_out():

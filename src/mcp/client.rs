@@ -81,6 +81,8 @@ pub enum McpError {
     Config(String),
     #[error("MCPClient is already connected")]
     AlreadyConnected,
+    #[error("the MCPClient was closed while it was connecting; the server was stopped")]
+    ClosedWhileConnecting,
     #[error("MCP session not established or already closed: load_tools() must be called while the `async with MCPClient(...)` block is alive")]
     NotConnected,
     #[error("could not start the MCP server {target}: {reason}")]
@@ -143,6 +145,9 @@ impl Session {
 pub struct McpClient {
     config: Arc<ClientConfig>,
     session: Mutex<Option<Arc<Session>>>,
+    /// Bumped by [`McpClient::close`] (under the `session` lock): a connect under way gives up,
+    /// and the server it started is killed.
+    closes: tokio::sync::watch::Sender<u64>,
 }
 
 impl McpClient {
@@ -196,6 +201,7 @@ impl McpClient {
         Ok(McpClient {
             config: Arc::new(config),
             session: Mutex::new(None),
+            closes: tokio::sync::watch::channel(0).0,
         })
     }
 
@@ -224,11 +230,45 @@ impl McpClient {
     }
 
     /// Starts the transport and runs the `initialize` handshake. Must run inside a tokio
-    /// runtime, whose handle later serves the blocking [`NativeTool::call`].
+    /// runtime, whose handle later serves the blocking [`NativeTool::call`]. A
+    /// [`McpClient::close`] meanwhile, or dropping this future (a cancelled `__aenter__`),
+    /// abandons the handshake and kills the server it started.
     pub async fn connect(&self) -> Result<(), McpError> {
         if self.current().is_some() {
             return Err(McpError::AlreadyConnected);
         }
+        let mut closes = self.closes.subscribe();
+        let session = tokio::select! {
+            biased;
+            _ = closes.changed() => return Err(McpError::ClosedWhileConnecting),
+            opened = self.open() => Arc::new(opened?),
+        };
+        // Two concurrent connects: the loser closes what it opened; so does a connect that a
+        // close overtook (checked under the lock close() bumps under).
+        let refused = {
+            let mut slot = self
+                .session
+                .lock()
+                .map_err(|_| McpError::Config("client state poisoned".into()))?;
+            if closes.has_changed().unwrap_or(true) {
+                Some(McpError::ClosedWhileConnecting)
+            } else if slot.is_some() {
+                Some(McpError::AlreadyConnected)
+            } else {
+                *slot = Some(session.clone());
+                None
+            }
+        };
+        if let Some(err) = refused {
+            session.close().await;
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    /// The transport and the handshake; everything it started is dropped (the server killed)
+    /// when it fails or is dropped.
+    async fn open(&self) -> Result<Session, McpError> {
         let info = InitializeRequestParams::new(
             ClientCapabilities::default(),
             Implementation::new("agentmaker", env!("CARGO_PKG_VERSION")),
@@ -301,7 +341,7 @@ impl McpClient {
                 }
             }
         };
-        let session = Arc::new(Session {
+        Ok(Session {
             peer: running.peer().clone(),
             fast,
             child_pid: child.as_ref().and_then(ChildProcess::pid),
@@ -309,31 +349,16 @@ impl McpClient {
             child: tokio::sync::Mutex::new(child),
             closed: AtomicBool::new(false),
             runtime: tokio::runtime::Handle::current(),
-        });
-        // Two concurrent connects: the loser closes what it opened.
-        let loser = {
-            let mut slot = self
-                .session
-                .lock()
-                .map_err(|_| McpError::Config("client state poisoned".into()))?;
-            if slot.is_some() {
-                Some(session)
-            } else {
-                *slot = Some(session);
-                None
-            }
-        };
-        if let Some(session) = loser {
-            session.close().await;
-            return Err(McpError::AlreadyConnected);
-        }
-        Ok(())
+        })
     }
 
     /// Ends the session; tools loaded from it answer with the `no_session` error afterwards.
     /// Closing twice is harmless.
     pub async fn close(&self) {
-        let session = self.session.lock().ok().and_then(|mut s| s.take());
+        let session = self.session.lock().ok().and_then(|mut s| {
+            self.closes.send_modify(|n| *n += 1);
+            s.take()
+        });
         if let Some(s) = session {
             s.close().await;
         }

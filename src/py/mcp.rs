@@ -237,7 +237,9 @@ impl PyMcpClient {
         let py = slf.py();
         let inner = slf.get().inner.clone();
         let me: Py<PyAny> = slf.into_any().unbind();
-        completion::spawn_for_loop(py, async move {
+        // Given up on (a cancelled task, `asyncio.wait_for`), the handshake stops and the
+        // server it started is killed.
+        completion::spawn_abortable_for_loop(py, async move {
             let result = inner.connect().await;
             Box::new(move |py: Python<'_>| {
                 result.map_err(|e| mcp_error(py, e))?;
@@ -281,7 +283,7 @@ impl PyMcpClient {
     /// fingerprint that does not match the pins (the message names the tools).
     fn load_tools<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let inner = self.inner.clone();
-        completion::spawn_for_loop(py, async move {
+        completion::spawn_abortable_for_loop(py, async move {
             let tools = inner.load_tools().await;
             Box::new(move |py: Python<'_>| {
                 let tools = tools.map_err(|e| mcp_error(py, e))?;

@@ -460,7 +460,8 @@ fn call_future_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
 }
 
 /// An asyncio future on the running loop that resolves to what `fut` (run on the shared tokio
-/// runtime) delivers. No tokio thread takes the GIL on this path.
+/// runtime) delivers. No tokio thread takes the GIL on this path. Cancelling the future only
+/// stops the wait: `fut` runs to its end (what closing a client needs).
 pub fn spawn_for_loop<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
 where
     F: Future<Output = Deliver> + Send + 'static,
@@ -469,5 +470,19 @@ where
     pyo3_async_runtimes::tokio::get_runtime().spawn(async move {
         completer.complete(fut.await);
     });
+    Ok(waiter)
+}
+
+/// Like [`spawn_for_loop`], but cancelling the future also aborts the task: `fut` is dropped
+/// at its next await (a handshake given up on kills the server it started).
+pub fn spawn_abortable_for_loop<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = Deliver> + Send + 'static,
+{
+    let (waiter, completer, on_cancel) = pending_for_loop(py)?;
+    let task = pyo3_async_runtimes::tokio::get_runtime().spawn(async move {
+        completer.complete(fut.await);
+    });
+    on_cancel.set(move || task.abort());
     Ok(waiter)
 }
