@@ -538,6 +538,15 @@ def test_constructor_validation():
         MCPClient(command="a", namespace="x", headers={"a": "b"})
     with pytest.raises(ValueError, match="does not accept args/env/cwd"):
         MCPClient(url="https://x/", namespace="x", args=["a"])
+    with pytest.raises(TypeError, match="args must be a list of strings, not one string"):
+        MCPClient(command="a", namespace="x", args="server.py")
+    with pytest.raises(TypeError, match="args must be a list of strings"):
+        MCPClient(command="a", namespace="x", args=[1])
+    for env in ({"A=B": "c"}, {"": "c"}, {"A": "c\0d"}):
+        with pytest.raises(ToolConfigError, match="is not a usable environment variable"):
+            MCPClient(command="a", namespace="x", env=env)
+    with pytest.raises(ToolConfigError, match="must not contain NUL"):
+        MCPClient(command="a", namespace="x", args=["a\0b"])
 
     class HttpxLikeAuth:
         def auth_flow(self, request):
@@ -741,6 +750,21 @@ async def test_a_server_that_cannot_start_is_reported_with_its_stderr():
             pass
     with pytest.raises(ToolError, match=r"handshake with .* failed: .*server stderr: .*can't open file"):
         async with MCPClient(command=sys.executable, args=["/nonexistent_server.py"], namespace="x"):
+            pass
+    # The end of a long stderr is kept: a traceback ends with its cause.
+    noisy = (
+        "import sys; sys.stderr.write('x' * 6000 + chr(10) + 'FinalCause: it broke' + chr(10)); sys.exit(1)"
+    )
+    with pytest.raises(ToolError, match=r"server stderr: x+\nFinalCause: it broke") as e:
+        async with MCPClient(command=sys.executable, args=["-c", noisy], namespace="x"):
+            pass
+    assert len(str(e.value)) < 4500
+    # A bad working directory is named as such, not blamed on the command.
+    with pytest.raises(ToolError, match=r"its working directory \(cwd\) \"/no/such/dir\" does not exist"):
+        async with MCPClient(command=sys.executable, args=[SDK], cwd="/no/such/dir", namespace="x"):
+            pass
+    with pytest.raises(ToolError, match=r"its working directory \(cwd\) .* is not a directory"):
+        async with MCPClient(command=sys.executable, args=[SDK], cwd=SDK, namespace="x"):
             pass
 
 

@@ -12,7 +12,7 @@ use super::catalog::{
 use super::fastcall::{CallOutcome, FastCalls};
 use super::http::{check_url, http_client, parse_headers, HeaderClient, HeaderSource};
 use super::result::convert_result;
-use super::sanitize::sanitize_marked;
+use super::sanitize::{sanitize_marked, sanitize_tail};
 use super::stdio::{ChildProcess, StdioConfig};
 use super::MessageKey;
 use crate::prompts::Prompts;
@@ -37,6 +37,9 @@ use std::time::Duration;
 const EXIT_GRACE: Duration = Duration::from_millis(1500);
 /// Error texts quoting the server are cut to this many characters.
 const ERROR_CHARS: usize = 500;
+
+/// The end of the server's stderr shown in a handshake error (the drain keeps 4 KiB).
+const STDERR_TAIL_CHARS: usize = 4096;
 
 /// Where the server is.
 #[derive(Clone)]
@@ -97,6 +100,22 @@ pub enum McpError {
     List { reason: String },
     #[error(transparent)]
     Catalog(#[from] CatalogError),
+}
+
+/// Why a server could not be started. A missing working directory makes the OS report "No
+/// such file or directory", which would blame the command.
+fn spawn_failure(cfg: &StdioConfig, err: &std::io::Error) -> String {
+    if let Some(dir) = &cfg.cwd {
+        let shown = sanitize_marked(dir, 200);
+        match std::fs::metadata(dir) {
+            Err(_) => return format!("its working directory (cwd) {shown:?} does not exist"),
+            Ok(m) if !m.is_dir() => {
+                return format!("its working directory (cwd) {shown:?} is not a directory")
+            }
+            Ok(_) => {}
+        }
+    }
+    err.to_string()
 }
 
 /// A number of seconds as a user wrote it (`30`, `0.5`).
@@ -180,6 +199,21 @@ impl McpClient {
             TransportConfig::Stdio(s) => {
                 if s.command.is_empty() {
                     return Err(McpError::Config("command must not be empty".into()));
+                }
+                // The OS would take "A=B" as variable A, and NUL cuts a string short.
+                for (key, value) in &s.env {
+                    if key.is_empty() || key.contains(['=', '\0']) || value.contains('\0') {
+                        return Err(McpError::Config(format!(
+                            "env: {:?} is not a usable environment variable (a name must be \
+                             non-empty without '=' or NUL, a value without NUL)",
+                            sanitize_marked(key, 100)
+                        )));
+                    }
+                }
+                if s.args.iter().chain([&s.command]).any(|a| a.contains('\0')) {
+                    return Err(McpError::Config(
+                        "command and args must not contain NUL characters".into(),
+                    ));
                 }
             }
             TransportConfig::Http(h) => {
@@ -280,7 +314,7 @@ impl McpClient {
                 let (child, mut stdout, stdin) =
                     ChildProcess::spawn(cfg).map_err(|e| McpError::Spawn {
                         target: target.clone(),
-                        reason: e.to_string(),
+                        reason: spawn_failure(cfg, &e),
                     })?;
                 let fast = FastCalls::new(stdin.handle(), timeout);
                 stdout.set_fast(fast.clone());
@@ -292,9 +326,10 @@ impl McpClient {
                         child.shutdown(Duration::from_millis(200)).await;
                         let tail = child.final_stderr_tail(Duration::from_millis(500)).await;
                         if !tail.is_empty() {
+                            // The whole tail (at most 4 KiB): a traceback ends with its cause.
                             reason.push_str(&format!(
                                 "; server stderr: {}",
-                                sanitize_marked(&tail, ERROR_CHARS)
+                                sanitize_tail(&tail, STDERR_TAIL_CHARS)
                             ));
                         }
                         return Err(McpError::Handshake { target, reason });

@@ -122,6 +122,21 @@ pub fn sanitize_marked(text: &str, limit: usize) -> String {
     }
 }
 
+/// [`sanitize`], keeping the *last* `limit` characters, with "…" in front when cut: the end of a
+/// log is what explains a failure.
+pub fn sanitize_tail(text: &str, limit: usize) -> String {
+    let clean = sanitize(text, usize::MAX).text;
+    let n = clean.chars().count();
+    if n <= limit {
+        return clean.into_owned();
+    }
+    let start = clean
+        .char_indices()
+        .nth(n - limit)
+        .map_or(clean.len(), |(i, _)| i);
+    format!("…{}", &clean[start..])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,5 +204,12 @@ mod tests {
         assert_eq!(s.text.len(), 10_000_000);
         // The scan stops at the limit.
         assert_eq!(sanitize(&dirty, 5).text, "xxxxx");
+    }
+
+    #[test]
+    fn a_tail_keeps_the_end() {
+        assert_eq!(sanitize_tail("abc\u{202e}def", 10), "abcdef");
+        assert_eq!(sanitize_tail("one two three", 5), "…three");
+        assert_eq!(sanitize_tail("ééééé", 2), "…éé");
     }
 }

@@ -127,7 +127,7 @@ impl PyMcpClient {
     fn new(
         py: Python<'_>,
         command: Option<String>,
-        args: Option<Vec<String>>,
+        args: Option<&Bound<'_, PyAny>>,
         env: Option<&Bound<'_, PyAny>>,
         cwd: Option<std::path::PathBuf>,
         url: Option<String>,
@@ -155,6 +155,17 @@ impl PyMcpClient {
         let max_tools = positive_limit(max_tools, "max_tools")?;
         let max_result_chars = positive_limit(max_result_chars, "max_result_chars")?;
         let max_desc_chars = positive_limit(max_desc_chars, "max_desc_chars")?;
+        let args = match args.filter(|a| !a.is_none()) {
+            None => None,
+            Some(a) if a.is_instance_of::<PyString>() => {
+                return Err(PyTypeError::new_err(
+                    "args must be a list of strings, not one string (args=[\"server.py\"], not args=\"server.py\")",
+                ))
+            }
+            Some(a) => Some(a.extract::<Vec<String>>().map_err(|_| {
+                PyTypeError::new_err("args must be a list of strings")
+            })?),
+        };
         let env = str_map(env, "env")?;
         let headers = str_map(headers, "headers")?;
         let auth = auth.filter(|a| !a.is_none());
