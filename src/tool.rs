@@ -54,6 +54,19 @@ pub trait NativeTool: Send + Sync {
 
     fn call(&self, args: &Value) -> ToolResponse;
 
+    /// [`NativeTool::call`] for a caller that can be interrupted (the binding checks for
+    /// Ctrl-C in `interrupted`). A tool that waits long on something else (an MCP server)
+    /// asks it now and then and, when it returns true, gives up on the call (cancelling what
+    /// it can) and returns `None`. By default the call just runs.
+    fn call_interruptible(
+        &self,
+        args: &Value,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Option<ToolResponse> {
+        let _ = interrupted;
+        Some(self.call(args))
+    }
+
     /// Per-call confirmation decision (NotesTool asks only for appends).
     fn needs_confirmation(&self, _args: &Value) -> bool {
         self.spec().requires_confirmation

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -402,6 +403,60 @@ def test_exiting_with_calls_in_flight_on_a_loop_without_readers_does_not_crash(t
         )
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout == "exiting\n"
+
+
+CTRL_C_DURING_A_SYNC_CALL = """
+import asyncio, sys, time
+sys.path.insert(0, {tests!r})
+from agentmaker import ToolRegistry
+from test_mcp import by_remote, sdk_client
+
+client = sdk_client(timeout=None)
+
+
+async def enter():
+    await client.__aenter__()
+    return by_remote(await client.load_tools())["slow_write"]
+
+
+async def close():
+    await client.aclose()
+
+
+slow = asyncio.run(enter())
+reg = ToolRegistry()
+reg.register(slow)
+print("calling", flush=True)
+start = time.monotonic()
+try:
+    reg.execute_tool(slow.name, {{"path": {marker!r}, "seconds": 3}})
+except KeyboardInterrupt:
+    print(f"interrupted after {{time.monotonic() - start:.1f}} s", flush=True)
+assert reg.execute_tool(slow.name, {{"path": "/dev/null", "seconds": 0}}).text == "finished"
+asyncio.run(close())
+"""
+
+
+def test_ctrl_c_interrupts_a_sync_call_and_cancels_it_at_the_server(tmp_path):
+    """A sync execute_tool waiting on an MCP server (no client timeout) gives way to Ctrl-C
+    within 50 ms: KeyboardInterrupt is raised, the server is told, the session goes on."""
+    marker = tmp_path / "marker"
+    script = tmp_path / "ctrl_c.py"
+    script.write_text(CTRL_C_DURING_A_SYNC_CALL.format(tests=str(Path(__file__).parent), marker=str(marker)))
+    proc = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline() == "calling\n"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    assert re.fullmatch(r"interrupted after 0\.\d s\n", out), out
+    time.sleep(3)
+    assert not marker.exists()
 
 
 async def test_server_exiting_mid_call_gives_an_error_not_a_hang():

@@ -590,13 +590,37 @@ impl McpTool {
     /// Waits for the call on this thread (not a tokio worker: the binding calls this with the
     /// GIL released from a plain thread).
     pub fn call_blocking(&self, args: Value) -> ToolResponse {
+        self.call_waiting(args, &mut || false)
+            .unwrap_or_else(|| ToolResponse::error(self.config.prompts.get(MessageKey::NO_SESSION)))
+    }
+
+    /// [`McpTool::call_blocking`], asking `interrupted` every 50 ms while it waits; when that
+    /// returns true the call is cancelled (the server is told) and `None` returned.
+    fn call_waiting(
+        &self,
+        args: Value,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Option<ToolResponse> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.call_then(args, move |resp| {
+        let handle = self.call_then(args, move |resp| {
             let _ = tx.send(resp);
         });
-        rx.recv().unwrap_or_else(|_| {
-            ToolResponse::error(self.config.prompts.get(MessageKey::NO_SESSION))
-        })
+        loop {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(resp) => return Some(resp),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if interrupted() {
+                        handle.cancel();
+                        return None;
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Some(ToolResponse::error(
+                        self.config.prompts.get(MessageKey::NO_SESSION),
+                    ))
+                }
+            }
+        }
     }
 }
 
@@ -677,6 +701,14 @@ impl NativeTool for McpTool {
 
     fn call(&self, args: &Value) -> ToolResponse {
         self.call_blocking(args.clone())
+    }
+
+    fn call_interruptible(
+        &self,
+        args: &Value,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Option<ToolResponse> {
+        self.call_waiting(args.clone(), interrupted)
     }
 
     fn awaitable(&self) -> bool {

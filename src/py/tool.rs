@@ -149,7 +149,24 @@ pub fn call_native(
     // may block (I/O, subprocesses) are worth letting other threads run meanwhile.
     let resp = if tool.blocks() {
         let tool = Arc::clone(tool);
-        py.detach(move || tool.call(args))
+        // Ctrl-C while an MCP call waits: the call is cancelled and KeyboardInterrupt raised.
+        // (Python runs signal handlers on the main thread only; elsewhere this finds nothing.)
+        let mut signal: Option<PyErr> = None;
+        let resp = py.detach(|| {
+            tool.call_interruptible(args, &mut || {
+                Python::attach(|py| py.check_signals())
+                    .map_err(|e| signal = Some(e))
+                    .is_err()
+            })
+        });
+        match resp {
+            Some(resp) => resp,
+            None => {
+                return Err(signal.unwrap_or_else(|| {
+                    pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted")
+                }))
+            }
+        }
     } else {
         tool.call(args)
     };
