@@ -124,9 +124,15 @@ async def python_server_scenario() -> None:
 
 
 async def rust_server_scenario(binary: Path) -> None:
-    """The round trip, 200 concurrent calls and their asyncio floor, measured in interleaved
-    rounds: the host's wake-up cost drifts by 2x within minutes here, and figures taken minutes
-    apart would put that drift into the ratio."""
+    """The round trip, 200 concurrent calls, their asyncio floor and rmcp's own client, measured
+    in interleaved rounds, each figure the best of three samples in its round.
+
+    The host's cross-CPU wake-up cost moves by up to 25x here (`perf bench sched pipe`: 3 to
+    90 µs), sometimes between two rounds. The round trip follows it (three wake-ups per call);
+    a burst hardly does (its wake-ups are shared by 200 calls). So the ratio to one call is not
+    a property of the client alone: the line shows each round's ratio spread, and the verdict
+    says when rounds fall on both sides of 20x.
+    """
     async with MCPClient(command=str(binary), namespace="rs") as client:
         reg = await registry_for(client)
         params = {"a": 2, "b": 3}
@@ -138,34 +144,36 @@ async def rust_server_scenario(binary: Path) -> None:
         floor_call = await asyncio_floor_call()
         for _ in range(200):
             await call()
-        ones, manys, floors = [], [], []
+        ones, manys, floors, rmcps = [], [], [], []
         for _ in range(ROUNDS):
-            ones.append(await per_call(call, 500, repeat=1))
+            ones.append(await per_call(call, 300, repeat=3))
             manys.append(await concurrent(call, 200, repeat=3))
             floors.append(await concurrent(floor_call, 200, repeat=3))
+            rmcps.append(await asyncio.to_thread(rmcp_client_floor, 300))
         one, many, floor = min(ones), min(manys), min(floors)
         report(
             GROUP,
             "aexecute_tool round trip, rmcp stdio server (50 tools)",
             one,
             target_us=150.0,
-            note=f"for scale: rmcp's own Rust client takes {fmt(rmcp_client_floor())} per call to the same server",
+            note=f"for scale: rmcp's own Rust client takes {fmt(min(rmcps))} per call to the same server "
+            f"(best rounds; round trips ranged {fmt(min(ones))}-{fmt(max(ones))})",
         )
         sync_one = await asyncio.to_thread(sync_per_call, reg, params, 2000)
         report(GROUP, "execute_tool (sync) round trip, rmcp stdio server", sync_one)
-        # "One call" is the sequential round trip (an average over 500 calls, best round):
-        # steadier than timing a lone gather, and a little faster, so the ratio is not
-        # flattered. The paired ratio divides each round's burst by the same round's round
-        # trip, so drift between rounds cancels; the target is judged on its median.
-        paired = statistics.median(m / o for m, o in zip(manys, ones))
+        # "One call" is the sequential round trip (an average over 300 calls): steadier than
+        # timing a lone gather, and a little faster, so the ratio is not flattered.
+        ratios = sorted(m / o for m, o in zip(manys, ones))
+        verdict = "ok" if ratios[-1] <= 20 else "OVER" if ratios[0] > 20 else "rounds on both sides"
         report(
             GROUP,
             "200 concurrent aexecute_tool on one connection",
             many,
             floor_us=floor,
             note=(
-                f"{paired:.1f}x one call (median of {ROUNDS} paired rounds; best/best {many / one:.1f}x); "
-                f"target <= 20x [{'ok' if paired <= 20 else 'OVER'}]; "
+                f"{statistics.median(ratios):.1f}x one call (median of {ROUNDS} rounds, "
+                f"range {ratios[0]:.1f}-{ratios[-1]:.1f}x); target <= 20x [{verdict}]; "
+                f"the floor alone is {floor / one:.1f}x one call; "
                 "floor = the same gather over an async Python tool that answers at once"
             ),
         )
