@@ -638,6 +638,13 @@ async def test_entering_twice_is_refused():
         ),
         ("empty_name", "MCP server listed a tool with an empty name"),
         (
+            "hidden_in_schema",
+            (
+                "MCP tool 'smuggler' has an unusable inputSchema: a property name, enum value or "
+                "other string in it carries control or invisible formatting characters"
+            ),
+        ),
+        (
             "remote_meta_schema",
             'its "$schema" "http://evil.example/meta.json" names no JSON Schema draft supported here',
         ),

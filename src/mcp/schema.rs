@@ -4,7 +4,7 @@
 //! locally (the registry compiles it once at registration); preparing it here also compiles it,
 //! so a schema the validator would reject fails `load_tools`, naming the tool.
 
-use super::sanitize::sanitize_marked;
+use super::sanitize::{is_removed, sanitize_marked};
 use serde_json::{Map, Value};
 
 /// Serialized size bound, counted while walking (no serializer runs on unchecked input).
@@ -54,6 +54,28 @@ pub enum SchemaError {
     BadRequired,
     #[error("it is not a valid JSON Schema: {reason}")]
     Invalid { reason: String },
+    #[error(
+        "a property name, enum value or other string in it carries control or invisible \
+         formatting characters (only descriptions and titles are cleaned): {text}"
+    )]
+    HiddenCharacters { text: String },
+}
+
+/// Keys whose string value is prose for the model: cleaned and cut, never refused.
+const PROSE_KEYS: [&str; 3] = ["description", "title", "$comment"];
+
+/// Refuses a string the model would see verbatim (a property name, an enum value, a default)
+/// that carries characters [`sanitize_marked`] removes elsewhere: cleaning it would change
+/// what the server expects, and keeping it would show the model hidden text.
+fn visible(text: &str) -> Result<(), SchemaError> {
+    if !text.chars().any(is_removed) {
+        return Ok(());
+    }
+    let mut shown = format!("{:?}", text.chars().take(60).collect::<String>());
+    if text.chars().count() > 60 {
+        shown.push('…');
+    }
+    Err(SchemaError::HiddenCharacters { text: shown })
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -80,7 +102,7 @@ pub fn prepare_input_schema(schema: &Value, max_desc_chars: usize) -> Result<Val
         properties: 0,
         max_desc_chars,
     };
-    let mut prepared = walk.copy(schema, 1, false)?;
+    let mut prepared = walk.copy(schema, 1, "")?;
     let Value::Object(root) = &mut prepared else {
         return Err(SchemaError::NotAnObject { kind: kind(schema) });
     };
@@ -150,8 +172,12 @@ impl Walk {
     /// `names` is true for the value of a keyword whose keys are names rather than keywords
     /// (`properties`, `$defs`, ...), so a property called `$ref` or `description` is not
     /// mistaken for the keyword.
-    fn copy(&mut self, v: &Value, depth: usize, names: bool) -> Result<Value, SchemaError> {
+    ///
+    /// `parent` is the keyword whose value `v` is ("" for the root and array items): a
+    /// regular expression (`pattern`, a `patternProperties` key) may spell control characters.
+    fn copy(&mut self, v: &Value, depth: usize, parent: &str) -> Result<Value, SchemaError> {
         self.node()?;
+        let names = NAME_MAPS.contains(&parent);
         match v {
             Value::Object(map) => {
                 if depth > MAX_SCHEMA_DEPTH {
@@ -162,8 +188,11 @@ impl Walk {
                 for (k, child) in map {
                     // Quotes, colon and comma around each key.
                     self.add_bytes(k.len() + 4)?;
+                    if parent != "patternProperties" {
+                        visible(k)?;
+                    }
                     if names {
-                        out.insert(k.clone(), self.copy(child, depth + 1, false)?);
+                        out.insert(k.clone(), self.copy(child, depth + 1, "")?);
                         continue;
                     }
                     if let Some(kw) = REF_KEYWORDS.iter().find(|kw| **kw == k.as_str()) {
@@ -193,12 +222,12 @@ impl Walk {
                         }
                     }
                     let copied = match child {
-                        Value::String(s) if k == "description" || k == "title" => {
+                        Value::String(s) if PROSE_KEYS.contains(&k.as_str()) => {
                             self.node()?;
                             self.add_bytes(s.len() + 2)?;
                             Value::String(sanitize_marked(s, self.max_desc_chars))
                         }
-                        _ => self.copy(child, depth + 1, NAME_MAPS.contains(&k.as_str()))?,
+                        _ => self.copy(child, depth + 1, k)?,
                     };
                     out.insert(k.clone(), copied);
                 }
@@ -211,12 +240,15 @@ impl Walk {
                 self.add_bytes(2 + items.len())?;
                 let mut out = Vec::with_capacity(items.len().min(MAX_SCHEMA_NODES));
                 for item in items {
-                    out.push(self.copy(item, depth + 1, false)?);
+                    out.push(self.copy(item, depth + 1, "")?);
                 }
                 Ok(Value::Array(out))
             }
             Value::String(s) => {
                 self.add_bytes(s.len() + 2)?;
+                if parent != "pattern" {
+                    visible(s)?;
+                }
                 Ok(v.clone())
             }
             _ => {
@@ -324,5 +356,31 @@ mod tests {
             matches!(err, SchemaError::TooLarge | SchemaError::TooManyNodes),
             "{err}"
         );
+    }
+
+    #[test]
+    fn hidden_characters_outside_prose_are_refused() {
+        for bad in [
+            json!({"properties": {"pa\u{202e}th": {"type": "string"}}}),
+            json!({"properties": {"mode": {"enum": ["read", "wr\u{200b}ite"]}}}),
+            json!({"properties": {"x": {"type": "string", "default": "\u{e0049}gnore"}}}),
+            json!({"properties": {"x": {"const": "a\u{1b}[2J"}}}),
+        ] {
+            let err = prepare_input_schema(&bad, 100).unwrap_err();
+            assert!(matches!(err, SchemaError::HiddenCharacters { .. }), "{err}");
+        }
+        // Prose is cleaned, not refused; a regular expression may spell control characters;
+        // newlines and tabs are ordinary text.
+        let ok = prepare_input_schema(
+            &json!({
+                "$comment": "a\u{202e}b",
+                "properties": {"s": {"type": "string", "pattern": "^[^\u{0}-\u{1f}]*$",
+                    "default": "line 1\n\tline 2"}},
+                "patternProperties": {"^x\u{1}": {"type": "string"}}
+            }),
+            100,
+        )
+        .unwrap();
+        assert_eq!(ok["$comment"], "ab");
     }
 }

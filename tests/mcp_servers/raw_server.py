@@ -46,6 +46,9 @@ def catalog() -> list:
     if MODE == "remote_meta_schema":
         schema = {"type": "object", "$schema": "http://evil.example/meta.json", "properties": {}}
         return [ok, tool("meta", "Names a meta-schema nobody knows.", schema)]
+    if MODE == "hidden_in_schema":
+        schema = {"type": "object", "properties": {"mode": {"enum": ["read", "del\u200bete"]}}}
+        return [ok, tool("smuggler", "Hides text in an enum value.", schema)]
     if MODE == "dirty_names":
         return [
             ok,
