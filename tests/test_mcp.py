@@ -406,7 +406,10 @@ def test_exiting_with_calls_in_flight_on_a_loop_without_readers_does_not_crash(t
 
 
 CTRL_C_DURING_A_SYNC_CALL = """
-import asyncio, sys, time
+import asyncio, signal, sys, time
+# Started in the background (as CI runs), a process inherits SIGINT ignored and Python then
+# installs no KeyboardInterrupt handler: put back the one a terminal program has.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {tests!r})
 from agentmaker import ToolRegistry
 from test_mcp import by_remote, sdk_client
@@ -663,6 +666,15 @@ async def test_hostile_catalogs_are_refused_with_a_clear_error(mode, message):
             await client.load_tools()
         assert message in str(e.value)
         assert time.monotonic() - start < 30
+
+
+async def test_a_content_block_of_an_unknown_kind_is_named_not_fatal():
+    """A block kind from a later protocol version does not lose the rest of the answer."""
+    async with raw_client("unknown_block") as client:
+        (ok,) = await client.load_tools()
+        r = await ok.arun({})
+        assert r.status == "success"
+        assert r.text == "kept\n[unsupported content block: video]"
 
 
 async def test_control_and_bidi_characters_are_removed_from_names_and_descriptions():

@@ -230,9 +230,12 @@ impl FastCalls {
             },
             (Some(result), None) => match serde_json::from_str::<CallToolResult>(result.get()) {
                 Ok(r) => CallOutcome::Done(Box::new(r)),
-                Err(e) => CallOutcome::Failed(format!(
-                    "the server's result is not a valid tools/call result: {e}"
-                )),
+                Err(e) => match with_unknown_blocks_named(result.get()) {
+                    Some(r) => CallOutcome::Done(Box::new(r)),
+                    None => CallOutcome::Failed(format!(
+                        "the server's result is not a valid tools/call result: {e}"
+                    )),
+                },
             },
             (None, None) => {
                 CallOutcome::Failed("the server's answer has neither a result nor an error".into())
@@ -273,6 +276,33 @@ impl FastCalls {
 }
 
 /// The `notifications/cancelled` line for call `id`.
+/// The content block kinds of rmcp's `ContentBlock` (MCP 2025-06).
+const KNOWN_BLOCKS: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
+
+/// A result whose only fault is content blocks of kinds this client does not know (a later
+/// protocol's, or a server's own): each such block becomes a text line naming its type, so the
+/// rest of the answer is not lost. `None` when the result is wrong in other ways too.
+fn with_unknown_blocks_named(raw: &str) -> Option<CallToolResult> {
+    let mut value: serde_json::Value = serde_json::from_str(raw).ok()?;
+    let blocks = value.get_mut("content")?.as_array_mut()?;
+    let mut replaced = false;
+    for block in blocks.iter_mut() {
+        let kind = block.get("type").and_then(serde_json::Value::as_str);
+        if kind.is_some_and(|k| KNOWN_BLOCKS.contains(&k)) {
+            continue; // a malformed known block still fails the call
+        }
+        let kind = kind
+            .map(|t| super::sanitize::sanitize_marked(t, 40))
+            .unwrap_or_else(|| "without a type".into());
+        *block = serde_json::json!({"type": "text", "text": format!("[unsupported content block: {kind}]")});
+        replaced = true;
+    }
+    if !replaced {
+        return None;
+    }
+    serde_json::from_value(value).ok()
+}
+
 fn cancel_notice(id: u64, reason: &str) -> String {
     let reason = serde_json::Value::from(reason);
     format!(
@@ -483,6 +513,38 @@ mod tests {
         assert!(!calls.cancel(second, "late"));
         calls.call("next", &Default::default(), waiter(&tx));
         assert_eq!(next_request(&mut server).await["id"], "am-3");
+    }
+
+    #[test]
+    fn unknown_content_blocks_are_named_not_fatal() {
+        let r = with_unknown_blocks_named(
+            r#"{"content":[{"type":"text","text":"kept"},{"type":"video","uri":"x"},{"no":"type"}]}"#,
+        )
+        .unwrap();
+        let texts: Vec<String> = r
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                rmcp::model::ContentBlock::Text(t) => Some(t.text.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "kept",
+                "[unsupported content block: video]",
+                "[unsupported content block: without a type]"
+            ]
+        );
+        // Other faults still fail the call.
+        assert!(with_unknown_blocks_named(r#"{"content":"not a list"}"#).is_none());
+        assert!(with_unknown_blocks_named(
+            r#"{"content":[{"type":"text","text":1},{"type":"video"}]}"#
+        )
+        .is_none());
+        // Nothing unknown: nothing to rescue.
+        assert!(with_unknown_blocks_named(r#"{"content":[{"type":"text","text":1}]}"#).is_none());
     }
 
     #[tokio::test]

@@ -77,6 +77,10 @@ def call_result(req: dict) -> None:
         return  # never answers
     if MODE == "exit_mid_call":
         sys.exit(0)
+    if MODE == "unknown_block":
+        blocks = [{"type": "text", "text": "kept"}, {"type": "video", "uri": "file:///v.mp4"}]
+        send({"jsonrpc": "2.0", "id": rid, "result": {"content": blocks}})
+        return
     if MODE == "huge_result":
         # 100 MB of text in one message, written in pieces.
         out.write(
