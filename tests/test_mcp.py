@@ -788,6 +788,18 @@ async def test_a_100_mb_result_is_refused_and_the_connection_survives():
         assert [t.name for t in await client.load_tools()] == ["raw_ok"]
 
 
+async def test_a_refused_answer_with_its_id_after_the_payload_fails_its_call_at_once():
+    """Key order is free in JSON: an id written after 20 MB, or after 150 levels, is still
+    found, and the call fails at once instead of waiting for its timeout (none here)."""
+    async with raw_client("id_last", timeout=None) as client:
+        (ok,) = await client.load_tools()
+        for args, reason in (({}, "larger than 16777216 bytes"), ({"deep": True}, "deeper than 100 levels")):
+            start = time.monotonic()
+            r = await asyncio.wait_for(ok.arun(args), 30)
+            assert r.status == "error" and reason in r.text, r.text
+            assert time.monotonic() - start < 20
+
+
 # --- inside an Agent ---------------------------------------------------------------------------
 
 

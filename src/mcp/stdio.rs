@@ -46,9 +46,11 @@ pub struct LineGuard<R> {
     out: Vec<u8>,
     out_pos: usize,
     discarding: bool,
+    /// While a line too large or too deep is discarded without its id seen in the first
+    /// [`ID_SCAN_BYTES`]: its top-level outline, to find an id written after the payload.
+    outline: Option<(Overflow, Outline)>,
     eof: bool,
-    in_string: bool,
-    escape: bool,
+    strings: Strings,
     depth: usize,
     max_line: usize,
     /// Offered every line first; takes the answers to its own calls (see `fastcall.rs`).
@@ -68,9 +70,9 @@ impl<R> LineGuard<R> {
             out: Vec::new(),
             out_pos: 0,
             discarding: false,
+            outline: None,
             eof: false,
-            in_string: false,
-            escape: false,
+            strings: Strings::default(),
             depth: 0,
             max_line,
             fast: None,
@@ -92,8 +94,7 @@ impl<R> LineGuard<R> {
     }
 
     fn reset_scan(&mut self) {
-        self.in_string = false;
-        self.escape = false;
+        self.strings = Strings::default();
         self.depth = 0;
     }
 
@@ -112,18 +113,40 @@ impl<R> LineGuard<R> {
 
     fn overflow(&mut self, kind: Overflow) {
         let prefix = &self.line[..self.line.len().min(ID_SCAN_BYTES)];
-        if let Some(id) = response_id(prefix) {
-            let message = match kind {
-                Overflow::Size => format!("the server's message was larger than {} bytes and was discarded", self.max_line),
-                Overflow::Depth => format!("the server's message nested deeper than {MAX_MESSAGE_DEPTH} levels and was discarded"),
-            };
-            let err = serde_json::json!({"code": -32603, "message": message});
-            let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{err}}}");
-            Self::emit(&mut self.out, self.fast.as_ref(), line.as_bytes());
+        match response_id(prefix) {
+            Some(id) => self.refuse(kind, &id),
+            None => {
+                // The id may come after the payload: keep the line's outline while the rest
+                // is discarded, and look again at its end.
+                let mut outline = Outline::default();
+                outline.feed(&self.line);
+                self.outline = Some((kind, outline));
+            }
         }
         self.line.clear();
         self.reset_scan();
         self.discarding = true;
+    }
+
+    /// Answers request `id` with an error saying why its response was discarded.
+    fn refuse(&mut self, kind: Overflow, id: &str) {
+        let message = match kind {
+            Overflow::Size => format!("the server's message was larger than {} bytes and was discarded", self.max_line),
+            Overflow::Depth => format!("the server's message nested deeper than {MAX_MESSAGE_DEPTH} levels and was discarded"),
+        };
+        let err = serde_json::json!({"code": -32603, "message": message});
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{err}}}");
+        Self::emit(&mut self.out, self.fast.as_ref(), line.as_bytes());
+    }
+
+    /// The end of a discarded line: an id found in its outline gets its error now.
+    fn end_discard(&mut self) {
+        self.discarding = false;
+        if let Some((kind, outline)) = self.outline.take() {
+            if let Some(id) = outline.id() {
+                self.refuse(kind, &id);
+            }
+        }
     }
 
     /// Feeds `n` bytes of `self.chunk`.
@@ -133,11 +156,19 @@ impl<R> LineGuard<R> {
         while i < n {
             let b = self.chunk[i];
             if self.discarding {
-                if b == b'\n' {
-                    self.discarding = false;
-                    start = i + 1;
+                let newline = memchr::memchr(b'\n', &self.chunk[i..n]).map(|p| i + p);
+                let end = newline.unwrap_or(n);
+                if let Some((_, outline)) = &mut self.outline {
+                    outline.feed(&self.chunk[i..end]);
                 }
-                i += 1;
+                match newline {
+                    Some(p) => {
+                        self.end_discard();
+                        i = p + 1;
+                        start = i;
+                    }
+                    None => i = n,
+                }
                 continue;
             }
             if b == b'\n' {
@@ -147,21 +178,16 @@ impl<R> LineGuard<R> {
                 start = i;
                 continue;
             }
-            if self.in_string {
-                if self.escape {
-                    self.escape = false;
-                } else if b == b'\\' {
-                    self.escape = true;
-                } else if b == b'"' {
-                    self.in_string = false;
-                }
+            if self.strings.inside {
+                self.strings.closes(b);
             } else {
                 match b {
-                    b'"' => self.in_string = true,
+                    b'"' => self.strings.inside = true,
                     b'{' | b'[' => {
                         self.depth += 1;
                         if self.depth > MAX_MESSAGE_DEPTH {
-                            self.line.extend_from_slice(&self.chunk[start..i]);
+                            // With this bracket, so the outline counts every level.
+                            self.line.extend_from_slice(&self.chunk[start..=i]);
                             self.overflow(Overflow::Depth);
                             i += 1;
                             continue;
@@ -173,8 +199,8 @@ impl<R> LineGuard<R> {
             }
             i += 1;
             if self.line.len() + (i - start) > self.max_line {
-                self.line
-                    .extend_from_slice(&self.chunk[start..i.min(start + ID_SCAN_BYTES)]);
+                // Whole, so the outline sees every byte up to here.
+                self.line.extend_from_slice(&self.chunk[start..i]);
                 self.overflow(Overflow::Size);
             }
         }
@@ -231,6 +257,114 @@ impl<R> Drop for LineGuard<R> {
         if let Some(fast) = &self.fast {
             fast.server_gone();
         }
+    }
+}
+
+/// Whether a byte of JSON text is inside a string (escapes included).
+#[derive(Default, Clone, Copy)]
+struct Strings {
+    inside: bool,
+    escape: bool,
+}
+
+impl Strings {
+    /// Feeds one byte inside a string; true when it is the closing quote.
+    #[inline]
+    fn closes(&mut self, b: u8) -> bool {
+        if self.escape {
+            self.escape = false;
+        } else if b == b'\\' {
+            self.escape = true;
+        } else if b == b'"' {
+            self.inside = false;
+            return true;
+        }
+        false
+    }
+}
+
+/// The top level of a JSON line with every nested value replaced by `0` and long strings by
+/// `""`: `{"result":{…16 MiB…},"id":"am-7"}` becomes `{"result":0,"id":"am-7"}`, which
+/// [`response_id`] reads. Bounded: an outline over 8 KiB is given up on.
+#[derive(Default)]
+struct Outline {
+    out: Vec<u8>,
+    depth: usize,
+    strings: Strings,
+    /// The top-level string being read, or `None` once it passed 256 bytes.
+    text: Option<Vec<u8>>,
+    given_up: bool,
+}
+
+impl Outline {
+    const MAX_BYTES: usize = 8 * 1024;
+    const MAX_STRING: usize = 256;
+
+    fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.given_up {
+                return;
+            }
+            let top = self.depth == 1;
+            if self.strings.inside {
+                if self.strings.closes(b) {
+                    if top {
+                        match self.text.take() {
+                            Some(text) => {
+                                self.out.push(b'"');
+                                self.out.extend_from_slice(&text);
+                                self.out.push(b'"');
+                            }
+                            None => self.out.extend_from_slice(b"\"\""),
+                        }
+                    }
+                    continue;
+                }
+                if top {
+                    if let Some(text) = &mut self.text {
+                        if text.len() < Self::MAX_STRING {
+                            text.push(b);
+                        } else {
+                            self.text = None;
+                        }
+                    }
+                }
+                continue;
+            }
+            match b {
+                b'"' => {
+                    self.strings.inside = true;
+                    self.text = Some(Vec::new());
+                }
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    match self.depth {
+                        1 => self.out.push(b),
+                        2 => self.out.push(b'0'),
+                        _ => {}
+                    }
+                }
+                b'}' | b']' => {
+                    if top {
+                        self.out.push(b);
+                    }
+                    self.depth = self.depth.saturating_sub(1);
+                }
+                _ if b.is_ascii_whitespace() => {}
+                _ if top => self.out.push(b),
+                _ => {}
+            }
+            if self.out.len() > Self::MAX_BYTES {
+                self.given_up = true;
+            }
+        }
+    }
+
+    fn id(&self) -> Option<String> {
+        if self.given_up {
+            return None;
+        }
+        response_id(&self.out)
     }
 }
 
@@ -502,6 +636,46 @@ mod tests {
         // Brackets inside strings do not count.
         let s = format!("{{\"id\":1,\"result\":\"{}\"}}\n", "[".repeat(300));
         assert_eq!(filtered(s.as_bytes(), 1 << 20).await, s);
+    }
+
+    #[tokio::test]
+    async fn an_id_after_the_payload_is_found_too() {
+        // Any key order is valid JSON: the id may follow a too large or too deep result.
+        let big = format!(
+            "{{\"jsonrpc\":\"2.0\",\"result\":{{\"content\":[{{\"text\":\"{}\"}}],\"s\":\"{}\\\"}}\"}},\"id\":\"am-9\"}}\n{{\"ok\":true}}\n",
+            "x".repeat(9000),
+            "y".repeat(400)
+        );
+        let out = filtered(big.as_bytes(), 5000).await;
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        let err: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(err["id"], "am-9");
+        assert!(err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("larger than 5000"));
+        assert_eq!(lines[1], "{\"ok\":true}");
+        let deep = format!(
+            "{{\"result\":{}{},\"id\":3}}\n",
+            "[".repeat(150),
+            "]".repeat(150)
+        );
+        let err: serde_json::Value =
+            serde_json::from_str(filtered(deep.as_bytes(), 1 << 20).await.trim()).unwrap();
+        assert_eq!(err["id"], 3);
+        // A request (it has a method) gets no reply, wherever its id is.
+        let req = format!(
+            "{{\"params\":{{\"x\":\"{}\"}},\"method\":\"ping\",\"id\":4}}\n",
+            "z".repeat(9000)
+        );
+        assert_eq!(filtered(req.as_bytes(), 5000).await, "");
+        // An id nested inside the payload is not the message's id.
+        let nested = format!(
+            "{{\"result\":{{\"id\":5,\"t\":\"{}\"}}}}\n",
+            "q".repeat(9000)
+        );
+        assert_eq!(filtered(nested.as_bytes(), 5000).await, "");
     }
 
     #[tokio::test]

@@ -77,6 +77,15 @@ def call_result(req: dict) -> None:
         return  # never answers
     if MODE == "exit_mid_call":
         sys.exit(0)
+    if MODE == "id_last":
+        # Valid JSON with the id after the payload: 20 MB of text, or nesting 150 deep.
+        if args.get("deep"):
+            payload = b"[" * 150 + b"]" * 150
+        else:
+            payload = b'{"content":[{"type":"text","text":"' + b"x" * 20_000_000 + b'"}]}'
+        out.write(b'{"jsonrpc":"2.0","result":' + payload + b',"id":' + json.dumps(rid).encode() + b"}\n")
+        out.flush()
+        return
     if MODE == "unknown_block":
         blocks = [{"type": "text", "text": "kept"}, {"type": "video", "uri": "file:///v.mp4"}]
         send({"jsonrpc": "2.0", "id": rid, "result": {"content": blocks}})
