@@ -391,6 +391,36 @@ loop.close()
 """
 
 
+HARD_EXIT = """
+import asyncio, os, sys
+sys.path.insert(0, {tests!r})
+from test_mcp import raw_client
+
+async def main():
+    client = raw_client("ignore_eof", timeout=10)
+    await client.__aenter__()
+    print(client.server_pid, flush=True)
+    os._exit(0)
+
+asyncio.run(main())
+"""
+
+
+def test_a_hard_exit_does_not_leave_the_server_running(tmp_path):
+    """os._exit with the client open: no close runs, and this server ignores the end of its
+    input, yet the kernel kills it with the process that started it."""
+    script = tmp_path / "hard_exit.py"
+    script.write_text(HARD_EXIT.format(tests=str(Path(__file__).parent)))
+    done = subprocess.run(
+        [sys.executable, str(script)], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    pid = int(done.stdout)
+    if not wait_dead(pid):
+        os.kill(pid, 9)
+        pytest.fail("the server outlived the process that started it")
+
+
 def test_exiting_with_calls_in_flight_on_a_loop_without_readers_does_not_crash(tmp_path):
     """Answers arriving while the interpreter shuts down are dropped, not delivered by a thread
     that takes the GIL during finalization (that crashed 7 runs in 30 with pyo3-async-runtimes'

@@ -482,6 +482,28 @@ impl ChildProcess {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        // If this process dies without closing the client (os._exit, SIGKILL), the kernel
+        // kills the server too: a server that ignores the end of its input would otherwise run
+        // on. The signal follows the thread that forks, here a tokio worker of the runtime,
+        // which lives as long as the process. (What the server started is not covered.)
+        use nix::libc;
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
+                if libc::getppid() != parent {
+                    libc::_exit(1); // the parent died before the request took hold
+                }
+                Ok(())
+            });
+        }
         let mut child = cmd.spawn()?;
         let stdin = child
             .stdin

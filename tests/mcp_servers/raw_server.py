@@ -161,3 +161,5 @@ def main() -> None:
 
 
 main()
+if MODE == "ignore_eof":
+    time.sleep(3600)  # a server that outlives the end of its input
