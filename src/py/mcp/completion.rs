@@ -466,11 +466,7 @@ pub fn spawn_for_loop<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, Py
 where
     F: Future<Output = Deliver> + Send + 'static,
 {
-    let (waiter, completer, _) = pending_for_loop(py)?;
-    pyo3_async_runtimes::tokio::get_runtime().spawn(async move {
-        completer.complete(fut.await);
-    });
-    Ok(waiter)
+    spawn_with(py, fut, false)
 }
 
 /// Like [`spawn_for_loop`], but cancelling the future also aborts the task: `fut` is dropped
@@ -479,10 +475,19 @@ pub fn spawn_abortable_for_loop<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bou
 where
     F: Future<Output = Deliver> + Send + 'static,
 {
+    spawn_with(py, fut, true)
+}
+
+fn spawn_with<'py, F>(py: Python<'py>, fut: F, abortable: bool) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = Deliver> + Send + 'static,
+{
     let (waiter, completer, on_cancel) = pending_for_loop(py)?;
     let task = pyo3_async_runtimes::tokio::get_runtime().spawn(async move {
         completer.complete(fut.await);
     });
-    on_cancel.set(move || task.abort());
+    if abortable {
+        on_cancel.set(move || task.abort());
+    }
     Ok(waiter)
 }
