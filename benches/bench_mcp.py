@@ -103,8 +103,8 @@ async def python_server_scenario() -> None:
         async def theirs():
             return await session.call_tool("tool_000", {"x": 1})
 
-        async def ours():
-            return await reg.aexecute_tool("py_tool_000", {"x": 1})
+        def ours():
+            return reg.aexecute_tool("py_tool_000", {"x": 1})
 
         assert (await ours()).text == "1"
         best = {ours: float("inf"), theirs: float("inf")}
@@ -137,8 +137,10 @@ async def rust_server_scenario(binary: Path) -> None:
         reg = await registry_for(client)
         params = {"a": 2, "b": 3}
 
-        async def call():
-            return await reg.aexecute_tool("rs_tool_000", params)
+        # The awaitable itself, as a user gathers it: for an MCP tool it is the call's future
+        # (no task per call); for the floor's Python tool, a coroutine.
+        def call():
+            return reg.aexecute_tool("rs_tool_000", params)
 
         assert (await call()).text == "5"
         floor_call = await asyncio_floor_call()
@@ -195,8 +197,8 @@ async def asyncio_floor_call():
     reg.register(add)
     params = {"a": 2, "b": 3}
 
-    async def call():
-        return await reg.aexecute_tool("add", params)
+    def call():
+        return reg.aexecute_tool("add", params)
 
     return call
 

@@ -238,7 +238,7 @@ async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
     from agentmaker._mcp_future import McpCallFuture
     from agentmaker.testing import ScriptedLLM
 
-    markers = [tmp_path / f"m{i}" for i in range(5)]
+    markers = [tmp_path / f"m{i}" for i in range(7)]
     async with sdk_client(timeout=None) as client:
         tools = await client.load_tools()
         t = by_remote(tools)
@@ -263,6 +263,20 @@ async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+        # A task made straight over the future (it is a coroutine too), and a TaskGroup task
+        # over what aexecute_tool returned (that future itself).
+        task = asyncio.create_task(slow.arun({"path": str(markers[5]), "seconds": 3}))
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+        async def group():
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(reg.aexecute_tool(slow.name, {"path": str(markers[6]), "seconds": 3}))
+
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(group(), 0.3)
         call = ScriptedLLM.tool_call("calc_slow_write", {"path": str(markers[2]), "seconds": 3})
         agent = Agent(
             "a", ScriptedLLM([call, "done"]), tools=tools, confirm=lambda tool, params: True, tool_timeout=0.3
@@ -281,8 +295,53 @@ async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
         assert (await slow.arun({"path": str(done), "seconds": 0.01})).text == "finished"
         assert done.read_text() == "finished"
         await wait_until(start + 4.5)
-        assert [m.exists() for m in markers] == [False] * 5
+        assert [m.exists() for m in markers] == [False] * 7
         assert (await t["add"].arun({"a": 1, "b": 1})).text == "2"
+
+
+async def test_an_mcp_call_is_a_future_and_a_coroutine(tmp_path):
+    """What arun and aexecute_tool return for an MCP tool works wherever a coroutine or a future
+    is taken: create_task (an McpCallFuture used to be refused there: "a coroutine was
+    expected"), TaskGroup, gather with no task per call, wait_for. In a running loop the call
+    is sent when aexecute_tool is called, so one never awaited still runs."""
+    from agentmaker._mcp_future import McpCallFuture
+
+    async with sdk_client() as client:
+        tools = await client.load_tools()
+        t = by_remote(tools)
+        add = t["add"]
+        reg = ToolRegistry()
+        reg.register_all(tools)
+        assert asyncio.iscoroutinefunction(reg.aexecute_tool)
+        call = reg.aexecute_tool(add.name, {"a": 2, "b": 3})
+        assert type(call) is McpCallFuture
+        assert asyncio.iscoroutine(call) and asyncio.isfuture(call)
+        assert (await call).text == "5"
+        assert (await asyncio.create_task(add.arun({"a": 1, "b": 1}))).text == "2"
+        assert (
+            await asyncio.get_running_loop().create_task(reg.aexecute_tool(add.name, {"a": 1, "b": 2}))
+        ).text == "3"
+        async with asyncio.TaskGroup() as tg:
+            grouped = [tg.create_task(reg.aexecute_tool(add.name, {"a": i, "b": 0})) for i in range(5)]
+        assert [g.result().text for g in grouped] == ["0", "1", "2", "3", "4"]
+        results = await asyncio.gather(*(reg.aexecute_tool(add.name, {"a": i, "b": i}) for i in range(100)))
+        assert [r.text for r in results] == [str(2 * i) for i in range(100)]
+        assert (await asyncio.wait_for(reg.aexecute_tool(add.name, {"a": 4, "b": 4}), 5)).text == "8"
+        # Refused arguments and unknown tools are ready at once, as error responses.
+        assert "not of type" in (await reg.aexecute_tool(add.name, {"a": "x", "b": 1})).text
+        assert (await reg.aexecute_tool("nope", {})).is_error
+        # asyncio.wait refuses coroutines, this one included; a task over it is accepted.
+        with pytest.raises(TypeError, match="coroutines is forbidden"):
+            await asyncio.wait([add.arun({"a": 1, "b": 1})])
+        done, _ = await asyncio.wait([asyncio.create_task(add.arun({"a": 1, "b": 2}))])
+        assert done.pop().result().text == "3"
+        # Sent when called: a call nobody awaits still reaches the server.
+        marker = tmp_path / "unawaited"
+        reg.aexecute_tool(t["slow_write"].name, {"path": str(marker), "seconds": 0.01})
+        deadline = time.monotonic() + 10
+        while not marker.exists() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert marker.read_text() == "finished"
 
 
 async def test_cancelling_after_the_answer_arrived_changes_nothing():

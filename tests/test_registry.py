@@ -399,6 +399,38 @@ def test_async_only_tool_on_sync_path_is_an_error_response():
     assert asyncio.run(reg.aexecute_tool("only_async", {})) == ToolResponse.ok("async ran")
 
 
+def test_aexecute_tool_is_lazy_without_a_loop_and_raises_where_awaited():
+    calls = []
+
+    class Counting(Echo):
+        async def arun(self, parameters):
+            calls.append(parameters)
+            return "ran"
+
+    class Broken(ToolRegistry):
+        def _admit(self, name, parameters):
+            raise KeyboardInterrupt
+
+    reg = make(Counting())
+    pending = reg.aexecute_tool("echo", {"text": "x"})  # no loop runs: nothing happens yet
+    assert asyncio.iscoroutine(pending) and calls == []
+    assert asyncio.run(pending) == ToolResponse.ok("ran") and len(calls) == 1
+    assert asyncio.iscoroutinefunction(reg.aexecute_tool)
+
+    async def in_a_loop():
+        # A plain tool is run when awaited, as before; an error inside the registry surfaces
+        # where the call is awaited, not where it is made.
+        pending = reg.aexecute_tool("echo", {"text": "y"})
+        assert len(calls) == 1
+        assert await pending == ToolResponse.ok("ran")
+        broken = Broken().aexecute_tool("echo", {})
+        with pytest.raises(KeyboardInterrupt):
+            await broken
+
+    asyncio.run(in_a_loop())
+    assert len(calls) == 2
+
+
 def test_aexecute_mirrors_execute():
     class Boom(Echo):
         async def arun(self, parameters):

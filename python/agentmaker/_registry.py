@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+import asyncio
+import inspect
+from asyncio import _get_running_loop as _running_loop
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any, NoReturn
 
 from agentmaker._native import Tool, ToolResponse
 from agentmaker._native import ToolRegistry as _NativeRegistry
@@ -53,16 +56,47 @@ class ToolRegistry(_NativeRegistry):
             forms = self.__dict__["_forms_cache"] = ProviderForms()
         return forms
 
-    async def aexecute_tool(self, name: str, parameters: dict[str, Any]) -> ToolResponse:
+    def aexecute_tool(self, name: str, parameters: dict[str, Any]) -> Coroutine[Any, Any, ToolResponse]:
         """Async :meth:`execute_tool`: async tools are awaited on the running loop; synchronous
-        ones run on a worker thread so the loop is never blocked."""
+        ones run on a worker thread so the loop is never blocked.
+
+        Called inside a running loop, the arguments are checked at once and an MCP tool's call
+        is sent at once: what comes back is then the call's own future (an ``McpCallFuture``,
+        which is also a coroutine), so ``gather`` over many MCP calls makes no task per call.
+        Awaiting collects the answer; a call that is never awaited still runs. Called with no
+        loop running (``asyncio.run(registry.aexecute_tool(...))``), nothing happens until the
+        coroutine runs."""
+        if _running_loop() is None:
+            return self._aexecute(name, parameters)
+        try:
+            admitted = self._admit(name, parameters)
+        except BaseException as exc:  # noqa: BLE001 - raised where the caller awaits, as before
+            return _raise(exc)
+        if type(admitted) is tuple:
+            return self._arun_admitted(name, admitted, parameters)
+        if type(admitted) is ToolResponse:
+            return _ready(admitted)
+        return admitted  # type: ignore[no-any-return] # an MCP call, already sent
+
+    # asyncio.iscoroutinefunction (and inspect's, from Python 3.12) still says True.
+    if hasattr(inspect, "markcoroutinefunction"):
+        aexecute_tool = inspect.markcoroutinefunction(aexecute_tool)
+    else:  # Python 3.11
+        aexecute_tool._is_coroutine = asyncio.coroutines._is_coroutine  # type: ignore[attr-defined]
+
+    async def _aexecute(self, name: str, parameters: dict[str, Any]) -> ToolResponse:
         admitted = self._admit(name, parameters)
         if type(admitted) is ToolResponse:
             return admitted
+        if type(admitted) is not tuple:  # an MCP call, already sent
+            return await admitted  # type: ignore[no-any-return]
+        return await self._arun_admitted(name, admitted, parameters)
+
+    async def _arun_admitted(
+        self, name: str, admitted: tuple[Any, str], parameters: dict[str, Any]
+    ) -> ToolResponse:
+        tool, kind = admitted
         try:
-            if type(admitted) is not tuple:  # an MCP call, already sent
-                return await admitted
-            tool, kind = admitted
             result = await tool.arun(parameters)
         except Exception as exc:  # noqa: BLE001 - the model gets the error; flow control re-raises
             return self._exception(name, exc)
@@ -100,3 +134,11 @@ class ToolRegistry(_NativeRegistry):
         tool = function_tool(func, name, description, list(parameters or ()), **flags)
         self.register(tool, overwrite=overwrite)
         return tool
+
+
+async def _ready(response: ToolResponse) -> ToolResponse:
+    return response
+
+
+async def _raise(exc: BaseException) -> NoReturn:
+    raise exc

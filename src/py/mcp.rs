@@ -409,6 +409,10 @@ impl PyMcpTool {
     ) -> PyResult<Bound<'py, PyAny>> {
         // No task per call: the response is handed straight to the loop's completion queue.
         let (waiter, completer, on_cancel) = completion::pending_for_loop(py)?;
+        let completer = completer.if_lost(Box::new(|py: Python<'_>| {
+            let text = "Error: the MCP call was abandoned before it finished".to_string();
+            Ok(Py::new(py, PyToolResponse::error_text(py, text))?.into_any())
+        }));
         let call = self.tool.call_then(args, move |resp| {
             completer.complete(Box::new(move |py: Python<'_>| {
                 Ok(Py::new(py, PyToolResponse::from_core(py, resp)?)?.into_any())

@@ -226,6 +226,8 @@ fn queue_for<'py>(
 /// coroutine never hangs on a lost result).
 pub struct Completer {
     target: Option<Target>,
+    /// What the future gets if this is dropped unused (default: a `ToolError`).
+    lost: Option<Deliver>,
 }
 
 enum Target {
@@ -236,6 +238,13 @@ enum Target {
 }
 
 impl Completer {
+    /// Sets what the future resolves to should this completer be dropped without completing
+    /// (an MCP call resolves to an error response, never an exception).
+    pub fn if_lost(mut self, deliver: Deliver) -> Self {
+        self.lost = Some(deliver);
+        self
+    }
+
     pub fn complete(mut self, deliver: Deliver) {
         match self.target.take() {
             Some(Target::Queue(ready, id)) => ready.push(id, deliver),
@@ -327,9 +336,10 @@ impl SettleLater {
 impl Drop for Completer {
     fn drop(&mut self) {
         if self.target.is_some() {
-            let lost: Deliver = Box::new(abandoned);
+            let lost = self.lost.take().unwrap_or_else(|| Box::new(abandoned));
             Completer {
                 target: self.target.take(),
+                lost: None,
             }
             .complete(lost);
         }
@@ -429,6 +439,7 @@ pub fn pending_for_loop<'py>(
     };
     let completer = Completer {
         target: Some(target),
+        lost: None,
     };
     Ok((waiter, completer, on_cancel))
 }
