@@ -562,3 +562,31 @@ def test_pydantic_field_as_default() -> None:
     assert reg.execute_tool("page", {"query": "q", "size": None, "tags": ["a"]}).text == "q:20:['a']"
     assert reg.execute_tool("page", {"query": "q", "size": 0}).status == "error"
     assert [p.default for p in page.get_parameters()] == [20, None, None]
+
+
+def test_a_plain_function_marked_as_a_coroutine_function_is_async():
+    # ToolRegistry.aexecute_tool is such a function: it returns an awaitable without being
+    # `async def`. On Python 3.11 only asyncio's mark says so, which inspect does not read.
+    import inspect
+
+    async def impl(x: int) -> int:
+        return x * 2
+
+    def doubled(x: int) -> int:
+        """Double x."""
+        return impl(x)  # type: ignore[return-value]
+
+    if hasattr(inspect, "markcoroutinefunction"):
+        inspect.markcoroutinefunction(doubled)
+    else:
+        doubled._is_coroutine = asyncio.coroutines._is_coroutine  # type: ignore[attr-defined]
+    t = tool(doubled)
+    assert t.is_async
+    reg = ToolRegistry()
+    reg.register(t)
+    assert asyncio.run(reg.aexecute_tool("doubled", {"x": 2})).text == "4"
+    outer = ToolRegistry()
+    outer.register_callable(reg.aexecute_tool, name="nested")
+    assert outer.get("nested").is_async
+    resp = asyncio.run(outer.aexecute_tool("nested", {"name": "doubled", "parameters": {"x": 5}}))
+    assert resp.text == "10"

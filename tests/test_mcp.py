@@ -11,11 +11,12 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
-from agentmaker import MCPClient, MCPTool, ToolConfigError, ToolError, ToolRegistry
+from agentmaker import MCPClient, MCPTool, ToolConfigError, ToolError, ToolRegistry, tool
 from mcp_servers.recording_http import RecordingServer
 
 SERVERS = Path(__file__).resolve().parent / "mcp_servers"
@@ -299,17 +300,15 @@ async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
         assert (await t["add"].arun({"a": 1, "b": 1})).text == "2"
 
 
-async def test_an_mcp_call_is_a_future_and_a_coroutine(tmp_path):
+async def test_an_mcp_call_is_a_future_and_a_coroutine():
     """What arun and aexecute_tool return for an MCP tool works wherever a coroutine or a future
     is taken: create_task (an McpCallFuture used to be refused there: "a coroutine was
-    expected"), TaskGroup, gather with no task per call, wait_for. In a running loop the call
-    is sent when aexecute_tool is called, so one never awaited still runs."""
-    from agentmaker._mcp_future import McpCallFuture
+    expected"), TaskGroup, gather with no task per call, wait_for, several tasks at once."""
+    from agentmaker._mcp_future import McpCallFuture, McpFuture
 
     async with sdk_client() as client:
         tools = await client.load_tools()
-        t = by_remote(tools)
-        add = t["add"]
+        add = by_remote(tools)["add"]
         reg = ToolRegistry()
         reg.register_all(tools)
         assert asyncio.iscoroutinefunction(reg.aexecute_tool)
@@ -318,30 +317,118 @@ async def test_an_mcp_call_is_a_future_and_a_coroutine(tmp_path):
         assert asyncio.iscoroutine(call) and asyncio.isfuture(call)
         assert (await call).text == "5"
         assert (await asyncio.create_task(add.arun({"a": 1, "b": 1}))).text == "2"
-        assert (
-            await asyncio.get_running_loop().create_task(reg.aexecute_tool(add.name, {"a": 1, "b": 2}))
-        ).text == "3"
+        loop = asyncio.get_running_loop()
+        assert (await loop.create_task(reg.aexecute_tool(add.name, {"a": 1, "b": 2}))).text == "3"
         async with asyncio.TaskGroup() as tg:
             grouped = [tg.create_task(reg.aexecute_tool(add.name, {"a": i, "b": 0})) for i in range(5)]
         assert [g.result().text for g in grouped] == ["0", "1", "2", "3", "4"]
-        results = await asyncio.gather(*(reg.aexecute_tool(add.name, {"a": i, "b": i}) for i in range(100)))
+        calls = [reg.aexecute_tool(add.name, {"a": i, "b": i}) for i in range(100)]
+        results = await asyncio.gather(*calls, return_exceptions=True)
         assert [r.text for r in results] == [str(2 * i) for i in range(100)]
         assert (await asyncio.wait_for(reg.aexecute_tool(add.name, {"a": 4, "b": 4}), 5)).text == "8"
-        # Refused arguments and unknown tools are ready at once, as error responses.
+        # One future, three awaiters (two tasks and an await): each gets the answer.
+        shared = add.arun({"a": 3, "b": 3})
+        first, second = asyncio.create_task(shared), asyncio.create_task(shared)
+        assert [(await first).text, (await second).text, (await shared).text] == ["6"] * 3
+        # Refused arguments and unknown tools come back as error responses, not exceptions.
         assert "not of type" in (await reg.aexecute_tool(add.name, {"a": "x", "b": 1})).text
         assert (await reg.aexecute_tool("nope", {})).is_error
-        # asyncio.wait refuses coroutines, this one included; a task over it is accepted.
+        # asyncio.wait refuses coroutines, this one included; a task over it is accepted. The
+        # client's other awaitables are plain futures, which it takes.
         with pytest.raises(TypeError, match="coroutines is forbidden"):
             await asyncio.wait([add.arun({"a": 1, "b": 1})])
         done, _ = await asyncio.wait([asyncio.create_task(add.arun({"a": 1, "b": 2}))])
         assert done.pop().result().text == "3"
-        # Sent when called: a call nobody awaits still reaches the server.
-        marker = tmp_path / "unawaited"
-        reg.aexecute_tool(t["slow_write"].name, {"path": str(marker), "seconds": 0.01})
-        deadline = time.monotonic() + 10
-        while not marker.exists() and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-        assert marker.read_text() == "finished"
+        listing = client.load_tools()
+        assert type(listing) is McpFuture and not asyncio.iscoroutine(listing)
+        done, _ = await asyncio.wait([listing])
+        assert len(done.pop().result()) == len(tools)
+
+
+async def test_aexecute_tool_sends_an_mcp_call_when_it_is_first_used(tmp_path):
+    """Like the coroutine it replaces, what aexecute_tool returns for an MCP tool does nothing
+    until it is awaited, gathered or run as a task; a task over it cancelled before it starts
+    never sends it; one over arun()'s future (sent at once) cancels it at the server."""
+    async with sdk_client(timeout=None) as client:
+        tools = await client.load_tools()
+        t = by_remote(tools)
+        slow = t["slow_write"]
+        reg = ToolRegistry()
+        reg.register_all(tools)
+
+        def marker_call(marker, seconds=0.01):
+            return reg.aexecute_tool(slow.name, {"path": str(marker), "seconds": seconds})
+
+        unawaited, later = marker_call(tmp_path / "unawaited"), marker_call(tmp_path / "later")
+        await asyncio.sleep(0.5)
+        assert not (tmp_path / "later").exists()
+        assert (await later).text == "finished" and (tmp_path / "later").exists()
+        del unawaited
+        # Cancelled before the task's first step: nothing was sent, nothing runs.
+        task = asyncio.create_task(marker_call(tmp_path / "never"))
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # The same with arun(), which sends at once: the server is told to stop.
+        task = asyncio.create_task(slow.arun({"path": str(tmp_path / "stopped"), "seconds": 1}))
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        closed = slow.arun({"path": str(tmp_path / "closed"), "seconds": 1})
+        closed.close()  # closing the coroutine gives it up, as for a native one
+        assert closed.cancelled()
+        # An argument checked when the call is sent, so a change before then is seen.
+        params = {"a": 1, "b": 1}
+        pending = reg.aexecute_tool(t["add"].name, params)
+        params["b"] = "two"
+        assert "not of type" in (await pending).text
+        # The tool replaced by a local one before the call is used: the local one runs.
+        pending = reg.aexecute_tool(t["add"].name, {"a": 1, "b": 1})
+
+        @tool(name=t["add"].name)
+        async def local_add(a: int, b: int) -> str:
+            """Local."""
+            return f"local {a + b}"
+
+        reg.register(local_add, overwrite=True)
+        assert (await pending).text == "local 2"
+        await asyncio.sleep(2)
+        assert not any((tmp_path / n).exists() for n in ("unawaited", "never", "stopped", "closed"))
+        assert (await t["add"].arun({"a": 1, "b": 1})).text == "2"
+
+
+async def test_an_mcp_call_made_on_one_loop_runs_on_another():
+    """aexecute_tool called while one loop runs and awaited on another (asyncio.run in a
+    thread, a coroutine handed to another loop): the call is made on the loop that awaits it.
+    Only what takes it as a future for another loop (run_coroutine_threadsafe) refuses it."""
+    async with sdk_client() as client:
+        reg = ToolRegistry()
+        reg.register_all(await client.load_tools())
+        name = by_remote(reg.list_tools())["add"].name
+        assert (await asyncio.to_thread(asyncio.run, reg.aexecute_tool(name, {"a": 1, "b": 2}))).text == "3"
+        pending = reg.aexecute_tool(name, {"a": 2, "b": 2})
+
+        async def awaits_it():
+            return await pending
+
+        assert (await asyncio.to_thread(asyncio.run, awaits_it())).text == "4"
+        pending = reg.aexecute_tool(name, {"a": 1, "b": 1})
+
+        async def gathers_it():
+            return await asyncio.gather(pending)
+
+        with pytest.raises(RuntimeError, match="belongs to another event loop"):
+            await asyncio.to_thread(asyncio.run, gathers_it())
+        other = asyncio.new_event_loop()
+        runner = threading.Thread(target=other.run_forever)
+        runner.start()
+        try:
+            with pytest.raises(ValueError, match="different loop"):
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(pending, other))
+        finally:
+            other.call_soon_threadsafe(other.stop)
+            runner.join()
+            other.close()
 
 
 async def test_cancelling_after_the_answer_arrived_changes_nothing():

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentmaker._native import Tool, ToolParameter, ToolResponse
-from agentmaker._signature import CallableSpec, analyze, to_response
+from agentmaker._signature import CallableSpec, analyze, is_coroutine_function, to_response
 from agentmaker.errors import ToolRegistrationError
 
 __all__ = ["DictFunctionTool", "FunctionTool", "from_callable", "function_tool", "result_to_response", "tool"]
@@ -169,7 +169,7 @@ class DictFunctionTool(Tool):
         self._func = func
         self._params = list(parameters)
         call = getattr(type(func), "__call__", None)  # noqa: B004 - the class's own __call__
-        self._is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(call)
+        self._is_async = is_coroutine_function(func) or is_coroutine_function(call)
         _apply_flags(self, flags)
         functools.update_wrapper(self, func, assigned=("__doc__",), updated=())
 

@@ -6,6 +6,8 @@ from typing import Any, ClassVar, Literal, Self, TypeAlias, final
 
 from typing_extensions import disjoint_base
 
+from agentmaker._mcp_future import McpCallFuture
+
 _Status: TypeAlias = Literal["success", "partial", "error"]
 
 @final
@@ -248,6 +250,7 @@ class MCPTool(Tool):
     def fingerprint(self) -> str: ...
     @property
     def requires_confirmation(self) -> bool: ...  # type: ignore[override]
+    def arun(self, parameters: dict[str, Any]) -> McpCallFuture: ...
 
 @final
 class CLITool(Tool):

@@ -6,8 +6,9 @@ import asyncio
 import inspect
 from asyncio import _get_running_loop as _running_loop
 from collections.abc import Callable, Coroutine, Iterable
-from typing import Any, NoReturn
+from typing import Any
 
+from agentmaker._mcp_future import McpCallFuture
 from agentmaker._native import Tool, ToolResponse
 from agentmaker._native import ToolRegistry as _NativeRegistry
 
@@ -60,23 +61,14 @@ class ToolRegistry(_NativeRegistry):
         """Async :meth:`execute_tool`: async tools are awaited on the running loop; synchronous
         ones run on a worker thread so the loop is never blocked.
 
-        Called inside a running loop, the arguments are checked at once and an MCP tool's call
-        is sent at once: what comes back is then the call's own future (an ``McpCallFuture``,
-        which is also a coroutine), so ``gather`` over many MCP calls makes no task per call.
-        Awaiting collects the answer; a call that is never awaited still runs. Called with no
-        loop running (``asyncio.run(registry.aexecute_tool(...))``), nothing happens until the
-        coroutine runs."""
-        if _running_loop() is None:
-            return self._aexecute(name, parameters)
-        try:
-            admitted = self._admit(name, parameters)
-        except BaseException as exc:  # noqa: BLE001 - raised where the caller awaits, as before
-            return _raise(exc)
-        if type(admitted) is tuple:
-            return self._arun_admitted(name, admitted, parameters)
-        if type(admitted) is ToolResponse:
-            return _ready(admitted)
-        return admitted  # type: ignore[no-any-return] # an MCP call, already sent
+        For an MCP tool, inside a running loop, what comes back is the call's own future (an
+        ``McpCallFuture``, which is also a coroutine). Like a coroutine it does nothing until
+        it is awaited, gathered or run as a task; unlike one, ``gather`` makes no task for it,
+        which matters when hundreds of calls are gathered."""
+        loop = _running_loop()
+        if loop is not None and self._is_mcp(name):
+            return McpCallFuture._unsent(loop, self, name, parameters)  # type: ignore[return-value]
+        return self._aexecute(name, parameters)
 
     # asyncio.iscoroutinefunction (and inspect's, from Python 3.12) still says True.
     if hasattr(inspect, "markcoroutinefunction"):
@@ -88,15 +80,10 @@ class ToolRegistry(_NativeRegistry):
         admitted = self._admit(name, parameters)
         if type(admitted) is ToolResponse:
             return admitted
-        if type(admitted) is not tuple:  # an MCP call, already sent
-            return await admitted  # type: ignore[no-any-return]
-        return await self._arun_admitted(name, admitted, parameters)
-
-    async def _arun_admitted(
-        self, name: str, admitted: tuple[Any, str], parameters: dict[str, Any]
-    ) -> ToolResponse:
-        tool, kind = admitted
         try:
+            if type(admitted) is not tuple:  # an MCP call, already sent
+                return await admitted  # type: ignore[no-any-return]
+            tool, kind = admitted
             result = await tool.arun(parameters)
         except Exception as exc:  # noqa: BLE001 - the model gets the error; flow control re-raises
             return self._exception(name, exc)
@@ -134,11 +121,3 @@ class ToolRegistry(_NativeRegistry):
         tool = function_tool(func, name, description, list(parameters or ()), **flags)
         self.register(tool, overwrite=overwrite)
         return tool
-
-
-async def _ready(response: ToolResponse) -> ToolResponse:
-    return response
-
-
-async def _raise(exc: BaseException) -> NoReturn:
-    raise exc

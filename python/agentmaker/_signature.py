@@ -398,16 +398,27 @@ def _field_default(field_info: Any) -> Any:
     return value
 
 
+# asyncio's mark for a plain function returning a coroutine (Python 3.11; 3.12 has
+# inspect.markcoroutinefunction, which inspect.iscoroutinefunction sees).
+_ASYNCIO_MARK = getattr(asyncio.coroutines, "_is_coroutine", object())
+
+
+def is_coroutine_function(func: Any) -> bool:
+    """inspect.iscoroutinefunction, also true for a function marked the 3.11 way (such as
+    ``ToolRegistry.aexecute_tool``, a plain function whose result is awaited)."""
+    return inspect.iscoroutinefunction(func) or getattr(func, "_is_coroutine", None) is _ASYNCIO_MARK
+
+
 def _is_async(func: Any, target: Any) -> bool:
     if type(func) is types.FunctionType:
-        return bool(func.__code__.co_flags & inspect.CO_COROUTINE)
-    if inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(func):
+        return bool(func.__code__.co_flags & inspect.CO_COROUTINE) or is_coroutine_function(func)
+    if is_coroutine_function(target) or is_coroutine_function(func):
         return True
     call = getattr(type(func), "__call__", None)  # noqa: B004 - the class's __call__ itself is wanted
     return (
         call is not None
         and not isinstance(func, (types.FunctionType, types.MethodType, functools.partial))
-        and inspect.iscoroutinefunction(call)
+        and is_coroutine_function(call)
     )
 
 

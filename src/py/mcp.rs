@@ -408,7 +408,30 @@ impl PyMcpTool {
         args: serde_json::Value,
     ) -> PyResult<Bound<'py, PyAny>> {
         // No task per call: the response is handed straight to the loop's completion queue.
-        let (waiter, completer, on_cancel) = completion::pending_for_loop(py)?;
+        let (waiter, completer, on_cancel) = completion::pending_for_loop(py, true)?;
+        self.send(completer, on_cancel, args);
+        Ok(waiter)
+    }
+
+    /// Sends the call for an `McpCallFuture` made before (by ``aexecute_tool``, which sends
+    /// on first use), on that future's loop.
+    pub fn start_into(
+        &self,
+        py: Python<'_>,
+        waiter: &Bound<'_, PyAny>,
+        args: serde_json::Value,
+    ) -> PyResult<()> {
+        let (completer, on_cancel) = completion::pending_into(py, waiter)?;
+        self.send(completer, on_cancel, args);
+        Ok(())
+    }
+
+    fn send(
+        &self,
+        completer: completion::Completer,
+        on_cancel: completion::OnCancel,
+        args: serde_json::Value,
+    ) {
         let completer = completer.if_lost(Box::new(|py: Python<'_>| {
             let text = "Error: the MCP call was abandoned before it finished".to_string();
             Ok(Py::new(py, PyToolResponse::error_text(py, text))?.into_any())
@@ -419,7 +442,6 @@ impl PyMcpTool {
             }))
         });
         on_cancel.set(move || call.cancel());
-        Ok(waiter)
     }
 
     fn create(py: Python<'_>, tool: McpTool) -> PyResult<Py<PyMcpTool>> {

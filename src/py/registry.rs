@@ -812,6 +812,38 @@ impl PyToolRegistry {
         Some((obj.clone().unbind(), kind))
     }
 
+    /// Whether ``name`` is a registered MCP tool (``aexecute_tool`` then returns an
+    /// ``McpCallFuture`` that sends the call on first use instead of a coroutine).
+    fn _is_mcp(&self, py: Python<'_>, name: &Bound<'_, PyAny>) -> bool {
+        let Ok(Ok(name)) = name.cast::<PyString>().map(|n| n.to_str()) else {
+            return false;
+        };
+        self.entry(py, name)
+            .is_some_and(|entry| entry.payload.obj.bind(py).cast::<PyMcpTool>().is_ok())
+    }
+
+    /// Checks the arguments and sends the MCP call for ``future`` (an ``McpCallFuture`` of the
+    /// loop that will settle it); refused arguments settle it with the error response at once.
+    /// False if ``name`` is no longer an MCP tool (it was replaced): nothing is done then.
+    fn _send_mcp(
+        &self,
+        py: Python<'_>,
+        future: &Bound<'_, PyAny>,
+        name: &Bound<'_, PyAny>,
+        parameters: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        match self.admit(py, name, parameters)? {
+            Err(resp) => {
+                future.call_method1(pyo3::intern!(py, "set_result"), (resp,))?;
+                Ok(true)
+            }
+            Ok((entry, args)) => match entry.payload.obj.bind(py).cast::<PyMcpTool>() {
+                Ok(mcp) => mcp.get().start_into(py, future, args).map(|()| true),
+                Err(_) => Ok(false),
+            },
+        }
+    }
+
     /// For the async path: an error ToolResponse, or the tool object to await ``arun`` on
     /// (with its kind for :meth:`_wrap`), or, for an MCP tool, its call already sent: an
     /// awaitable resolving to the ToolResponse. (Rust built-ins that never block are run right

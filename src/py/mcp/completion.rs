@@ -407,11 +407,13 @@ impl OnCancel {
     }
 }
 
-/// An `McpCallFuture` on the running loop, the [`Completer`] that resolves it and the hook
-/// its cancellation runs. On a loop that cannot watch our pipe (no `add_reader`; no standard
-/// loop on Unix) the completer goes through `call_soon_threadsafe` instead of the queue.
+/// A future of `agentmaker._mcp_future` on the running loop (an `McpCallFuture` for a tool
+/// call, else an `McpFuture`), the [`Completer`] that resolves it and the hook its
+/// cancellation runs. On a loop that cannot watch our pipe (no `add_reader`; no standard loop
+/// on Unix) the completer goes through `call_soon_threadsafe` instead of the queue.
 pub fn pending_for_loop<'py>(
     py: Python<'py>,
+    call: bool,
 ) -> PyResult<(Bound<'py, PyAny>, Completer, OnCancel)> {
     static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let event_loop = GET_RUNNING_LOOP
@@ -420,13 +422,29 @@ pub fn pending_for_loop<'py>(
         })?
         .bind(py)
         .call0()?;
-    let on_cancel = OnCancel::default();
     let kwargs = pyo3::types::PyDict::new(py);
     kwargs.set_item(intern!(py, "loop"), &event_loop)?;
-    let waiter = call_future_class(py)?.call((), Some(&kwargs))?;
+    let waiter = future_class(py, call)?.call((), Some(&kwargs))?;
+    let (completer, on_cancel) = attach(py, &event_loop, &waiter)?;
+    Ok((waiter, completer, on_cancel))
+}
+
+/// The [`Completer`] and cancel hook for a future made elsewhere (an `McpCallFuture` that
+/// `aexecute_tool` returned before sending its call), on the future's own loop.
+pub fn pending_into(py: Python<'_>, waiter: &Bound<'_, PyAny>) -> PyResult<(Completer, OnCancel)> {
+    let event_loop = waiter.call_method0(intern!(py, "get_loop"))?;
+    attach(py, &event_loop, waiter)
+}
+
+fn attach(
+    py: Python<'_>,
+    event_loop: &Bound<'_, PyAny>,
+    waiter: &Bound<'_, PyAny>,
+) -> PyResult<(Completer, OnCancel)> {
+    let on_cancel = OnCancel::default();
     let call = Bound::new(py, CancelCall(on_cancel.clone()))?;
     waiter.setattr(intern!(py, "_am_call"), call)?;
-    let target = match cached_queue_for(py, &event_loop)? {
+    let target = match cached_queue_for(py, event_loop)? {
         Some(queue) => {
             let q = queue.get();
             let id = q.next_id.fetch_add(1, Ordering::Relaxed);
@@ -435,13 +453,13 @@ pub fn pending_for_loop<'py>(
             }
             Target::Queue(q.ready.clone(), id)
         }
-        None => Target::Threadsafe(event_loop.unbind(), waiter.clone().unbind()),
+        None => Target::Threadsafe(event_loop.clone().unbind(), waiter.clone().unbind()),
     };
     let completer = Completer {
         target: Some(target),
         lost: None,
     };
-    Ok((waiter, completer, on_cancel))
+    Ok((completer, on_cancel))
 }
 
 /// What cancelling a future made by [`pending_for_loop`] does: `McpCallFuture.cancel` calls
@@ -456,18 +474,22 @@ impl CancelCall {
     }
 }
 
-/// `agentmaker._mcp_future.McpCallFuture`: an asyncio future whose `cancel` also cancels the
-/// call.
-fn call_future_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    static CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let class = CLASS.get_or_try_init(py, || {
-        Ok::<_, PyErr>(
-            py.import("agentmaker._mcp_future")?
-                .getattr("McpCallFuture")?
-                .unbind(),
-        )
+/// `agentmaker._mcp_future.McpCallFuture` (`call`) or its base `McpFuture`: asyncio futures
+/// whose `cancel` also runs the hook; the call's future is also a coroutine.
+fn future_class(py: Python<'_>, call: bool) -> PyResult<&Bound<'_, PyAny>> {
+    static CLASSES: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
+    let (call_class, base) = CLASSES.get_or_try_init(py, || {
+        let module = py.import("agentmaker._mcp_future")?;
+        Ok::<_, PyErr>((
+            module.getattr("McpCallFuture")?.unbind(),
+            module.getattr("McpFuture")?.unbind(),
+        ))
     })?;
-    Ok(class.bind(py))
+    Ok(if call {
+        call_class.bind(py)
+    } else {
+        base.bind(py)
+    })
 }
 
 /// An asyncio future on the running loop that resolves to what `fut` (run on the shared tokio
@@ -493,7 +515,7 @@ fn spawn_with<'py, F>(py: Python<'py>, fut: F, abortable: bool) -> PyResult<Boun
 where
     F: Future<Output = Deliver> + Send + 'static,
 {
-    let (waiter, completer, on_cancel) = pending_for_loop(py)?;
+    let (waiter, completer, on_cancel) = pending_for_loop(py, false)?;
     let task = pyo3_async_runtimes::tokio::get_runtime().spawn(async move {
         completer.complete(fut.await);
     });
