@@ -392,15 +392,62 @@ async def test_aexecute_tool_sends_an_mcp_call_when_it_is_first_used(tmp_path):
 
         reg.register(local_add, overwrite=True)
         assert (await pending).text == "local 2"
+        # ... and cancelling the call cancels that local tool.
+        local_ran = []
+
+        @tool(name=slow.name)
+        async def local_slow(path: str, seconds: float) -> str:
+            """Local."""
+            await asyncio.sleep(seconds)
+            local_ran.append(path)
+            return "local"
+
+        pending = marker_call(tmp_path / "local", seconds=0.5)
+        reg.register(local_slow, overwrite=True)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(pending, 0.1)
+        reg.register(slow, overwrite=True)
+        # Waited for as a future by asyncio (gather, wait_for): sent then; a gather or
+        # wait_for given up on cancels the calls at the server.
+        assert not (await asyncio.gather(marker_call(tmp_path / "gathered")))[0].is_error
+        gathered = asyncio.gather(*(marker_call(tmp_path / f"gave_up{i}", seconds=1) for i in range(3)))
+        gathered.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await gathered
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(marker_call(tmp_path / "no_time", seconds=1), 0)
+        # ensure_future returns a future as it is: the call is sent when something awaits it.
+        kept = asyncio.ensure_future(marker_call(tmp_path / "ensured"))
+        await asyncio.sleep(0.3)
+        assert not (tmp_path / "ensured").exists()
+        assert (await kept).text == "finished" and (tmp_path / "ensured").exists()
         await asyncio.sleep(2)
-        assert not any((tmp_path / n).exists() for n in ("unawaited", "never", "stopped", "closed"))
+        gone = ("unawaited", "never", "stopped", "closed", "gave_up0", "gave_up1", "gave_up2", "no_time")
+        assert [n for n in gone if (tmp_path / n).exists()] == []
+        assert (tmp_path / "gathered").exists() and local_ran == []
+
+        # A failure to send is the call's error, for its awaiter alone; the others go on.
+        class Broken(ToolRegistry):
+            def _send_mcp(self, fut, name, parameters):
+                if parameters.get("a") == 13:
+                    raise OSError("no pipe left")
+                return super()._send_mcp(fut, name, parameters)
+
+        broken = Broken()
+        broken.register_all(tools)
+        calls = [broken.aexecute_tool(t["add"].name, {"a": a, "b": 1}) for a in (1, 13, 2)]
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        assert [getattr(r, "text", repr(r)) for r in results] == ["2", "OSError('no pipe left')", "3"]
+        with pytest.raises(OSError, match="no pipe left"):
+            await broken.aexecute_tool(t["add"].name, {"a": 13, "b": 1})
         assert (await t["add"].arun({"a": 1, "b": 1})).text == "2"
 
 
 async def test_an_mcp_call_made_on_one_loop_runs_on_another():
     """aexecute_tool called while one loop runs and awaited on another (asyncio.run in a
     thread, a coroutine handed to another loop): the call is made on the loop that awaits it.
-    Only what takes it as a future for another loop (run_coroutine_threadsafe) refuses it."""
+    What takes it as a future for another loop (gather, run_coroutine_threadsafe) refuses it,
+    as for any future, and nothing is sent."""
     async with sdk_client() as client:
         reg = ToolRegistry()
         reg.register_all(await client.load_tools())
@@ -417,8 +464,24 @@ async def test_an_mcp_call_made_on_one_loop_runs_on_another():
         async def gathers_it():
             return await asyncio.gather(pending)
 
-        with pytest.raises(RuntimeError, match="belongs to another event loop"):
+        with pytest.raises(RuntimeError, match="attached to a different loop"):
             await asyncio.to_thread(asyncio.run, gathers_it())
+        assert not pending.done()  # never sent, still usable on its own loop
+        assert (await pending).text == "2"
+        # Moved to the loop awaiting it, the call may be awaited again there, by several.
+        pending = reg.aexecute_tool(name, {"a": 3, "b": 3})
+
+        async def awaits_it_three_times():
+            first, second = asyncio.create_task(pending), asyncio.create_task(pending)
+            return [(await first).text, (await second).text, (await pending).text]
+
+        assert await asyncio.to_thread(asyncio.run, awaits_it_three_times()) == ["6"] * 3
+        # Cancelled before it was sent, it is not sent from another loop either.
+        pending = reg.aexecute_tool(name, {"a": 1, "b": 1})
+        pending.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.to_thread(asyncio.run, awaits_it())
+        pending = reg.aexecute_tool(name, {"a": 1, "b": 1})
         other = asyncio.new_event_loop()
         runner = threading.Thread(target=other.run_forever)
         runner.start()

@@ -34,44 +34,51 @@ class McpCallFuture(McpFuture, Coroutine[Any, Any, Any]):
     ``notifications/cancelled`` so it can stop the work.
 
     ``MCPTool.arun()`` sends its call at once. ``registry.aexecute_tool()`` inside a running
-    loop returns one that sends its call on first use, like a coroutine that runs when awaited:
-    when awaited, gathered (``gather`` adds a callback: no task is made for it), passed to
-    ``wait_for``/``shield``, or run as a task.
+    loop returns one that sends its call when first used, like the coroutine it stands for:
+    when awaited, when a task runs it, or when an asyncio API waits for it as a future
+    (``gather``, ``wait_for``, ``shield``, ``as_completed``: when they are called). Cancelled
+    before, it is never sent. ``gather`` makes no task for it, which is the point: hundreds
+    of calls gathered cost much less. The one API that does not wait for it is
+    ``asyncio.ensure_future``, which returns a future as it is: a call passed to it is sent
+    when something awaits it (use ``create_task`` to fire and forget).
 
     It also speaks the coroutine protocol (``send``, ``throw``, ``close``), so whatever takes a
     coroutine takes it: ``asyncio.create_task``, ``TaskGroup.create_task``,
     ``loop.create_task``, like any other tool's ``arun()``. A task over it that is cancelled,
-    even before it starts, cancels the call. Like every coroutine, ``asyncio.wait`` refuses it
-    (wrap it with ``create_task``)."""
+    even before it starts, cancels the call, and so does ``close()``. Like every coroutine,
+    ``asyncio.wait`` refuses it (wrap it with ``create_task``)."""
 
     __slots__ = ("_am_elsewhere", "_am_lazy")
 
-    @classmethod
-    def _unsent(
-        cls, loop: asyncio.AbstractEventLoop, registry: Any, name: str, parameters: Any
-    ) -> McpCallFuture:
-        fut = cls(loop=loop)
-        fut._am_lazy = (registry, name, parameters)
-        return fut
+    @property
+    def __name__(self) -> str:  # what a task's repr shows for the coroutine it runs
+        return "McpCallFuture"
 
     def _am_go(self) -> None:
-        """Send the call if ``aexecute_tool`` left it unsent (it is a no-op after that)."""
+        """Send the call if ``aexecute_tool`` left it unsent (a no-op after that). A failure to
+        send becomes the future's exception, never a future left pending."""
         lazy = getattr(self, "_am_lazy", None)
         if lazy is None:
             return
-        running = _running_loop()
-        if running is not None and running is not self.get_loop():
-            raise RuntimeError(
-                "this MCP call belongs to another event loop (aexecute_tool was called while "
-                "that loop ran); call aexecute_tool on the loop that awaits it"
-            )
+        # Only ever run on the future's own loop (or before any loop runs): awaited from
+        # another one, the call was moved there first (_am_move).
         self._am_lazy = None
         if self.done():  # cancelled before it was sent: there is nothing to tell the server
             return
         registry, name, parameters = lazy
-        if not registry._send_mcp(self, name, parameters):  # replaced by a tool of another kind
+        try:
+            if registry._send_mcp(self, name, parameters):
+                return
+            # Replaced by a tool of another kind since: that tool runs, cancelled with this.
             task = self.get_loop().create_task(registry._aexecute(name, parameters))
-            task.add_done_callback(self._am_copy)
+        except BaseException as exc:
+            if not self.done():  # whoever awaits the call gets the error
+                self.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        self._am_call = task
+        task.add_done_callback(self._am_copy)
 
     def _am_copy(self, task: asyncio.Task[Any]) -> None:
         if self.done():
@@ -83,26 +90,33 @@ class McpCallFuture(McpFuture, Coroutine[Any, Any, Any]):
         else:
             self.set_result(task.result())
 
-    def _am_move(self) -> Any:
-        """Driven from another loop before being sent: the call is made there instead (as the
-        coroutine ``aexecute_tool`` would have returned), and this future is left unused."""
-        running = _running_loop()
+    def _am_move(self) -> asyncio.Task[Any] | None:
+        """Driven from another loop before being sent: the call is made there instead, in a
+        task (as the coroutine ``aexecute_tool`` would have been), and this future is left
+        unused. That task is what is awaited from then on."""
+        moved = getattr(self, "_am_elsewhere", None)
+        if moved is not None:
+            return moved  # type: ignore[no-any-return]
         lazy = getattr(self, "_am_lazy", None)
-        if lazy is None or running is None or running is self.get_loop():
+        running = _running_loop()
+        if lazy is None or running is None or running is self.get_loop() or self.done():
             return None
         self._am_lazy = None
         registry, name, parameters = lazy
-        inner = self._am_elsewhere = registry._aexecute(name, parameters)
-        return inner
+        moved = self._am_elsewhere = running.create_task(registry._aexecute(name, parameters))
+        return moved
 
     def add_done_callback(self, fn: Any, *, context: Any = None) -> None:
-        self._am_go()
+        # Every asyncio API that takes it as a future (gather, wait_for, shield, as_completed,
+        # run_until_complete) waits for it through this.
+        if getattr(self, "_am_lazy", None) is not None and _running_loop() in (None, self.get_loop()):
+            self._am_go()  # from another loop, the API using it there says it cannot
         super().add_done_callback(fn, context=context)
 
     def __await__(self) -> Any:
-        inner = self._am_move()
-        if inner is not None:
-            return inner.__await__()
+        moved = self._am_move()
+        if moved is not None:
+            return moved.__await__()
         self._am_go()
         return super().__await__()
 
@@ -111,22 +125,17 @@ class McpCallFuture(McpFuture, Coroutine[Any, Any, Any]):
     # The coroutine protocol, for a task driving it. Stateless (the future's own state says
     # where it is), so any number of tasks may await it, like ``await`` can.
     def send(self, value: Any) -> Any:
-        inner = getattr(self, "_am_elsewhere", None) or self._am_move()
-        if inner is not None:
-            return inner.send(value)
-        if not self.done():
+        fut = self._am_move() or self
+        if not fut.done():
             self._am_go()
-            if not self.done():
-                self._asyncio_future_blocking = True
-                return self
-        raise StopIteration(self.result())
+            if not fut.done():
+                fut._asyncio_future_blocking = True
+                return fut
+        raise StopIteration(fut.result())
 
     def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
-        inner = getattr(self, "_am_elsewhere", None)
-        if inner is not None:
-            return inner.throw(typ) if val is None and tb is None else inner.throw(typ, val, tb)
         # The task awaiting this gives up on it (cancelled, most often): so does the call.
-        self.cancel()
+        self.close()
         if isinstance(typ, BaseException):
             raise typ
         if val is None:
@@ -136,8 +145,7 @@ class McpCallFuture(McpFuture, Coroutine[Any, Any, Any]):
         raise val.with_traceback(tb) if tb is not None else val
 
     def close(self) -> None:
-        inner = getattr(self, "_am_elsewhere", None)
-        if inner is not None:
-            inner.close()
-        else:
-            self.cancel()
+        moved = getattr(self, "_am_elsewhere", None)
+        if moved is not None:
+            moved.cancel()
+        self.cancel()

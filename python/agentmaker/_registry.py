@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from asyncio import _get_running_loop as _running_loop
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
-from agentmaker._mcp_future import McpCallFuture
 from agentmaker._native import Tool, ToolResponse
 from agentmaker._native import ToolRegistry as _NativeRegistry
 
@@ -65,10 +63,8 @@ class ToolRegistry(_NativeRegistry):
         ``McpCallFuture``, which is also a coroutine). Like a coroutine it does nothing until
         it is awaited, gathered or run as a task; unlike one, ``gather`` makes no task for it,
         which matters when hundreds of calls are gathered."""
-        loop = _running_loop()
-        if loop is not None and self._is_mcp(name):
-            return McpCallFuture._unsent(loop, self, name, parameters)  # type: ignore[return-value]
-        return self._aexecute(name, parameters)
+        unsent = self._mcp_unsent(name, parameters)
+        return self._aexecute(name, parameters) if unsent is None else unsent
 
     # asyncio.iscoroutinefunction (and inspect's, from Python 3.12) still says True.
     if hasattr(inspect, "markcoroutinefunction"):

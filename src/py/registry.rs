@@ -812,14 +812,27 @@ impl PyToolRegistry {
         Some((obj.clone().unbind(), kind))
     }
 
-    /// Whether ``name`` is a registered MCP tool (``aexecute_tool`` then returns an
-    /// ``McpCallFuture`` that sends the call on first use instead of a coroutine).
-    fn _is_mcp(&self, py: Python<'_>, name: &Bound<'_, PyAny>) -> bool {
-        let Ok(Ok(name)) = name.cast::<PyString>().map(|n| n.to_str()) else {
-            return false;
+    /// For ``aexecute_tool``: if ``name`` is a registered MCP tool and a loop runs, an unsent
+    /// ``McpCallFuture`` on it, which sends the call (``_send_mcp``) on first use; else None
+    /// (the caller makes the coroutine).
+    fn _mcp_unsent<'py>(
+        slf: &Bound<'py, Self>,
+        name: &Bound<'py, PyAny>,
+        parameters: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = slf.py();
+        let Ok(Ok(text)) = name.cast::<PyString>().map(|n| n.to_str()) else {
+            return Ok(None);
         };
-        self.entry(py, name)
-            .is_some_and(|entry| entry.payload.obj.bind(py).cast::<PyMcpTool>().is_ok())
+        let is_mcp = slf
+            .get()
+            .entry(py, text)
+            .is_some_and(|entry| entry.payload.obj.bind(py).cast::<PyMcpTool>().is_ok());
+        if !is_mcp {
+            return Ok(None);
+        }
+        let lazy = (slf, name, parameters).into_pyobject(py)?.into_any();
+        crate::py::mcp::completion::unsent_call(py, lazy)
     }
 
     /// Checks the arguments and sends the MCP call for ``future`` (an ``McpCallFuture`` of the

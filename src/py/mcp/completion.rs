@@ -429,6 +429,29 @@ pub fn pending_for_loop<'py>(
     Ok((waiter, completer, on_cancel))
 }
 
+/// For ``aexecute_tool``: an unsent `McpCallFuture` on the running loop holding what sending
+/// it takes (``_am_lazy``), or None when no loop runs in this thread.
+pub fn unsent_call<'py>(
+    py: Python<'py>,
+    lazy: Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    static RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let event_loop = RUNNING_LOOP
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("asyncio")?.getattr("_get_running_loop")?.unbind())
+        })?
+        .bind(py)
+        .call0()?;
+    if event_loop.is_none() {
+        return Ok(None);
+    }
+    let kwargs = pyo3::types::PyDict::new(py);
+    kwargs.set_item(intern!(py, "loop"), &event_loop)?;
+    let fut = future_class(py, true)?.call((), Some(&kwargs))?;
+    fut.setattr(intern!(py, "_am_lazy"), lazy)?;
+    Ok(Some(fut))
+}
+
 /// The [`Completer`] and cancel hook for a future made elsewhere (an `McpCallFuture` that
 /// `aexecute_tool` returned before sending its call), on the future's own loop.
 pub fn pending_into(py: Python<'_>, waiter: &Bound<'_, PyAny>) -> PyResult<(Completer, OnCancel)> {
