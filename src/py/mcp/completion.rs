@@ -416,15 +416,9 @@ pub fn pending_for_loop<'py>(
     call: bool,
 ) -> PyResult<(Bound<'py, PyAny>, Completer, OnCancel)> {
     static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let event_loop = GET_RUNNING_LOOP
-        .get_or_try_init(py, || {
-            Ok::<_, PyErr>(py.import("asyncio")?.getattr("get_running_loop")?.unbind())
-        })?
-        .bind(py)
-        .call0()?;
-    let kwargs = pyo3::types::PyDict::new(py);
-    kwargs.set_item(intern!(py, "loop"), &event_loop)?;
-    let waiter = future_class(py, call)?.call((), Some(&kwargs))?;
+    // asyncio's own error when no loop runs ("no running event loop").
+    let event_loop = asyncio_function(py, &GET_RUNNING_LOOP, "get_running_loop")?.call0()?;
+    let waiter = new_future(py, &event_loop, call)?;
     let (completer, on_cancel) = attach(py, &event_loop, &waiter)?;
     Ok((waiter, completer, on_cancel))
 }
@@ -436,20 +430,35 @@ pub fn unsent_call<'py>(
     lazy: Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     static RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let event_loop = RUNNING_LOOP
-        .get_or_try_init(py, || {
-            Ok::<_, PyErr>(py.import("asyncio")?.getattr("_get_running_loop")?.unbind())
-        })?
-        .bind(py)
-        .call0()?;
+    let event_loop = asyncio_function(py, &RUNNING_LOOP, "_get_running_loop")?.call0()?;
     if event_loop.is_none() {
         return Ok(None);
     }
-    let kwargs = pyo3::types::PyDict::new(py);
-    kwargs.set_item(intern!(py, "loop"), &event_loop)?;
-    let fut = future_class(py, true)?.call((), Some(&kwargs))?;
+    let fut = new_future(py, &event_loop, true)?;
     fut.setattr(intern!(py, "_am_lazy"), lazy)?;
     Ok(Some(fut))
+}
+
+fn asyncio_function<'py>(
+    py: Python<'py>,
+    cell: &'py PyOnceLock<Py<PyAny>>,
+    name: &str,
+) -> PyResult<&'py Bound<'py, PyAny>> {
+    Ok(cell
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("asyncio")?.getattr(name)?.unbind())
+        })?
+        .bind(py))
+}
+
+fn new_future<'py>(
+    py: Python<'py>,
+    event_loop: &Bound<'py, PyAny>,
+    call: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let kwargs = pyo3::types::PyDict::new(py);
+    kwargs.set_item(intern!(py, "loop"), event_loop)?;
+    future_class(py, call)?.call((), Some(&kwargs))
 }
 
 /// The [`Completer`] and cancel hook for a future made elsewhere (an `McpCallFuture` that
