@@ -443,7 +443,7 @@ async def test_aexecute_tool_sends_an_mcp_call_when_it_is_first_used(tmp_path):
         assert (await t["add"].arun({"a": 1, "b": 1})).text == "2"
 
 
-async def test_an_mcp_call_made_on_one_loop_runs_on_another():
+async def test_an_mcp_call_made_on_one_loop_runs_on_another(tmp_path):
     """aexecute_tool called while one loop runs and awaited on another (asyncio.run in a
     thread, a coroutine handed to another loop): the call is made on the loop that awaits it.
     What takes it as a future for another loop (gather, run_coroutine_threadsafe) refuses it,
@@ -476,6 +476,8 @@ async def test_an_mcp_call_made_on_one_loop_runs_on_another():
             return [(await first).text, (await second).text, (await pending).text]
 
         assert await asyncio.to_thread(asyncio.run, awaits_it_three_times()) == ["6"] * 3
+        await asyncio.sleep(0.05)  # the future follows the moved call, on its own loop
+        assert pending.done() and pending.result().text == "6"
         # Cancelled before it was sent, it is not sent from another loop either.
         pending = reg.aexecute_tool(name, {"a": 1, "b": 1})
         pending.cancel()
@@ -488,6 +490,21 @@ async def test_an_mcp_call_made_on_one_loop_runs_on_another():
         try:
             with pytest.raises(ValueError, match="different loop"):
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(pending, other))
+            # Cancelling the future here cancels the call moved to the other loop.
+            marker = tmp_path / "moved"
+            slow = by_remote(reg.list_tools())["slow_write"]
+            pending = reg.aexecute_tool(slow.name, {"path": str(marker), "seconds": 1})
+
+            async def awaits(fut):
+                return await fut
+
+            moved = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(awaits(pending), other))
+            await asyncio.sleep(0.3)
+            pending.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await moved
+            await asyncio.sleep(1.5)
+            assert not marker.exists()
         finally:
             other.call_soon_threadsafe(other.stop)
             runner.join()

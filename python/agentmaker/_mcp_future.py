@@ -36,8 +36,8 @@ class McpCallFuture(McpFuture, Coroutine[Any, Any, Any]):
     ``MCPTool.arun()`` sends its call at once. ``registry.aexecute_tool()`` inside a running
     loop returns one that sends its call when first used, like the coroutine it stands for:
     when awaited, when a task runs it, or when an asyncio API waits for it as a future
-    (``gather``, ``wait_for``, ``shield``, ``as_completed``: when they are called). Cancelled
-    before, it is never sent. ``gather`` makes no task for it, which is the point: hundreds
+    (``gather`` and ``shield`` when called, ``wait_for`` and ``as_completed`` when they start
+    waiting). Cancelled before, it is never sent. ``gather`` makes no task for it, which is the point: hundreds
     of calls gathered cost much less. The one API that does not wait for it is
     ``asyncio.ensure_future``, which returns a future as it is: a call passed to it is sent
     when something awaits it (use ``create_task`` to fire and forget).
@@ -92,8 +92,9 @@ class McpCallFuture(McpFuture, Coroutine[Any, Any, Any]):
 
     def _am_move(self) -> asyncio.Task[Any] | None:
         """Driven from another loop before being sent: the call is made there instead, in a
-        task (as the coroutine ``aexecute_tool`` would have been), and this future is left
-        unused. That task is what is awaited from then on."""
+        task (as the coroutine ``aexecute_tool`` would have been), which is what is awaited
+        from then on. This future follows it: it gets the task's outcome on its own loop, and
+        cancelling it cancels the task."""
         moved = getattr(self, "_am_elsewhere", None)
         if moved is not None:
             return moved  # type: ignore[no-any-return]
@@ -104,7 +105,13 @@ class McpCallFuture(McpFuture, Coroutine[Any, Any, Any]):
         self._am_lazy = None
         registry, name, parameters = lazy
         moved = self._am_elsewhere = running.create_task(registry._aexecute(name, parameters))
+        self._am_call = _Elsewhere(moved)
+        moved.add_done_callback(self._am_home)
         return moved
+
+    def _am_home(self, task: asyncio.Task[Any]) -> None:
+        """The moved task ended (on its loop): settle this future on its own loop."""
+        _on_loop(self.get_loop(), self._am_copy, task)
 
     def add_done_callback(self, fn: Any, *, context: Any = None) -> None:
         # Every asyncio API that takes it as a future (gather, wait_for, shield, as_completed,
@@ -146,6 +153,31 @@ class McpCallFuture(McpFuture, Coroutine[Any, Any, Any]):
 
     def close(self) -> None:
         moved = getattr(self, "_am_elsewhere", None)
-        if moved is not None:
-            moved.cancel()
-        self.cancel()
+        if moved is not None:  # this future follows the task (on its own loop)
+            _on_loop(moved.get_loop(), moved.cancel)
+        else:
+            self.cancel()
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, fn: Any, *args: Any) -> None:
+    """Run ``fn`` on ``loop``'s thread: now if this is it, else through the loop (nothing if
+    the loop is closed: what it would settle is gone with it)."""
+    if _running_loop() is loop:
+        fn(*args)
+        return
+    try:
+        loop.call_soon_threadsafe(fn, *args)
+    except RuntimeError:  # closed
+        pass
+
+
+class _Elsewhere:
+    """The ``_am_call`` of a future whose call was moved to another loop's task."""
+
+    __slots__ = ("task",)
+
+    def __init__(self, task: asyncio.Task[Any]) -> None:
+        self.task = task
+
+    def cancel(self) -> None:
+        _on_loop(self.task.get_loop(), self.task.cancel)
