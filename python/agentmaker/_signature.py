@@ -411,7 +411,10 @@ def is_coroutine_function(func: Any) -> bool:
 
 def _is_async(func: Any, target: Any) -> bool:
     if type(func) is types.FunctionType:
-        return bool(func.__code__.co_flags & inspect.CO_COROUTINE) or is_coroutine_function(func)
+        if func.__code__.co_flags & inspect.CO_COROUTINE:
+            return True
+        marks = func.__dict__  # empty for nearly every function: the marks live here
+        return bool(marks) and is_coroutine_function(func)
     if is_coroutine_function(target) or is_coroutine_function(func):
         return True
     call = getattr(type(func), "__call__", None)  # noqa: B004 - the class's __call__ itself is wanted
