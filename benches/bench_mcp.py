@@ -126,14 +126,16 @@ async def python_server_scenario() -> None:
 
 
 async def rust_server_scenario(binary: Path) -> None:
-    """The round trip, 200 concurrent calls, their asyncio floor and rmcp's own client, measured
-    in interleaved rounds, each figure the best of three samples in its round.
+    """The round trip, 200 concurrent calls, the same gather over a local async tool, and rmcp's
+    own client (one call and a 200-call burst), measured in interleaved rounds, each figure
+    the best of three samples in its round; plus the server's own CPU time per burst.
 
     The host's cross-CPU wake-up cost moves by up to 25x here (`perf bench sched pipe`: 3 to
     90 µs), sometimes between two rounds. The round trip follows it (three wake-ups per call);
     a burst hardly does (its wake-ups are shared by 200 calls). So the ratio to one call is not
-    a property of the client alone: the line shows each round's ratio spread, and the verdict
-    says when rounds fall on both sides of 20x.
+    a property of the client alone: the line shows each round's ratio spread, the verdict says
+    when rounds fall on both sides of 20x, and the server's CPU time shows the part of the
+    burst no client can remove.
     """
     async with MCPClient(command=str(binary), namespace="rs") as client:
         reg = await registry_for(client)
