@@ -37,10 +37,10 @@ class McpCallFuture(McpFuture, Coroutine[Any, Any, Any]):
     loop returns one that sends its call when first used, like the coroutine it stands for:
     when awaited, when a task runs it, or when an asyncio API waits for it as a future
     (``gather`` and ``shield`` when called, ``wait_for`` and ``as_completed`` when they start
-    waiting). Cancelled before, it is never sent. ``gather`` makes no task for it, which is the point: hundreds
-    of calls gathered cost much less. The one API that does not wait for it is
-    ``asyncio.ensure_future``, which returns a future as it is: a call passed to it is sent
-    when something awaits it (use ``create_task`` to fire and forget).
+    waiting). Cancelled before, it is never sent. ``gather`` makes no task for it, which is
+    the point: hundreds of calls gathered cost much less. The one API that does not wait for
+    it is ``asyncio.ensure_future``, which returns a future as it is: a call passed to it is
+    sent when something awaits it (use ``create_task`` to fire and forget).
 
     It also speaks the coroutine protocol (``send``, ``throw``, ``close``), so whatever takes a
     coroutine takes it: ``asyncio.create_task``, ``TaskGroup.create_task``,

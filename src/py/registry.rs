@@ -240,6 +240,11 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 /// Agent loop and non-`Exception` errors (KeyboardInterrupt, SystemExit) propagate.
 const MAX_EXCEPTION_CHARS: usize = 2000;
 
+/// The entry's tool as an MCP tool, if it is one.
+fn mcp_tool<'py>(py: Python<'py>, entry: &PyEntry) -> Option<Bound<'py, PyMcpTool>> {
+    entry.payload.obj.bind(py).cast::<PyMcpTool>().ok().cloned()
+}
+
 pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py<PyToolResponse>> {
     let exc = err.value(py);
     if exc.is_instance(flow_control_class(py)?.bind(py))?
@@ -827,7 +832,7 @@ impl PyToolRegistry {
         let is_mcp = slf
             .get()
             .entry(py, text)
-            .is_some_and(|entry| entry.payload.obj.bind(py).cast::<PyMcpTool>().is_ok());
+            .is_some_and(|entry| mcp_tool(py, &entry).is_some());
         if !is_mcp {
             return Ok(None);
         }
@@ -850,9 +855,9 @@ impl PyToolRegistry {
                 future.call_method1(pyo3::intern!(py, "set_result"), (resp,))?;
                 Ok(true)
             }
-            Ok((entry, args)) => match entry.payload.obj.bind(py).cast::<PyMcpTool>() {
-                Ok(mcp) => mcp.get().start_into(py, future, args).map(|()| true),
-                Err(_) => Ok(false),
+            Ok((entry, args)) => match mcp_tool(py, &entry) {
+                Some(mcp) => mcp.get().start_into(py, future, args).map(|()| true),
+                None => Ok(false),
             },
         }
     }
@@ -878,7 +883,7 @@ impl PyToolRegistry {
             // An MCP tool starts its call here, with the arguments just converted for
             // validation (`arun` would convert them again): the caller awaits what it gets.
             if native.awaitable() {
-                if let Ok(mcp) = entry.payload.obj.bind(py).cast::<PyMcpTool>() {
+                if let Some(mcp) = mcp_tool(py, &entry) {
                     return Ok(mcp.get().start(py, args)?.unbind());
                 }
             }
