@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -22,6 +24,7 @@ from mcp_servers.recording_http import RecordingServer
 SERVERS = Path(__file__).resolve().parent / "mcp_servers"
 SDK = str(SERVERS / "sdk_server.py")
 RAW = str(SERVERS / "raw_server.py")
+RECORDING = str(SERVERS / "recording_http.py")
 NO_SESSION = "Error: the MCP session is not established or has been closed"
 
 
@@ -931,6 +934,23 @@ async def test_a_content_block_of_an_unknown_kind_is_named_not_fatal():
         r = await ok.arun({})
         assert r.status == "success"
         assert r.text == "kept\n[unsupported content block: video]"
+    # Over HTTP too (rmcp keeps such a result untyped, and its call_tool refused it).
+    with RecordingServer() as server:
+        async with MCPClient(url=server.url, namespace="rec", timeout=10) as client:
+            (whoami,) = await client.load_tools()
+            server.call_result_text = json.dumps(
+                {"content": [{"type": "text", "text": "kept"}, {"type": "vi\u202edeo", "uri": "x"}, {"n": 1}]}
+            )
+            r = await whoami.arun({})
+            assert r.status == "success"
+            assert (
+                r.text
+                == "kept\n[unsupported content block: video]\n[unsupported content block: without a type]"
+            )
+            # A malformed block of a known kind still fails the call.
+            server.call_result_text = '{"content": [{"type": "image"}]}'
+            r = await whoami.arun({})
+            assert r.status == "error" and "Unexpected response type" in r.text
 
 
 async def test_control_and_bidi_characters_are_removed_from_names_and_descriptions():
@@ -1017,6 +1037,99 @@ async def test_a_flooding_server_is_survived():
         for _ in range(2):
             r = await ok.arun({})
             assert r.text == "fine (ok)"
+
+
+def run_flooded_client(tmp_path: Path, client: str) -> dict:
+    """Runs ``client`` (the body of ``async def main()``, using ``MCPClient``) in a Python
+    process of its own, so that its peak memory (``peak_mb``) is its own, and returns the JSON
+    object ``main`` returns, with ``peak_mb`` added."""
+    script = tmp_path / "flooded.py"
+    body = textwrap.indent(textwrap.dedent(client), "    ")
+    script.write_text(
+        "import asyncio, json, subprocess, sys\n"
+        "from agentmaker import MCPClient\n\n"
+        "async def main():\n" + body + "\n"
+        "out = asyncio.run(main())\n"
+        "status = open('/proc/self/status').read()  # ru_maxrss would count the parent's peak\n"
+        "out['peak_mb'] = int(status.split('VmHWM:')[1].split()[0]) / 1024\n"
+        "print(json.dumps(out))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def test_a_server_flooding_requests_and_notifications_costs_no_memory(tmp_path):
+    """The server's own requests are answered by the client's reader (ping: an empty result;
+    anything else: method not found, as this client offers the server nothing) and its
+    notifications dropped; replies wait only while the backlog is small. Before, each went to
+    rmcp as a task, and 200,000 pings took the client to 550 MB."""
+    out = run_flooded_client(
+        tmp_path,
+        f"""
+        async with MCPClient(command=sys.executable, args=[{RAW!r}, "request_flood"], namespace="raw", timeout=60) as client:
+            (ok,) = await client.load_tools()
+            first = await ok.arun({{}})
+            report = await ok.arun({{"report": True}})
+            return {{"first": first.text, "report": json.loads(report.text)}}
+        """,
+    )
+    assert out["first"] == "fine (ok)"
+    not_found = "Method not found: this client answers only ping, not {}"
+    expected = {}
+    for i in range(10):
+        expected[f"q-ping-{i}"] = {}
+        expected[f"q-sampling-{i}"] = {"code": -32601, "message": not_found.format("sampling/createMessage")}
+        expected[f"q-roots-{i}"] = {"code": -32601, "message": not_found.format("roots/list")}
+    assert out["report"]["first"] == expected
+    # The server wrote 300,000 pings without reading: the replies kept for it are bounded
+    # (about 1 MiB of them, plus what the pipe holds), the rest dropped.
+    assert 1_000 < out["report"]["flood"] < 60_000
+    assert out["peak_mb"] < 150, out
+
+
+async def test_the_servers_own_requests_over_http_are_answered_by_the_client():
+    not_found = "Method not found: this client answers only ping, not sampling/createMessage"
+    with RecordingServer() as server:
+        async with MCPClient(url=server.url, namespace="rec", timeout=10) as client:
+            (whoami,) = await client.load_tools()
+            server.call_flood = 10  # 10 pings, 10 sampling requests, 10 log notifications
+            assert (await whoami.arun({})).text == "<none>"
+            deadline = time.monotonic() + 5
+            while len(server.replies) < 20 and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            server.call_flood = 0
+            assert (await whoami.arun({})).text == "<none>"
+    replies = {r["id"]: r.get("result", r.get("error")) for r in server.replies}
+    assert len(server.replies) == 20
+    assert replies == {
+        **{f"ping-{i}": {} for i in range(10)},
+        **{f"sampling-{i}": {"code": -32601, "message": not_found} for i in range(10)},
+    }
+
+
+def test_a_server_flooding_its_own_messages_over_http_costs_no_memory(tmp_path):
+    """300,000 requests and notifications on one call's event stream: rmcp's session took
+    each as a task (900 MB); now at most 64 replies are on their way at once, the rest are
+    dropped."""
+    out = run_flooded_client(
+        tmp_path,
+        f"""
+        server = subprocess.Popen([sys.executable, {RECORDING!r}, "100000"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        url = server.stdout.readline().strip()
+        try:
+            async with MCPClient(url=url, namespace="rec", timeout=60) as client:
+                (whoami,) = await client.load_tools()
+                return {{"first": (await whoami.arun({{}})).text}}
+        finally:
+            server.kill()
+        """,
+    )
+    assert out["first"] == "<none>"
+    assert out["peak_mb"] < 150, out
 
 
 async def test_invalid_json_rpc_answers_become_errors_and_the_client_keeps_working():

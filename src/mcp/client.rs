@@ -358,7 +358,9 @@ impl McpClient {
                 };
                 let cfg = StreamableHttpClientTransportConfig::with_uri(h.url.as_str())
                     .custom_headers(headers);
-                let transport = StreamableHttpClientTransport::with_client(client, cfg);
+                let transport = super::http::OwnMessagesAnswered::new(
+                    StreamableHttpClientTransport::with_client(client, cfg),
+                );
                 match bounded(timeout, info.serve(transport)).await {
                     Some(Ok(running)) => (running, None, None),
                     Some(Err(e)) => {

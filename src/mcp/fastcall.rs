@@ -4,8 +4,7 @@
 //! write it, and parses every answer through untagged enums; per call that is about 10 KB of
 //! future state, several task wake-ups and tens of microseconds, which caps a connection at a
 //! few thousand calls per second on a 2-CPU machine. Tool calls are the hot path, so they take a
-//! shorter one, beside rmcp's session (which still does the handshake, the listing, pings and
-//! everything the server sends on its own):
+//! shorter one, beside rmcp's session (which still does the handshake and the listing):
 //!
 //! - [`FastCalls::call`] writes the request line straight into the connection's
 //!   [`BatchWriter`](super::batch_write::BatchWriter) buffer (whole messages, so it never lands
@@ -13,7 +12,9 @@
 //!   `"am-<n>"`; rmcp numbers its own requests, so the two never collide.
 //! - The stdout reader ([`LineGuard`](super::stdio::LineGuard)) offers every line to
 //!   [`FastCalls::claim`] first: an answer to one of our ids is parsed once, typed, and handed
-//!   to its callback on the reader's thread; every other line goes on to rmcp.
+//!   to its callback on the reader's thread. Messages the server sends on its own are taken
+//!   too: its requests are answered there (`ping`, or "method not found") and its
+//!   notifications dropped. Every other line (answers to rmcp's requests) goes on to rmcp.
 //! - One timer task fails calls whose deadline passed. When the server's output ends, or the
 //!   session is closed, every waiting call is answered at once: no call waits forever.
 
@@ -31,6 +32,11 @@ use tokio::time::Instant;
 /// Requests waiting to be written beyond this make new calls fail instead of piling up
 /// (the server stopped reading its input).
 pub const MAX_UNWRITTEN: usize = 64 * 1024 * 1024;
+
+/// Replies to the server's own requests are dropped while this much waits to be written.
+pub const MAX_REPLY_BACKLOG: usize = 1024 * 1024;
+/// Longest request id of the server's that is answered (its JSON text).
+pub const MAX_SERVER_ID_BYTES: usize = 256;
 
 /// How a call ended, before it is worded for the model.
 #[derive(Debug)]
@@ -192,8 +198,16 @@ impl FastCalls {
 
     /// Takes `line` if it answers one of our calls (settling that call); `false` leaves the
     /// line to rmcp.
+    ///
+    /// It also takes every message the server sends on its own (one with a `method`):
+    /// requests are answered here (see [`FastCalls::answer`]) and notifications dropped, as
+    /// nothing of this client listens to them. rmcp spawns a task per such message and reads
+    /// faster than those tasks end, so a server flooding pings grew the client by gigabytes;
+    /// here each costs one short reply line, and only while the server reads them.
     pub fn claim(&self, line: &[u8]) -> bool {
-        if memchr::memmem::find(line, b"\"am-").is_none() {
+        if memchr::memmem::find(line, b"\"am-").is_none()
+            && memchr::memmem::find(line, b"\"method\"").is_none()
+        {
             return false;
         }
         let env = match serde_json::from_slice::<Envelope<'_>>(line) {
@@ -212,8 +226,9 @@ impl FastCalls {
                 return true;
             }
         };
-        if env.method.is_some() {
-            return false;
+        if let Some(method) = env.method {
+            self.answer(env.id, method);
+            return true;
         }
         let Some(id) = env.id.and_then(|raw| our_id(raw.get())) else {
             return false;
@@ -243,6 +258,35 @@ impl FastCalls {
         };
         done(outcome);
         true
+    }
+
+    /// Replies to a request the server sent: `ping` gets its empty result, any other method
+    /// JSON-RPC's "method not found" (-32601), since this client offers the server nothing
+    /// (no sampling, roots or elicitation). A notification (no id), or an id that is not a
+    /// string or number of at most [`MAX_SERVER_ID_BYTES`], gets nothing. Replies are dropped
+    /// once [`MAX_REPLY_BACKLOG`] bytes wait to be written: a server that floods requests
+    /// without reading its input is not answered rather than buffered for.
+    fn answer(&self, id: Option<&RawValue>, method: &RawValue) {
+        let Some(id) = id.map(RawValue::get) else {
+            return;
+        };
+        let first = id.as_bytes().first().copied().unwrap_or(b'n');
+        if id.len() > MAX_SERVER_ID_BYTES
+            || !(first == b'"' || first == b'-' || first.is_ascii_digit())
+        {
+            return;
+        }
+        let method = serde_json::from_str::<std::borrow::Cow<'_, str>>(method.get());
+        let line = match method.as_deref() {
+            Ok("ping") => format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n"),
+            other => {
+                let name = other.unwrap_or("a method that is not a string");
+                let error =
+                    serde_json::json!({"code": -32601, "message": method_not_offered(name)});
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n")
+            }
+        };
+        let _ = self.writer.append(line.as_bytes(), MAX_REPLY_BACKLOG);
     }
 
     /// The session was closed: waiting calls and later ones get [`CallOutcome::Closed`].
@@ -275,6 +319,13 @@ impl FastCalls {
     }
 }
 
+/// The message of the "method not found" (-32601) reply to a request of the server's other
+/// than `ping` (the client offers no sampling, roots or elicitation), over stdio and HTTP.
+pub fn method_not_offered(method: &str) -> String {
+    let method = super::sanitize::sanitize_marked(method, 100);
+    format!("Method not found: this client answers only ping, not {method}")
+}
+
 /// The `notifications/cancelled` line for call `id`.
 /// The content block kinds of rmcp's `ContentBlock` (MCP 2025-06).
 const KNOWN_BLOCKS: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
@@ -283,7 +334,13 @@ const KNOWN_BLOCKS: [&str; 5] = ["text", "image", "audio", "resource", "resource
 /// protocol's, or a server's own): each such block becomes a text line naming its type, so the
 /// rest of the answer is not lost. `None` when the result is wrong in other ways too.
 fn with_unknown_blocks_named(raw: &str) -> Option<CallToolResult> {
-    let mut value: serde_json::Value = serde_json::from_str(raw).ok()?;
+    unknown_blocks_named(&mut serde_json::from_str(raw).ok()?)
+}
+
+/// [`with_unknown_blocks_named`] on a parsed result, which keeps the replacements even when
+/// the result is still not valid (over HTTP, rmcp keeps a result it could not type as a
+/// `CustomResult` value).
+pub fn unknown_blocks_named(value: &mut serde_json::Value) -> Option<CallToolResult> {
     let blocks = value.get_mut("content")?.as_array_mut()?;
     let mut replaced = false;
     for block in blocks.iter_mut() {
@@ -300,7 +357,7 @@ fn with_unknown_blocks_named(raw: &str) -> Option<CallToolResult> {
     if !replaced {
         return None;
     }
-    serde_json::from_value(value).ok()
+    CallToolResult::deserialize(&*value).ok()
 }
 
 fn cancel_notice(id: u64, reason: &str) -> String {
@@ -440,7 +497,10 @@ mod tests {
         assert_eq!(calls.in_flight(), 1);
         // Not ours: rmcp's numeric ids, requests from the server, other strings.
         assert!(!calls.claim(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#));
-        assert!(!calls.claim(br#"{"jsonrpc":"2.0","id":"am-1","method":"ping"}"#));
+        assert!(!calls.claim(br#"{"jsonrpc":"2.0","id":"zz-1","result":{"note":"am-1"}}"#));
+        // A request from the server is taken (and answered), whatever its id.
+        assert!(calls.claim(br#"{"jsonrpc":"2.0","id":"am-1","method":"ping"}"#));
+        assert_eq!(calls.in_flight(), 1);
         assert!(!calls.claim(br#"{"jsonrpc":"2.0","id":"zz-1","result":{"note":"am-1"}}"#));
         let answer =
             br#"{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"3"}]},"id":"am-1"}"#;
@@ -655,5 +715,108 @@ mod tests {
         // End of output: later calls are answered at once.
         calls.call("t", &Default::default(), waiter(&tx));
         assert!(matches!(rx.try_recv().unwrap(), CallOutcome::ServerGone));
+    }
+
+    /// The server's side of the pipe as lines, for as long as they keep coming.
+    async fn lines_within(
+        r: &mut BufReader<tokio::io::DuplexStream>,
+        wait: Duration,
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        loop {
+            let mut line = String::new();
+            match tokio::time::timeout(wait, r.read_line(&mut line)).await {
+                Ok(Ok(n)) if n > 0 => out.push(line),
+                _ => return out,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn the_servers_own_requests_are_answered_here_and_its_notifications_dropped() {
+        let (calls, _w, mut server, _tx, _rx) = setup(None);
+        let from_server = [
+            r#"{"jsonrpc":"2.0","id":"p1","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":42,"method":"sampling/createMessage","params":{"messages":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":-3,"method":"roots/list"}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"bad\u202ename\u0007"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#,
+            // Ids that cannot be answered: null, an object, one too long.
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":"{}","method":"ping"}}"#,
+                "i".repeat(300)
+            ),
+            r#"{"jsonrpc":"2.0","id":6,"method":7}"#,
+        ];
+        let input = from_server.join("\n") + "\n";
+        let mut guard = LineGuard::new(std::io::Cursor::new(input.into_bytes()));
+        guard.set_fast(calls.clone());
+        let mut passed = String::new();
+        guard.read_to_string(&mut passed).await.unwrap();
+        assert_eq!(
+            passed, "",
+            "nothing the server sent on its own reaches rmcp"
+        );
+        let replies: Vec<serde_json::Value> = lines_within(&mut server, Duration::from_millis(300))
+            .await
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let not_found = |id: serde_json::Value, what: &str| {
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
+                "message": format!("Method not found: this client answers only ping, not {what}")}})
+        };
+        assert_eq!(
+            replies,
+            vec![
+                serde_json::json!({"jsonrpc": "2.0", "id": "p1", "result": {}}),
+                not_found(42.into(), "sampling/createMessage"),
+                not_found((-3).into(), "roots/list"),
+                not_found(5.into(), "badname"),
+                not_found(6.into(), "a method that is not a string"),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn replies_to_a_server_that_does_not_read_are_dropped_not_buffered() {
+        // The pipe to the server holds 64 KiB; nobody reads the server's side for now. The
+        // server's output stays open (an EOF would end the session).
+        let (calls, w, server, tx, mut rx) = setup(None);
+        let (mut flood, output) = tokio::io::duplex(1 << 20);
+        let ping =
+            r#"{"jsonrpc":"2.0","id":"a-long-enough-request-id-0000000000","method":"ping"}"#;
+        let input = format!("{ping}\n").repeat(100_000);
+        let writer = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            flood.write_all(input.as_bytes()).await.unwrap();
+            flood // kept open
+        });
+        let mut guard = LineGuard::new(output);
+        guard.set_fast(calls.clone());
+        let mut buf = vec![0u8; 1 << 16];
+        while let Ok(n) =
+            tokio::time::timeout(Duration::from_millis(300), guard.read(&mut buf)).await
+        {
+            assert_eq!(n.unwrap(), 0, "nothing reaches rmcp");
+        }
+        let _flood = writer.await.unwrap();
+        // A call still gets through: calls have a larger allowance than replies.
+        calls.call("t", &Default::default(), waiter(&tx));
+        assert!(rx.try_recv().is_err(), "the call was written, not failed");
+        // Now the server reads: it gets what was kept (the pipe's 64 KiB, the writer task's
+        // batch and the 1 MiB backlog: about 30,000 replies), not 100,000 replies (7.6 MB),
+        // and then the call.
+        let mut server = server;
+        let got = lines_within(&mut server, Duration::from_millis(500)).await;
+        let (last, replies) = got.split_last().unwrap();
+        assert!(last.contains("\"method\":\"tools/call\""), "{last}");
+        assert!(replies.iter().all(|l| l.contains("\"result\":{}")));
+        let kept = replies.len();
+        assert!((10_000..40_000).contains(&kept), "{kept} replies were kept");
+        drop(w);
     }
 }

@@ -7,14 +7,124 @@
 //! exchange is made by reqwest in Rust, so there is no httpx request for it to act on.
 
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientResult, CustomResult, ErrorCode, ErrorData, JsonRpcMessage,
+    JsonRpcRequest, ServerRequest, ServerResult,
+};
+use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
 };
+use rmcp::transport::Transport;
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Once};
+
+/// Replies to the server's own requests that may be on their way at once; more are dropped.
+pub const MAX_REPLIES_IN_FLIGHT: usize = 64;
+
+/// rmcp's HTTP transport, with what the server sends on its own handled here instead of by
+/// rmcp's session, as the stdio reader does (`FastCalls::claim`): `ping` gets its empty
+/// result, any other request "method not found", notifications are dropped. rmcp's session
+/// spawns a task per such message and takes them faster than those tasks end (60,000 of them
+/// on one call's stream took the client to 220 MB). Each reply is posted by a task of its own,
+/// at most [`MAX_REPLIES_IN_FLIGHT`] at a time; beyond that, requests are not answered.
+pub struct OwnMessagesAnswered<T> {
+    inner: T,
+    replies: Arc<tokio::sync::Semaphore>,
+}
+
+impl<T> OwnMessagesAnswered<T> {
+    pub fn new(inner: T) -> Self {
+        OwnMessagesAnswered {
+            inner,
+            replies: Arc::new(tokio::sync::Semaphore::new(MAX_REPLIES_IN_FLIGHT)),
+        }
+    }
+}
+
+impl<T: Transport<RoleClient>> OwnMessagesAnswered<T> {
+    fn answer(&mut self, request: JsonRpcRequest<ServerRequest>) {
+        let Ok(permit) = self.replies.clone().try_acquire_owned() else {
+            return;
+        };
+        let method: Option<Cow<'_, str>> = match &request.request {
+            ServerRequest::PingRequest(_) => None,
+            ServerRequest::CreateMessageRequest(_) => Some("sampling/createMessage".into()),
+            ServerRequest::ListRootsRequest(_) => Some("roots/list".into()),
+            ServerRequest::ElicitRequest(_) => Some("elicitation/create".into()),
+            ServerRequest::CustomRequest(custom) => Some(custom.method.as_str().into()),
+            // A kind added to rmcp later: its method as it serializes.
+            other => Some(
+                serde_json::to_value(other)
+                    .ok()
+                    .and_then(|v| v.get("method")?.as_str().map(|m| m.to_owned().into()))
+                    .unwrap_or_else(|| "a request of a kind this client does not know".into()),
+            ),
+        };
+        let reply = match method {
+            None => JsonRpcMessage::response(ClientResult::empty(()), request.id),
+            Some(method) => {
+                let error = ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    super::fastcall::method_not_offered(&method),
+                    None,
+                );
+                JsonRpcMessage::error(error, Some(request.id))
+            }
+        };
+        let sent = self.inner.send(reply);
+        tokio::spawn(async move {
+            let _ = sent.await;
+            drop(permit);
+        });
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for OwnMessagesAnswered<T> {
+    type Error = T::Error;
+
+    fn name() -> Cow<'static, str> {
+        T::name()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    /// Cancel-safe, as rmcp needs (it polls this in a `select!`): the only wait is the inner
+    /// transport's own `receive`.
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            match self.inner.receive().await? {
+                JsonRpcMessage::Request(request) => self.answer(request),
+                JsonRpcMessage::Notification(_) => {}
+                JsonRpcMessage::Response(mut answer) => {
+                    // A tools/call result with content blocks of a kind rmcp does not know
+                    // stays an untyped value, which rmcp's `call_tool` refuses: name those
+                    // blocks instead, as over stdio, so the rest of the answer is kept.
+                    if let ServerResult::CustomResult(CustomResult(value)) = &mut answer.result {
+                        if let Some(named) = super::fastcall::unknown_blocks_named(value) {
+                            answer.result = ServerResult::CallToolResult(named);
+                        }
+                    }
+                    return Some(JsonRpcMessage::Response(answer));
+                }
+                answer => return Some(answer),
+            }
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
 
 /// Supplies extra headers for each HTTP request (a Python callable in the binding). It is
 /// called on a blocking thread, never on the async executor.
@@ -282,5 +392,94 @@ mod tests {
     #[test]
     fn client_builds_with_ring() {
         assert!(http_client().is_ok());
+    }
+
+    /// A transport whose sends never finish (a server that does not take our replies).
+    struct Stalled {
+        incoming: tokio::sync::mpsc::UnboundedReceiver<RxJsonRpcMessage<RoleClient>>,
+        sent: Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+    }
+
+    impl Transport<RoleClient> for Stalled {
+        type Error = std::io::Error;
+
+        fn send(
+            &mut self,
+            item: TxJsonRpcMessage<RoleClient>,
+        ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+            self.sent
+                .lock()
+                .unwrap()
+                .push(serde_json::to_value(&item).unwrap());
+            std::future::pending()
+        }
+
+        async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+            self.incoming.recv().await
+        }
+
+        async fn close(&mut self) -> Result<(), Self::Error> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn the_servers_own_messages_are_answered_in_bounded_numbers_and_never_passed_on() {
+        let (tx, incoming) = tokio::sync::mpsc::unbounded_channel();
+        let sent = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut transport = OwnMessagesAnswered::new(Stalled {
+            incoming,
+            sent: sent.clone(),
+        });
+        let message = |v: serde_json::Value| {
+            tx.send(serde_json::from_value::<RxJsonRpcMessage<RoleClient>>(v).unwrap())
+                .unwrap()
+        };
+        message(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
+        message(serde_json::json!({"jsonrpc": "2.0", "id": "r", "method": "roots/list"}));
+        message(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "x/\u{202e}odd"}));
+        message(
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "x"}}),
+        );
+        for i in 0..200 {
+            message(serde_json::json!({"jsonrpc": "2.0", "id": 100 + i, "method": "ping"}));
+        }
+        // An answer to one of our own requests, with a content block of an unknown kind.
+        message(
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {"content": [
+            {"type": "text", "text": "kept"}, {"type": "video"}]}}),
+        );
+        let Some(JsonRpcMessage::Response(answer)) = transport.receive().await else {
+            panic!("the answer to our request is passed on, and only it");
+        };
+        let ServerResult::CallToolResult(result) = answer.result else {
+            panic!("{:?}", answer.result);
+        };
+        let texts: Vec<_> = result
+            .content
+            .iter()
+            .map(|c| c.as_text().unwrap().text.clone())
+            .collect();
+        assert_eq!(texts, ["kept", "[unsupported content block: video]"]);
+        tokio::task::yield_now().await;
+        let sent = sent.lock().unwrap().clone();
+        // Sends never finish here, so only the first 64 requests got a reply.
+        assert_eq!(sent.len(), MAX_REPLIES_IN_FLIGHT);
+        assert_eq!(
+            sent[0],
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}})
+        );
+        let not_found = |id: serde_json::Value, method: &str| {
+            serde_json::json!({"jsonrpc": "2.0",
+            "id": id, "error": {"code": -32601,
+            "message": format!("Method not found: this client answers only ping, not {method}")}})
+        };
+        assert_eq!(sent[1], not_found("r".into(), "roots/list"));
+        assert_eq!(sent[2], not_found(2.into(), "x/odd"));
+        assert_eq!(
+            sent[3],
+            serde_json::json!({"jsonrpc": "2.0", "id": 100, "result": {}})
+        );
     }
 }

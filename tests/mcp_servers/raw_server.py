@@ -111,6 +111,30 @@ def call_result(req: dict) -> None:
             return
         send({"jsonrpc": "2.0", "id": rid, "result": "a string is not a CallToolResult"})
         return
+    if MODE == "request_flood":
+        if args.get("report"):  # what the client answered to the requests of the first call
+            first = {k: v for k, v in REPLIES.items() if k.startswith("q")}
+            flood = sum(1 for k in REPLIES if k.startswith("f"))
+            text = json.dumps({"first": first, "flood": flood}, sort_keys=True)
+            send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}})
+            return
+        # Requests and notifications of our own, without reading our input meanwhile: first a
+        # few of each kind, then 300,000 pings and 300,000 log notifications.
+        for i in range(10):
+            send({"jsonrpc": "2.0", "id": f"q-ping-{i}", "method": "ping"})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": f"q-sampling-{i}",
+                    "method": "sampling/createMessage",
+                    "params": {"messages": [], "maxTokens": 5},
+                }
+            )
+            send({"jsonrpc": "2.0", "id": f"q-roots-{i}", "method": "roots/list"})
+        ping = b'{"jsonrpc":"2.0","id":"f%d","method":"ping"}\n'
+        log = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n'
+        for start in range(0, 300_000, 1000):
+            out.write(b"".join(ping % i + log for i in range(start, start + 1000)))
     if MODE == "flood":
         junk = b"garbage line that is not JSON " * 30 + b"\n"
         for _ in range(20_000):
@@ -120,6 +144,9 @@ def call_result(req: dict) -> None:
     send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": f"fine ({name})"}]}})
 
 
+REPLIES: dict = {}  # request_flood: the client's answers to our requests, by id
+
+
 def main() -> None:
     for raw in sys.stdin.buffer:
         try:
@@ -127,6 +154,9 @@ def main() -> None:
         except ValueError:
             continue
         method = req.get("method")
+        if method is None and isinstance(req.get("id"), str):  # an answer to one of ours
+            REPLIES[req["id"]] = req.get("result", req.get("error"))
+            continue
         if "id" not in req:
             continue  # notifications
         if method == "initialize":

@@ -17,6 +17,11 @@ class RecordingServer:
         self.requests: list[tuple[str, dict[str, str]]] = []
         #: Raw JSON text sent as the `tools/call` result instead of the normal one (hostile tests).
         self.call_result_text: str | None = None
+        #: When set, a `tools/call` is answered with an SSE stream that first carries this many
+        #: pings, `sampling/createMessage` requests and log notifications of the server's own.
+        self.call_flood = 0
+        #: The client's answers to those requests (the JSON bodies it posted), in order.
+        self.replies: list[dict] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -41,7 +46,9 @@ class RecordingServer:
             def do_POST(self) -> None:
                 self._record()
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-                if "id" not in body:
+                if "method" not in body and "id" in body:
+                    outer.replies.append(body)
+                if "id" not in body or "method" not in body:
                     self.send_response(202)
                     self.send_header("Content-Length", "0")
                     self.end_headers()
@@ -72,12 +79,33 @@ class RecordingServer:
                 if method == "tools/call" and outer.call_result_text is not None:
                     rid = json.dumps(body["id"])
                     data = f'{{"jsonrpc":"2.0","id":{rid},"result":{outer.call_result_text}}}'.encode()
+                if method == "tools/call" and outer.call_flood:
+                    self._flood(data)
+                    return
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Mcp-Session-Id", "session-1")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _flood(self, answer: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Mcp-Session-Id", "session-1")
+                self.end_headers()
+                event = (
+                    b'event: message\ndata: {"jsonrpc":"2.0","id":"ping-%d","method":"ping"}\n\n'
+                    b'event: message\ndata: {"jsonrpc":"2.0","id":"sampling-%d","method":"sampling/createMessage",'
+                    b'"params":{"messages":[],"maxTokens":5}}\n\n'
+                    b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message",'
+                    b'"params":{"level":"info","data":%d}}\n\n'
+                )
+                for start in range(0, outer.call_flood, 1000):
+                    stop = min(start + 1000, outer.call_flood)
+                    self.wfile.write(b"".join(event % (i, i, i) for i in range(start, stop)))
+                self.wfile.write(b"event: message\ndata: " + answer + b"\n\n")
+                self.wfile.flush()
 
         class Server(ThreadingHTTPServer):
             def handle_error(self, request, client_address) -> None:
@@ -94,3 +122,12 @@ class RecordingServer:
     def __exit__(self, *_exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+if __name__ == "__main__":  # a server in a process of its own: recording_http.py [CALL_FLOOD]
+    import sys
+
+    with RecordingServer() as served:
+        served.call_flood = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+        print(served.url, flush=True)
+        sys.stdin.read()  # until the parent closes our input (or dies)
