@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from agentmaker import CLITool, ToolConfigError, ToolRegistry
+from proc_table import processes
 
 
 def run(tool: CLITool, command: str):
@@ -21,18 +22,7 @@ def run(tool: CLITool, command: str):
 
 def group_members(pgid: int) -> list[tuple[int, str]]:
     """Every process in /proc (alive or zombie) whose process group is ``pgid``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[2]) == pgid:
-            found.append((int(entry), fields[0]))
-    return found
+    return [(p.pid, p.state) for p in processes() if p.pgid == pgid]
 
 
 def wait_for_pid(path: Path) -> int:

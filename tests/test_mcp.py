@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from agentmaker import MCPClient, MCPTool, ToolConfigError, ToolError, ToolRegistry, tool
 from mcp_servers.recording_http import RecordingServer
+from proc_table import processes
 
 SERVERS = Path(__file__).resolve().parent / "mcp_servers"
 SDK = str(SERVERS / "sdk_server.py")
@@ -172,14 +173,26 @@ async def test_results_are_described_sanitized_and_bounded():
         assert r.data == {"structured": {"n": 3, "squares": [0, 1, 4]}}
 
 
+def group_guards(pgid: int) -> list[int]:
+    """This process's children that guard process group ``pgid`` (see ``spawn_group_guard``
+    in src/mcp/stdio.rs), zombies excluded."""
+    return [
+        p.pid
+        for p in processes()
+        if p.ppid == os.getpid() and p.state != "Z" and p.argv[-1:] == [str(pgid).encode()]
+    ]
+
+
 async def test_closing_kills_the_server_group_and_later_calls_fail_clearly():
     async with sdk_client() as client:
         tools = by_remote(await client.load_tools())
         pid = client.server_pid
         sleeper = int((await tools["spawn_sleeper"].arun({})).text)
         assert alive(pid) and alive(sleeper)
+        assert len(group_guards(pid)) == 1
     assert not client.connected and client.server_pid is None
     assert wait_dead(pid) and wait_dead(sleeper), "server or its child outlived the client"
+    assert group_guards(pid) == [], "the guard of the server's group outlived the client"
     r = await tools["add"].arun({"a": 1, "b": 2})
     assert r.status == "error" and r.text.startswith(NO_SESSION)
     with pytest.raises(ToolError, match="not established or already closed"):
@@ -648,6 +661,39 @@ def test_a_hard_exit_does_not_leave_the_server_running(tmp_path):
     if not wait_dead(pid):
         os.kill(pid, 9)
         pytest.fail("the server outlived the process that started it")
+
+
+HARD_EXIT_WITH_A_GRANDCHILD = """
+import asyncio, os, sys
+sys.path.insert(0, {tests!r})
+from test_mcp import by_remote, sdk_client
+
+async def main():
+    client = sdk_client(timeout=10)
+    await client.__aenter__()
+    sleeper = (await by_remote(await client.load_tools())["spawn_sleeper"].arun({{}})).text
+    print(client.server_pid, sleeper, flush=True)
+    os._exit(0)
+
+asyncio.run(main())
+"""
+
+
+def test_a_hard_exit_takes_what_the_server_started_with_it(tmp_path):
+    """The kernel's parent-death signal reaches only the server; what the server started (here
+    a sleeping grandchild in its process group) is killed by the group's guard, which sees
+    this process's end as the end of its input."""
+    script = tmp_path / "hard_exit.py"
+    script.write_text(HARD_EXIT_WITH_A_GRANDCHILD.format(tests=str(Path(__file__).parent)))
+    done = subprocess.run(
+        [sys.executable, str(script)], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    server, sleeper = map(int, done.stdout.split())
+    survivors = [pid for pid in (server, sleeper) if not wait_dead(pid)]
+    for pid in survivors:
+        os.kill(pid, 9)
+    assert survivors == [], "these outlived the process that started the server"
 
 
 def test_exiting_with_calls_in_flight_on_a_loop_without_readers_does_not_crash(tmp_path):

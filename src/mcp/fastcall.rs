@@ -196,20 +196,26 @@ impl FastCalls {
         true
     }
 
-    /// Takes `line` if it answers one of our calls (settling that call); `false` leaves the
-    /// line to rmcp.
+    /// Sorts a line of the server's output: `false` hands it on to rmcp, `true` means it was
+    /// dealt with here. Only a well-formed answer to one of rmcp's own requests goes on: a JSON
+    /// object without a `method`, with a string or number `id` and a `result` or an `error`.
     ///
-    /// It also takes every message the server sends on its own (one with a `method`):
-    /// requests are answered here (see [`FastCalls::answer`]) and notifications dropped, as
-    /// nothing of this client listens to them. rmcp spawns a task per such message and reads
-    /// faster than those tasks end, so a server flooding pings grew the client by gigabytes;
-    /// here each costs one short reply line, and only while the server reads them.
+    /// - An answer to one of our calls settles that call (and a late or repeated one is
+    ///   dropped, as rmcp would drop it).
+    /// - A message the server sends on its own (one with a `method`) is taken too: requests
+    ///   are answered here (see [`FastCalls::answer`]) and notifications dropped, as nothing
+    ///   of this client listens to them. rmcp spawns a task per such message and reads faster
+    ///   than those tasks end, so a server flooding pings grew the client by gigabytes; here
+    ///   each costs one short reply line, and only while the server reads them.
+    /// - Anything else is dropped: text that is not JSON (after failing one of our calls if it
+    ///   still names it), JSON that is not a single message (batches, which rmcp does not
+    ///   take, duplicate keys, no id). rmcp answers each of those with an "invalid request"
+    ///   error and waits for that write before reading on, so a server flooding them without
+    ///   reading its input stalled the connection.
+    ///
+    /// Every line is parsed (with borrowed raw values, so cheaply): a prefilter on the bytes
+    /// `"method"` would let an escaped key (`"\u006dethod"`) through.
     pub fn claim(&self, line: &[u8]) -> bool {
-        if memchr::memmem::find(line, b"\"am-").is_none()
-            && memchr::memmem::find(line, b"\"method\"").is_none()
-        {
-            return false;
-        }
         let env = match serde_json::from_slice::<Envelope<'_>>(line) {
             Ok(env) => env,
             // Not JSON, but it names one of our calls (a truncated or garbled answer): fail
@@ -217,12 +223,11 @@ impl FastCalls {
             Err(e) => {
                 let id = super::stdio::response_id(&line[..line.len().min(4096)])
                     .and_then(|raw| our_id(&raw));
-                let Some(done) = id.and_then(|id| self.lock().pending.remove(&id)) else {
-                    return false;
-                };
-                done(CallOutcome::Failed(format!(
-                    "the server's answer is not valid JSON: {e}"
-                )));
+                if let Some(done) = id.and_then(|id| self.lock().pending.remove(&id)) {
+                    done(CallOutcome::Failed(format!(
+                        "the server's answer is not valid JSON: {e}"
+                    )));
+                }
                 return true;
             }
         };
@@ -230,8 +235,13 @@ impl FastCalls {
             self.answer(env.id, method);
             return true;
         }
-        let Some(id) = env.id.and_then(|raw| our_id(raw.get())) else {
-            return false;
+        let Some(raw_id) = env.id.map(RawValue::get) else {
+            return true;
+        };
+        let Some(id) = our_id(raw_id) else {
+            let first = raw_id.as_bytes().first().copied().unwrap_or(b'n');
+            let id_ok = first == b'"' || first == b'-' || first.is_ascii_digit();
+            return !(id_ok && (env.result.is_some() || env.error.is_some()));
         };
         // An answer after the call timed out (or a duplicate) finds no waiter: dropped here,
         // as rmcp would drop it.
@@ -611,7 +621,9 @@ mod tests {
     async fn a_garbled_answer_naming_our_call_fails_it_at_once() {
         let (calls, _w, _server, tx, mut rx) = setup(None);
         calls.call("t", &Default::default(), waiter(&tx));
-        assert!(!calls.claim(br#"{"jsonrpc":"2.0","id":"zz-1","result":{"#));
+        // Not JSON, and not ours: dropped, never handed to rmcp.
+        assert!(calls.claim(br#"{"jsonrpc":"2.0","id":"zz-1","result":{"#));
+        assert!(calls.in_flight() == 1);
         assert!(calls.claim(br#"{"jsonrpc":"2.0","id":"am-1","result":{"content":[{"type""#));
         match rx.try_recv().unwrap() {
             CallOutcome::Failed(t) => assert!(
@@ -782,28 +794,56 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn only_well_formed_answers_to_rmcps_requests_reach_rmcp() {
+        let (calls, _w, mut server, _tx, _rx) = setup(None);
+        for passed in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":"r-7","error":{"code":-1,"message":"no"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":null,"result":{}}"#,
+        ] {
+            assert!(!calls.claim(passed.as_bytes()), "{passed}");
+        }
+        for dropped in [
+            r#"not json"#,
+            r#"{"x":1}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":true,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":{"a":1},"error":{}}"#,
+            r#"{"jsonrpc":"2.0","id":4}"#,
+            // An escaped key is still a method: a ping, answered here.
+            r#"{"jsonrpc":"2.0","id":"e1","\u006dethod":"ping"}"#,
+        ] {
+            assert!(calls.claim(dropped.as_bytes()), "{dropped}");
+        }
+        let replies = lines_within(&mut server, Duration::from_millis(300)).await;
+        assert_eq!(
+            replies,
+            ["{\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"result\":{}}\n"]
+        );
+    }
+
+    #[tokio::test]
     async fn replies_to_a_server_that_does_not_read_are_dropped_not_buffered() {
         // The pipe to the server holds 64 KiB; nobody reads the server's side for now. The
-        // server's output stays open (an EOF would end the session).
+        // server's output stays open after the flood (an EOF would end the session).
         let (calls, w, server, tx, mut rx) = setup(None);
-        let (mut flood, output) = tokio::io::duplex(1 << 20);
         let ping =
             r#"{"jsonrpc":"2.0","id":"a-long-enough-request-id-0000000000","method":"ping"}"#;
         let input = format!("{ping}\n").repeat(100_000);
-        let writer = tokio::spawn(async move {
-            use tokio::io::AsyncWriteExt;
-            flood.write_all(input.as_bytes()).await.unwrap();
-            flood // kept open
-        });
+        let (_keep_open, silent) = tokio::io::duplex(1);
+        let output = std::io::Cursor::new(input.into_bytes()).chain(silent);
         let mut guard = LineGuard::new(output);
         guard.set_fast(calls.clone());
         let mut buf = vec![0u8; 1 << 16];
+        // The whole flood is taken in the first read, which then waits for more.
         while let Ok(n) =
             tokio::time::timeout(Duration::from_millis(300), guard.read(&mut buf)).await
         {
             assert_eq!(n.unwrap(), 0, "nothing reaches rmcp");
         }
-        let _flood = writer.await.unwrap();
         // A call still gets through: calls have a larger allowance than replies.
         calls.call("t", &Default::default(), waiter(&tx));
         assert!(rx.try_recv().is_err(), "the call was written, not failed");

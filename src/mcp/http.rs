@@ -8,8 +8,8 @@
 
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientResult, CustomResult, ErrorCode, ErrorData, JsonRpcMessage,
-    JsonRpcRequest, ServerRequest, ServerResult,
+    ClientJsonRpcMessage, ClientRequest, ClientResult, CustomResult, ErrorCode, ErrorData,
+    JsonRpcMessage, JsonRpcRequest, RequestId, ServerRequest, ServerResult,
 };
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
@@ -23,18 +23,35 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Once};
 
-/// Replies to the server's own requests that may be on their way at once; more are dropped.
-pub const MAX_REPLIES_IN_FLIGHT: usize = 64;
+/// Replies to the server's own requests that may wait to be posted at once; more are dropped.
+/// rmcp posts replies one at a time, each allowed 5 s, on the queue our `notifications/cancelled`
+/// also take: a server that holds reply POSTs open delays the cancellations sent to it (it
+/// alone; calls and other servers are not held up), by at most this many times 5 s, after which
+/// no more replies are tried (see [`OwnMessagesAnswered`]).
+pub const MAX_REPLIES_IN_FLIGHT: usize = 32;
+
+/// Calls awaiting their result whose ids are remembered (see [`OwnMessagesAnswered`]); past
+/// this many (calls abandoned without an answer), the record starts over.
+const MAX_CALL_IDS: usize = 4096;
 
 /// rmcp's HTTP transport, with what the server sends on its own handled here instead of by
 /// rmcp's session, as the stdio reader does (`FastCalls::claim`): `ping` gets its empty
 /// result, any other request "method not found", notifications are dropped. rmcp's session
-/// spawns a task per such message and takes them faster than those tasks end (60,000 of them
-/// on one call's stream took the client to 220 MB). Each reply is posted by a task of its own,
-/// at most [`MAX_REPLIES_IN_FLIGHT`] at a time; beyond that, requests are not answered.
+/// spawns a task per such message and takes them faster than those tasks end (300,000 of them
+/// on one call's event stream took the client to 900 MB). Replies are handed to rmcp to post
+/// (one at a time), at most [`MAX_REPLIES_IN_FLIGHT`] waiting; beyond that, and for good once
+/// one could not be posted, requests get no answer.
+///
+/// It also keeps the answer to a `tools/call` whose content blocks include a kind rmcp does not
+/// know: rmcp leaves such a result untyped, and its `call_tool` refused it. Those blocks are
+/// named instead, as over stdio; only answers to our `tools/call` requests are touched.
 pub struct OwnMessagesAnswered<T> {
     inner: T,
     replies: Arc<tokio::sync::Semaphore>,
+    /// Set when a reply could not be posted (the server fails or holds them).
+    replies_failed: Arc<std::sync::atomic::AtomicBool>,
+    /// Ids of the `tools/call` requests sent and not answered yet.
+    calls: std::collections::HashSet<RequestId>,
 }
 
 impl<T> OwnMessagesAnswered<T> {
@@ -42,12 +59,18 @@ impl<T> OwnMessagesAnswered<T> {
         OwnMessagesAnswered {
             inner,
             replies: Arc::new(tokio::sync::Semaphore::new(MAX_REPLIES_IN_FLIGHT)),
+            replies_failed: Arc::default(),
+            calls: Default::default(),
         }
     }
 }
 
 impl<T: Transport<RoleClient>> OwnMessagesAnswered<T> {
     fn answer(&mut self, request: JsonRpcRequest<ServerRequest>) {
+        use std::sync::atomic::Ordering;
+        if self.replies_failed.load(Ordering::Relaxed) {
+            return;
+        }
         let Ok(permit) = self.replies.clone().try_acquire_owned() else {
             return;
         };
@@ -77,8 +100,11 @@ impl<T: Transport<RoleClient>> OwnMessagesAnswered<T> {
             }
         };
         let sent = self.inner.send(reply);
+        let failed = self.replies_failed.clone();
         tokio::spawn(async move {
-            let _ = sent.await;
+            if sent.await.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
             drop(permit);
         });
     }
@@ -95,6 +121,14 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for OwnMessagesAnswered<T> 
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let JsonRpcMessage::Request(request) = &item {
+            if matches!(request.request, ClientRequest::CallToolRequest(_)) {
+                if self.calls.len() >= MAX_CALL_IDS {
+                    self.calls.clear();
+                }
+                self.calls.insert(request.id.clone());
+            }
+        }
         self.inner.send(item)
     }
 
@@ -109,14 +143,23 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for OwnMessagesAnswered<T> 
                     // A tools/call result with content blocks of a kind rmcp does not know
                     // stays an untyped value, which rmcp's `call_tool` refuses: name those
                     // blocks instead, as over stdio, so the rest of the answer is kept.
+                    let is_call = self.calls.remove(&answer.id);
                     if let ServerResult::CustomResult(CustomResult(value)) = &mut answer.result {
-                        if let Some(named) = super::fastcall::unknown_blocks_named(value) {
+                        if let Some(named) = is_call
+                            .then(|| super::fastcall::unknown_blocks_named(value))
+                            .flatten()
+                        {
                             answer.result = ServerResult::CallToolResult(named);
                         }
                     }
                     return Some(JsonRpcMessage::Response(answer));
                 }
-                answer => return Some(answer),
+                JsonRpcMessage::Error(error) => {
+                    if let Some(id) = &error.id {
+                        self.calls.remove(id);
+                    }
+                    return Some(JsonRpcMessage::Error(error));
+                }
             }
         }
     }
@@ -394,10 +437,12 @@ mod tests {
         assert!(http_client().is_ok());
     }
 
-    /// A transport whose sends never finish (a server that does not take our replies).
+    /// A transport whose sends never finish (a server that holds our reply POSTs open), or
+    /// fail at once.
     struct Stalled {
         incoming: tokio::sync::mpsc::UnboundedReceiver<RxJsonRpcMessage<RoleClient>>,
         sent: Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+        fail: bool,
     }
 
     impl Transport<RoleClient> for Stalled {
@@ -411,7 +456,13 @@ mod tests {
                 .lock()
                 .unwrap()
                 .push(serde_json::to_value(&item).unwrap());
-            std::future::pending()
+            let fail = self.fail;
+            async move {
+                if fail {
+                    return Err(std::io::Error::other("refused"));
+                }
+                std::future::pending().await
+            }
         }
 
         async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
@@ -423,33 +474,66 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn the_servers_own_messages_are_answered_in_bounded_numbers_and_never_passed_on() {
+    type Incoming = tokio::sync::mpsc::UnboundedSender<RxJsonRpcMessage<RoleClient>>;
+    type Sent = Arc<std::sync::Mutex<Vec<serde_json::Value>>>;
+
+    fn stalled(fail: bool) -> (OwnMessagesAnswered<Stalled>, Incoming, Sent) {
         let (tx, incoming) = tokio::sync::mpsc::unbounded_channel();
-        let sent = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let mut transport = OwnMessagesAnswered::new(Stalled {
+        let sent = Sent::default();
+        let transport = OwnMessagesAnswered::new(Stalled {
             incoming,
             sent: sent.clone(),
+            fail,
         });
-        let message = |v: serde_json::Value| {
-            tx.send(serde_json::from_value::<RxJsonRpcMessage<RoleClient>>(v).unwrap())
-                .unwrap()
-        };
-        message(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
-        message(serde_json::json!({"jsonrpc": "2.0", "id": "r", "method": "roots/list"}));
-        message(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "x/\u{202e}odd"}));
+        (transport, tx, sent)
+    }
+
+    fn message(tx: &Incoming, v: serde_json::Value) {
+        tx.send(serde_json::from_value(v).unwrap()).unwrap();
+    }
+
+    fn call(id: i64) -> TxJsonRpcMessage<RoleClient> {
+        serde_json::from_value(serde_json::json!({"jsonrpc": "2.0", "id": id,
+            "method": "tools/call", "params": {"name": "t", "arguments": {}}}))
+        .unwrap()
+    }
+
+    /// A result with a text block and a block of a kind rmcp does not know.
+    fn odd_result(id: i64) -> serde_json::Value {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"content": [
+            {"type": "text", "text": "kept"}, {"type": "video"}]}})
+    }
+
+    #[tokio::test]
+    async fn the_servers_own_messages_are_answered_in_bounded_numbers_and_never_passed_on() {
+        let (mut transport, tx, sent) = stalled(false);
+        drop(transport.send(call(7))); // the call is recorded when sent
         message(
+            &tx,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+        );
+        message(
+            &tx,
+            serde_json::json!({"jsonrpc": "2.0", "id": "r", "method": "roots/list"}),
+        );
+        message(
+            &tx,
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "x/\u{202e}odd"}),
+        );
+        message(
+            &tx,
             serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message",
             "params": {"level": "info", "data": "x"}}),
         );
         for i in 0..200 {
-            message(serde_json::json!({"jsonrpc": "2.0", "id": 100 + i, "method": "ping"}));
+            message(
+                &tx,
+                serde_json::json!({"jsonrpc": "2.0", "id": 100 + i, "method": "ping"}),
+            );
         }
-        // An answer to one of our own requests, with a content block of an unknown kind.
-        message(
-            serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {"content": [
-            {"type": "text", "text": "kept"}, {"type": "video"}]}}),
-        );
+        // The answer to our call, with a content block of an unknown kind: the only message
+        // passed on, with that block named.
+        message(&tx, odd_result(7));
         let Some(JsonRpcMessage::Response(answer)) = transport.receive().await else {
             panic!("the answer to our request is passed on, and only it");
         };
@@ -464,10 +548,11 @@ mod tests {
         assert_eq!(texts, ["kept", "[unsupported content block: video]"]);
         tokio::task::yield_now().await;
         let sent = sent.lock().unwrap().clone();
-        // Sends never finish here, so only the first 64 requests got a reply.
-        assert_eq!(sent.len(), MAX_REPLIES_IN_FLIGHT);
+        // sent[0] is the call. Replies are never posted here, so only the first
+        // MAX_REPLIES_IN_FLIGHT requests got one.
+        assert_eq!(sent.len(), 1 + MAX_REPLIES_IN_FLIGHT);
         assert_eq!(
-            sent[0],
+            sent[1],
             serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}})
         );
         let not_found = |id: serde_json::Value, method: &str| {
@@ -475,11 +560,54 @@ mod tests {
             "id": id, "error": {"code": -32601,
             "message": format!("Method not found: this client answers only ping, not {method}")}})
         };
-        assert_eq!(sent[1], not_found("r".into(), "roots/list"));
-        assert_eq!(sent[2], not_found(2.into(), "x/odd"));
+        assert_eq!(sent[2], not_found("r".into(), "roots/list"));
+        assert_eq!(sent[3], not_found(2.into(), "x/odd"));
         assert_eq!(
-            sent[3],
+            sent[4],
             serde_json::json!({"jsonrpc": "2.0", "id": 100, "result": {}})
+        );
+    }
+
+    #[tokio::test]
+    async fn only_answers_to_our_calls_have_unknown_blocks_named() {
+        let (mut transport, tx, _sent) = stalled(false);
+        drop(transport.send(call(1)));
+        // An answer to another request (a listing, say), or a second answer to the call.
+        for _ in 0..2 {
+            message(&tx, odd_result(1));
+        }
+        message(&tx, odd_result(2));
+        let mut kinds = Vec::new();
+        for _ in 0..3 {
+            let Some(JsonRpcMessage::Response(answer)) = transport.receive().await else {
+                panic!("an answer is passed on");
+            };
+            kinds.push(matches!(answer.result, ServerResult::CallToolResult(_)));
+        }
+        assert_eq!(kinds, [true, false, false]);
+    }
+
+    #[tokio::test]
+    async fn once_a_reply_cannot_be_posted_no_more_are_tried() {
+        let (mut transport, tx, sent) = stalled(true);
+        for round in 0..2 {
+            for i in 0..2 {
+                message(
+                    &tx,
+                    serde_json::json!({"jsonrpc": "2.0", "id": i, "method": "ping"}),
+                );
+            }
+            message(
+                &tx,
+                serde_json::json!({"jsonrpc": "2.0", "id": 50 + round, "result": {}}),
+            );
+            assert!(transport.receive().await.is_some());
+            tokio::task::yield_now().await; // the reply tasks run: the first one fails
+        }
+        assert_eq!(
+            sent.lock().unwrap().len(),
+            2,
+            "the two replies of the first round only"
         );
     }
 }

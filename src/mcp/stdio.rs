@@ -454,6 +454,8 @@ pub struct StdioConfig {
 pub struct ChildProcess {
     child: Option<Child>,
     pgid: Option<i32>,
+    /// See [`spawn_group_guard`]; `None` when it could not be started.
+    guard: Option<Child>,
     stderr_tail: Arc<Mutex<VecDeque<u8>>>,
     /// The stderr drain task; it ends when every holder of the pipe's write end is gone.
     stderr_drain: Option<tokio::task::JoinHandle<()>>,
@@ -535,10 +537,12 @@ impl ChildProcess {
             })
         });
         let pgid = child.id().and_then(|p| i32::try_from(p).ok());
+        let guard = pgid.and_then(spawn_group_guard);
         Ok((
             ChildProcess {
                 child: Some(child),
                 pgid,
+                guard,
                 stderr_tail,
                 stderr_drain,
             },
@@ -576,12 +580,17 @@ impl ChildProcess {
             .to_string()
     }
 
-    fn kill_group(&self) {
+    /// Kills the server's process group, then its guard (which is no longer needed: killed
+    /// before its input closes, it never acts on a group id that may be reused).
+    fn kill_group(&mut self) {
         if let Some(pgid) = self.pgid {
             let _ = nix::sys::signal::killpg(
                 nix::unistd::Pid::from_raw(pgid),
                 nix::sys::signal::Signal::SIGKILL,
             );
+        }
+        if let Some(guard) = &mut self.guard {
+            let _ = guard.start_kill();
         }
     }
 
@@ -594,8 +603,33 @@ impl ChildProcess {
             if !exited {
                 let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
             }
+            if let Some(mut guard) = self.guard.take() {
+                let _ = tokio::time::timeout(Duration::from_secs(2), guard.wait()).await;
+            }
         }
     }
+}
+
+/// Starts a process that kills the server's whole process group if this process dies without
+/// closing the client (`os._exit`, SIGKILL, a crash): `PR_SET_PDEATHSIG` only reaches the
+/// server itself, not what it started. The guard is `/bin/sh` blocked reading a pipe whose only
+/// writer is this process (close-on-exec, so no server inherits it); the kernel closes the pipe
+/// when this process dies, `read` returns, and the guard kills the group. On a normal close the
+/// guard is killed right after the group. In a process group of its own, so signals sent to
+/// this process's group (Ctrl-C in a terminal) leave it alone. Best effort: without `/bin/sh`
+/// there is no guard, and the server is still killed by `PR_SET_PDEATHSIG`.
+fn spawn_group_guard(pgid: i32) -> Option<Child> {
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(r#"read _; kill -s KILL -- "-$0" 2>/dev/null"#)
+        .arg(pgid.to_string())
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true);
+    cmd.spawn().ok()
 }
 
 impl Drop for ChildProcess {

@@ -1,0 +1,30 @@
+"""The process table, read from /proc, for tests that check what is left running."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+
+class Proc(NamedTuple):
+    pid: int
+    state: str  # "Z" for a zombie
+    ppid: int
+    pgid: int
+    argv: list[bytes]
+
+
+def processes() -> Iterator[Proc]:
+    """Every process that can still be read (one may end while the table is read)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[:-1]
+        except OSError:
+            continue
+        state, ppid, pgid = stat[stat.rindex(")") + 2 :].split()[:3]
+        yield Proc(int(entry), state, int(ppid), int(pgid), argv)
