@@ -696,6 +696,36 @@ def test_a_hard_exit_takes_what_the_server_started_with_it(tmp_path):
     assert survivors == [], "these outlived the process that started the server"
 
 
+FORK_AND_EXIT = """
+import asyncio, os, sys
+sys.path.insert(0, {tests!r})
+from test_mcp import by_remote, sdk_client
+
+async def main():
+    client = sdk_client(timeout=10)
+    await client.__aenter__()
+    add = by_remote(await client.load_tools())["add"]
+    pid = os.fork()
+    if pid == 0:
+        sys.exit(0)  # the child's interpreter shuts down normally, dropping its copy of the client
+    os.waitpid(pid, 0)
+    print((await add.arun({{"a": 2, "b": 3}})).text, flush=True)
+    await client.aclose()
+
+asyncio.run(main())
+"""
+
+
+def test_a_forked_child_that_exits_leaves_the_parents_server_alone(tmp_path):
+    script = tmp_path / "fork.py"
+    script.write_text(FORK_AND_EXIT.format(tests=str(Path(__file__).parent)))
+    done = subprocess.run(
+        [sys.executable, str(script)], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "5\n"
+
+
 def test_exiting_with_calls_in_flight_on_a_loop_without_readers_does_not_crash(tmp_path):
     """Answers arriving while the interpreter shuts down are dropped, not delivered by a thread
     that takes the GIL during finalization (that crashed 7 runs in 30 with pyo3-async-runtimes'

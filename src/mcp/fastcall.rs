@@ -216,6 +216,10 @@ impl FastCalls {
     /// Every line is parsed (with borrowed raw values, so cheaply): a prefilter on the bytes
     /// `"method"` would let an escaped key (`"\u006dethod"`) through.
     pub fn claim(&self, line: &[u8]) -> bool {
+        // serde reads a struct from a JSON array too (fields by position): only objects here.
+        if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return true;
+        }
         let env = match serde_json::from_slice::<Envelope<'_>>(line) {
             Ok(env) => env,
             // Not JSON, but it names one of our calls (a truncated or garbled answer): fail
@@ -807,6 +811,8 @@ mod tests {
             r#"not json"#,
             r#"{"x":1}"#,
             r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+            r#"[1,{}]"#,
+            r#"  ["p1",null,{"code":1,"message":"m"}]"#,
             r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
             r#"{"jsonrpc":"2.0","result":{}}"#,
             r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,

@@ -48,8 +48,10 @@ const MAX_CALL_IDS: usize = 4096;
 pub struct OwnMessagesAnswered<T> {
     inner: T,
     replies: Arc<tokio::sync::Semaphore>,
-    /// Set when a reply could not be posted (the server fails or holds them).
-    replies_failed: Arc<std::sync::atomic::AtomicBool>,
+    /// Turns true when a reply could not be posted (the server fails or holds them): no more
+    /// are tried, and those still waiting are withdrawn (rmcp skips a queued message whose
+    /// sender is gone), so they do not hold up our `notifications/cancelled`.
+    replies_failed: tokio::sync::watch::Sender<bool>,
     /// Ids of the `tools/call` requests sent and not answered yet.
     calls: std::collections::HashSet<RequestId>,
 }
@@ -59,7 +61,7 @@ impl<T> OwnMessagesAnswered<T> {
         OwnMessagesAnswered {
             inner,
             replies: Arc::new(tokio::sync::Semaphore::new(MAX_REPLIES_IN_FLIGHT)),
-            replies_failed: Arc::default(),
+            replies_failed: tokio::sync::watch::Sender::new(false),
             calls: Default::default(),
         }
     }
@@ -67,8 +69,7 @@ impl<T> OwnMessagesAnswered<T> {
 
 impl<T: Transport<RoleClient>> OwnMessagesAnswered<T> {
     fn answer(&mut self, request: JsonRpcRequest<ServerRequest>) {
-        use std::sync::atomic::Ordering;
-        if self.replies_failed.load(Ordering::Relaxed) {
+        if *self.replies_failed.borrow() {
             return;
         }
         let Ok(permit) = self.replies.clone().try_acquire_owned() else {
@@ -101,9 +102,13 @@ impl<T: Transport<RoleClient>> OwnMessagesAnswered<T> {
         };
         let sent = self.inner.send(reply);
         let failed = self.replies_failed.clone();
+        let mut withdrawn = self.replies_failed.subscribe();
         tokio::spawn(async move {
-            if sent.await.is_err() {
-                failed.store(true, Ordering::Relaxed);
+            tokio::select! {
+                result = sent => if result.is_err() {
+                    failed.send_replace(true);
+                },
+                _ = withdrawn.wait_for(|failed| *failed) => {}
             }
             drop(permit);
         });
@@ -442,7 +447,8 @@ mod tests {
     struct Stalled {
         incoming: tokio::sync::mpsc::UnboundedReceiver<RxJsonRpcMessage<RoleClient>>,
         sent: Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
-        fail: bool,
+        /// How many of the first sends fail (the rest never finish).
+        fail: usize,
     }
 
     impl Transport<RoleClient> for Stalled {
@@ -456,7 +462,7 @@ mod tests {
                 .lock()
                 .unwrap()
                 .push(serde_json::to_value(&item).unwrap());
-            let fail = self.fail;
+            let fail = self.sent.lock().unwrap().len() <= self.fail;
             async move {
                 if fail {
                     return Err(std::io::Error::other("refused"));
@@ -477,7 +483,7 @@ mod tests {
     type Incoming = tokio::sync::mpsc::UnboundedSender<RxJsonRpcMessage<RoleClient>>;
     type Sent = Arc<std::sync::Mutex<Vec<serde_json::Value>>>;
 
-    fn stalled(fail: bool) -> (OwnMessagesAnswered<Stalled>, Incoming, Sent) {
+    fn stalled(fail: usize) -> (OwnMessagesAnswered<Stalled>, Incoming, Sent) {
         let (tx, incoming) = tokio::sync::mpsc::unbounded_channel();
         let sent = Sent::default();
         let transport = OwnMessagesAnswered::new(Stalled {
@@ -506,7 +512,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_servers_own_messages_are_answered_in_bounded_numbers_and_never_passed_on() {
-        let (mut transport, tx, sent) = stalled(false);
+        let (mut transport, tx, sent) = stalled(0);
         drop(transport.send(call(7))); // the call is recorded when sent
         message(
             &tx,
@@ -570,7 +576,7 @@ mod tests {
 
     #[tokio::test]
     async fn only_answers_to_our_calls_have_unknown_blocks_named() {
-        let (mut transport, tx, _sent) = stalled(false);
+        let (mut transport, tx, _sent) = stalled(0);
         drop(transport.send(call(1)));
         // An answer to another request (a listing, say), or a second answer to the call.
         for _ in 0..2 {
@@ -588,8 +594,30 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_failed_reply_withdraws_those_still_waiting() {
+        let (mut transport, tx, sent) = stalled(1);
+        for i in 0..3 {
+            message(
+                &tx,
+                serde_json::json!({"jsonrpc": "2.0", "id": i, "method": "ping"}),
+            );
+        }
+        message(
+            &tx,
+            serde_json::json!({"jsonrpc": "2.0", "id": 9, "result": {}}),
+        );
+        assert!(transport.receive().await.is_some());
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(sent.lock().unwrap().len(), 3);
+        // The first reply failed; the two others, which would wait for ever, were withdrawn.
+        assert_eq!(transport.replies.available_permits(), MAX_REPLIES_IN_FLIGHT);
+    }
+
+    #[tokio::test]
     async fn once_a_reply_cannot_be_posted_no_more_are_tried() {
-        let (mut transport, tx, sent) = stalled(true);
+        let (mut transport, tx, sent) = stalled(usize::MAX);
         for round in 0..2 {
             for i in 0..2 {
                 message(

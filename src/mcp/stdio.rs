@@ -456,6 +456,8 @@ pub struct ChildProcess {
     pgid: Option<i32>,
     /// See [`spawn_group_guard`]; `None` when it could not be started.
     guard: Option<Child>,
+    /// The process that started the server (a forked child does not kill it).
+    owner: u32,
     stderr_tail: Arc<Mutex<VecDeque<u8>>>,
     /// The stderr drain task; it ends when every holder of the pipe's write end is gone.
     stderr_drain: Option<tokio::task::JoinHandle<()>>,
@@ -543,6 +545,7 @@ impl ChildProcess {
                 child: Some(child),
                 pgid,
                 guard,
+                owner: std::process::id(),
                 stderr_tail,
                 stderr_drain,
             },
@@ -612,12 +615,16 @@ impl ChildProcess {
 
 /// Starts a process that kills the server's whole process group if this process dies without
 /// closing the client (`os._exit`, SIGKILL, a crash): `PR_SET_PDEATHSIG` only reaches the
-/// server itself, not what it started. The guard is `/bin/sh` blocked reading a pipe whose only
-/// writer is this process (close-on-exec, so no server inherits it); the kernel closes the pipe
-/// when this process dies, `read` returns, and the guard kills the group. On a normal close the
-/// guard is killed right after the group. In a process group of its own, so signals sent to
-/// this process's group (Ctrl-C in a terminal) leave it alone. Best effort: without `/bin/sh`
-/// there is no guard, and the server is still killed by `PR_SET_PDEATHSIG`.
+/// server itself, not what it started. The guard is `/bin/sh` blocked reading a pipe whose write
+/// end is held by this process (close-on-exec, so no server inherits it); the kernel closes the
+/// pipe when this process dies, `read` returns, and the guard kills the group.
+///
+/// The guard runs inside the server's group, so that group's id stays taken while the guard
+/// lives and can never name another program's group when it fires (a child forked from this
+/// process holds the pipe too, and may outlive the server by long), and a normal close, which
+/// kills the group, ends the guard with it. Signals sent to this process's own group (Ctrl-C
+/// in a terminal) reach neither. Best effort: without `/bin/sh` there is no guard, and the
+/// server is still killed by `PR_SET_PDEATHSIG`.
 fn spawn_group_guard(pgid: i32) -> Option<Child> {
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
@@ -627,13 +634,21 @@ fn spawn_group_guard(pgid: i32) -> Option<Child> {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .process_group(0)
+        .process_group(pgid)
         .kill_on_drop(true);
     cmd.spawn().ok()
 }
 
 impl Drop for ChildProcess {
     fn drop(&mut self) {
+        // In a child forked from the process that started the server (os.fork,
+        // multiprocessing), the server is the parent's: leave it running, and do not let the
+        // process handles kill it (and the guard) as they drop.
+        if std::process::id() != self.owner {
+            std::mem::forget(self.child.take());
+            std::mem::forget(self.guard.take());
+            return;
+        }
         if self.child.is_some() {
             self.kill_group();
         }
