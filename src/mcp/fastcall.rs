@@ -243,9 +243,7 @@ impl FastCalls {
             return true;
         };
         let Some(id) = our_id(raw_id) else {
-            let first = raw_id.as_bytes().first().copied().unwrap_or(b'n');
-            let id_ok = first == b'"' || first == b'-' || first.is_ascii_digit();
-            return !(id_ok && (env.result.is_some() || env.error.is_some()));
+            return !(is_string_or_number(raw_id) && (env.result.is_some() || env.error.is_some()));
         };
         // An answer after the call timed out (or a duplicate) finds no waiter: dropped here,
         // as rmcp would drop it.
@@ -284,10 +282,7 @@ impl FastCalls {
         let Some(id) = id.map(RawValue::get) else {
             return;
         };
-        let first = id.as_bytes().first().copied().unwrap_or(b'n');
-        if id.len() > MAX_SERVER_ID_BYTES
-            || !(first == b'"' || first == b'-' || first.is_ascii_digit())
-        {
+        if id.len() > MAX_SERVER_ID_BYTES || !is_string_or_number(id) {
             return;
         }
         let method = serde_json::from_str::<std::borrow::Cow<'_, str>>(method.get());
@@ -379,6 +374,14 @@ fn cancel_notice(id: u64, reason: &str) -> String {
     format!(
         "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":\"{ID_PREFIX}{id}\",\"reason\":{reason}}}}}\n"
     )
+}
+
+/// Whether a JSON value's text (already parsed, so valid) is a string or a number: the ids
+/// JSON-RPC allows.
+fn is_string_or_number(raw: &str) -> bool {
+    raw.bytes()
+        .next()
+        .is_some_and(|b| b == b'"' || b == b'-' || b.is_ascii_digit())
 }
 
 /// The call number in a JSON id text like `"am-12"`.

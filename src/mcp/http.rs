@@ -498,6 +498,20 @@ mod tests {
         tx.send(serde_json::from_value(v).unwrap()).unwrap();
     }
 
+    /// `pings` pings from the server (ids 0, 1...), then an answer to our request `answer`.
+    fn pings_then_an_answer(tx: &Incoming, pings: i64, answer: i64) {
+        for i in 0..pings {
+            message(
+                tx,
+                serde_json::json!({"jsonrpc": "2.0", "id": i, "method": "ping"}),
+            );
+        }
+        message(
+            tx,
+            serde_json::json!({"jsonrpc": "2.0", "id": answer, "result": {}}),
+        );
+    }
+
     fn call(id: i64) -> TxJsonRpcMessage<RoleClient> {
         serde_json::from_value(serde_json::json!({"jsonrpc": "2.0", "id": id,
             "method": "tools/call", "params": {"name": "t", "arguments": {}}}))
@@ -596,16 +610,7 @@ mod tests {
     #[tokio::test]
     async fn a_failed_reply_withdraws_those_still_waiting() {
         let (mut transport, tx, sent) = stalled(1);
-        for i in 0..3 {
-            message(
-                &tx,
-                serde_json::json!({"jsonrpc": "2.0", "id": i, "method": "ping"}),
-            );
-        }
-        message(
-            &tx,
-            serde_json::json!({"jsonrpc": "2.0", "id": 9, "result": {}}),
-        );
+        pings_then_an_answer(&tx, 3, 9);
         assert!(transport.receive().await.is_some());
         for _ in 0..3 {
             tokio::task::yield_now().await;
@@ -619,16 +624,7 @@ mod tests {
     async fn once_a_reply_cannot_be_posted_no_more_are_tried() {
         let (mut transport, tx, sent) = stalled(usize::MAX);
         for round in 0..2 {
-            for i in 0..2 {
-                message(
-                    &tx,
-                    serde_json::json!({"jsonrpc": "2.0", "id": i, "method": "ping"}),
-                );
-            }
-            message(
-                &tx,
-                serde_json::json!({"jsonrpc": "2.0", "id": 50 + round, "result": {}}),
-            );
+            pings_then_an_answer(&tx, 2, 50 + round);
             assert!(transport.receive().await.is_some());
             tokio::task::yield_now().await; // the reply tasks run: the first one fails
         }
