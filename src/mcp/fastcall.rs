@@ -274,7 +274,8 @@ impl FastCalls {
 
     /// Replies to a request the server sent: `ping` gets its empty result, any other method
     /// JSON-RPC's "method not found" (-32601), since this client offers the server nothing
-    /// (no sampling, roots or elicitation). A notification (no id), or an id that is not a
+    /// (no sampling, roots or elicitation), and a method that is not a string "invalid
+    /// request" (-32600). A notification (no id), or an id that is not a
     /// string or number of at most [`MAX_SERVER_ID_BYTES`], gets nothing. Replies are dropped
     /// once [`MAX_REPLY_BACKLOG`] bytes wait to be written: a server that floods requests
     /// without reading its input is not answered rather than buffered for.
@@ -286,14 +287,19 @@ impl FastCalls {
             return;
         }
         let method = serde_json::from_str::<std::borrow::Cow<'_, str>>(method.get());
-        let line = match method.as_deref() {
-            Ok("ping") => format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n"),
-            other => {
-                let name = other.unwrap_or("a method that is not a string");
-                let error =
-                    serde_json::json!({"code": -32601, "message": method_not_offered(name)});
-                format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n")
+        let error = match method.as_deref() {
+            Ok("ping") => None,
+            Ok(name) => {
+                Some(serde_json::json!({"code": -32601, "message": method_not_offered(name)}))
             }
+            // JSON-RPC's "invalid request": the message is not a request at all.
+            Err(_) => Some(
+                serde_json::json!({"code": -32600, "message": "Invalid Request: the method is not a string"}),
+            ),
+        };
+        let line = match error {
+            None => format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n"),
+            Some(error) => format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n"),
         };
         let _ = self.writer.append(line.as_bytes(), MAX_REPLY_BACKLOG);
     }
@@ -795,7 +801,8 @@ mod tests {
                 not_found(42.into(), "sampling/createMessage"),
                 not_found((-3).into(), "roots/list"),
                 not_found(5.into(), "badname"),
-                not_found(6.into(), "a method that is not a string"),
+                serde_json::json!({"jsonrpc": "2.0", "id": 6, "error": {"code": -32600,
+                    "message": "Invalid Request: the method is not a string"}}),
             ]
         );
     }
