@@ -1233,6 +1233,29 @@ async def test_a_100_mb_result_is_refused_and_the_connection_survives():
         assert [t.name for t in await client.load_tools()] == ["raw_ok"]
 
 
+def test_an_answer_of_millions_of_tiny_values_is_not_parsed_into_memory(tmp_path):
+    """15 MB of zeros in the structured content used to be parsed into a tree of 400 MB before
+    the data budget applied: now the structured content is left out unread (data says it was
+    cut) and the text is kept; an answer that is nothing but values fails with a clear error."""
+    out = run_flooded_client(
+        tmp_path,
+        f"""
+        async with MCPClient(command=sys.executable, args=[{RAW!r}, "many_values"], namespace="raw", timeout=60) as client:
+            (ok,) = await client.load_tools()
+            zeros = await ok.arun({{"shape": "structured"}})
+            blocks = await ok.arun({{"shape": "blocks"}})
+            again = await ok.arun({{"shape": "structured"}})
+            return {{"zeros": [zeros.status, zeros.text, zeros.data], "blocks": [blocks.status, blocks.text],
+                     "again": again.text}}
+        """,
+    )
+    assert out["zeros"] == ["success", "kept", {"truncated": True}]
+    assert out["blocks"][0] == "error"
+    assert "holds more than 250000 JSON values; it was not read" in out["blocks"][1]
+    assert out["again"] == "kept"
+    assert out["peak_mb"] < 150, out
+
+
 async def test_a_refused_answer_with_its_id_after_the_payload_fails_its_call_at_once():
     """Key order is free in JSON: an id written after 20 MB, or after 150 levels, is still
     found, and the call fails at once instead of waiting for its timeout (none here)."""

@@ -665,6 +665,11 @@ fn outcome_response(outcome: CallOutcome, config: &ClientConfig) -> ToolResponse
     };
     match outcome {
         CallOutcome::Done(result) => convert_result(&result, config.max_result_chars, prompts),
+        CallOutcome::DoneWithoutStructured(result) => {
+            let mut resp = convert_result(&result, config.max_result_chars, prompts);
+            resp.data = Some(serde_json::json!({"truncated": true}));
+            resp
+        }
         CallOutcome::Failed(err) => failed(&err),
         CallOutcome::TimedOut => ToolResponse::error(prompts.fmt(
             MessageKey::TIMEOUT,

@@ -22,7 +22,7 @@ use super::batch_write::BatchHandle;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -51,6 +51,94 @@ pub enum CallOutcome {
     ServerGone,
     /// The caller gave up on the call (see [`FastCalls::cancel`]).
     Cancelled,
+    /// A result whose structured content was left out unread: it held more than
+    /// [`MAX_ANSWER_VALUES`] values (its `data` says `{"truncated": true}`).
+    DoneWithoutStructured(Box<CallToolResult>),
+}
+
+/// JSON values (object keys count too) a `tools/call` answer may hold. Parsing builds a tree
+/// of some 50 bytes per value, so 15 MB of `[0,0,...]` cost 400 MB of memory; beyond this
+/// the structured content is left out unread, and if the rest is still over, the call fails.
+/// Answers under [`COUNT_FROM_BYTES`] are not counted: they cannot come near it.
+pub const MAX_ANSWER_VALUES: usize = 250_000;
+const COUNT_FROM_BYTES: usize = 256 * 1024;
+
+/// Parses a `tools/call` result within [`MAX_ANSWER_VALUES`]; see there.
+fn typed_result(raw: &str) -> CallOutcome {
+    let parse = |raw: &str| match serde_json::from_str::<CallToolResult>(raw) {
+        Ok(r) => Ok(r),
+        Err(e) => with_unknown_blocks_named(raw)
+            .ok_or_else(|| format!("the server's result is not a valid tools/call result: {e}")),
+    };
+    let over = |raw: &str| {
+        raw.len() >= COUNT_FROM_BYTES
+            && count_values(raw.as_bytes(), MAX_ANSWER_VALUES) > MAX_ANSWER_VALUES
+    };
+    if !over(raw) {
+        return parse(raw).map_or_else(CallOutcome::Failed, |r| CallOutcome::Done(Box::new(r)));
+    }
+    // The members as raw text (nothing parsed below the top level), without the structured
+    // content.
+    let mut members = match serde_json::from_str::<BTreeMap<String, &RawValue>>(raw) {
+        Ok(m) => m,
+        Err(e) => {
+            return CallOutcome::Failed(format!(
+                "the server's result is not a valid tools/call result: {e}"
+            ))
+        }
+    };
+    members.remove("structuredContent");
+    // Raw values serialize as they are: this is the answer, less one member.
+    let rest = serde_json::to_string(&members).unwrap_or_default();
+    if over(&rest) {
+        return CallOutcome::Failed(format!(
+            "the server's result holds more than {MAX_ANSWER_VALUES} JSON values; it was not read"
+        ));
+    }
+    parse(&rest).map_or_else(CallOutcome::Failed, |r| {
+        CallOutcome::DoneWithoutStructured(Box::new(r))
+    })
+}
+
+/// Counts the values in JSON text `raw` (object keys included), stopping once past `cap`,
+/// without building anything: strings are skipped with `memchr`.
+pub fn count_values(raw: &[u8], cap: usize) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    let mut in_scalar = false;
+    while i < raw.len() && n <= cap {
+        match raw[i] {
+            b'"' => {
+                n += 1;
+                in_scalar = false;
+                i += 1;
+                // To the closing quote: one not escaped by an odd run of backslashes.
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &raw[i..]) {
+                        None => return n,
+                        Some(k) if raw[i + k] == b'\\' => i += k + 2,
+                        Some(k) => {
+                            i += k;
+                            break;
+                        }
+                    }
+                }
+            }
+            b'{' | b'[' => {
+                n += 1;
+                in_scalar = false;
+            }
+            b',' | b':' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r' => in_scalar = false,
+            _ => {
+                if !in_scalar {
+                    n += 1;
+                    in_scalar = true;
+                }
+            }
+        }
+        i += 1;
+    }
+    n
 }
 
 /// Called once with the outcome, on whichever thread settles the call.
@@ -255,15 +343,7 @@ impl FastCalls {
                 Ok(e) => CallOutcome::Failed(format!("{} (code {})", e.message, e.code)),
                 Err(_) => CallOutcome::Failed(format!("malformed error answer: {}", err.get())),
             },
-            (Some(result), None) => match serde_json::from_str::<CallToolResult>(result.get()) {
-                Ok(r) => CallOutcome::Done(Box::new(r)),
-                Err(e) => match with_unknown_blocks_named(result.get()) {
-                    Some(r) => CallOutcome::Done(Box::new(r)),
-                    None => CallOutcome::Failed(format!(
-                        "the server's result is not a valid tools/call result: {e}"
-                    )),
-                },
-            },
+            (Some(result), None) => typed_result(result.get()),
             (None, None) => {
                 CallOutcome::Failed("the server's answer has neither a result nor an error".into())
             }
@@ -461,6 +541,42 @@ async fn expire_loop(calls: Arc<FastCalls>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn values_are_counted_without_parsing_and_strings_skipped_whole() {
+        let raw = br#" {"a": [1, -2.5e3, {"b": "x\"y\\", "c": true}], "d": null} "#;
+        // {, "a", [, 1, -2.5e3, {, "b", "x\"y\\", "c", true, "d", null
+        assert_eq!(count_values(raw, 100), 12);
+        assert_eq!(count_values(raw, 3), 4, "stops once past the cap");
+        assert_eq!(count_values(br#"["{[,:", "\\", 1]"#, 100), 4);
+        assert_eq!(count_values(br#""unterminated \""#, 100), 1);
+    }
+
+    #[test]
+    fn a_result_of_millions_of_values_is_cut_before_it_is_parsed() {
+        let zeros = vec!["0"; 400_000].join(",");
+        let raw = format!(
+            r#"{{"structuredContent":{{"v":[{zeros}]}},"content":[{{"type":"text","text":"kept"}}]}}"#
+        );
+        match typed_result(&raw) {
+            CallOutcome::DoneWithoutStructured(r) => {
+                assert_eq!(r.content[0].as_text().unwrap().text, "kept");
+                assert!(r.structured_content.is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        let blocks = vec![r#"{"type":"text","text":""}"#; 100_000].join(",");
+        match typed_result(&format!(r#"{{"content":[{blocks}]}}"#)) {
+            CallOutcome::Failed(e) => assert!(e.contains("more than 250000 JSON values"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        // Small answers are not counted, and parse as before.
+        let small = format!(
+            r#"{{"content":[],"structuredContent":[{}]}}"#,
+            vec!["0"; 1000].join(",")
+        );
+        assert!(matches!(typed_result(&small), CallOutcome::Done(_)));
+    }
+
     use super::*;
     use crate::mcp::batch_write::BatchWriter;
     use crate::mcp::stdio::LineGuard;

@@ -103,6 +103,18 @@ def call_result(req: dict) -> None:
         out.write(b'"}]}}\n')
         out.flush()
         return
+    if MODE == "many_values":
+        # 15 MB made of tiny values: millions of zeros in the structured content (the text
+        # is fine), or 500,000 empty text blocks (nothing but values).
+        rid_json = json.dumps(rid).encode()
+        if args.get("shape") == "blocks":
+            payload = b'{"content":[' + b",".join([b'{"type":"text","text":""}'] * 500_000) + b"]}"
+        else:
+            zeros = b",".join([b"0"] * 7_000_000)
+            payload = b'{"content":[{"type":"text","text":"kept"}],"structuredContent":{"v":[' + zeros + b"]}}"
+        out.write(b'{"jsonrpc":"2.0","id":' + rid_json + b',"result":' + payload + b"}\n")
+        out.flush()
+        return
     if MODE == "invalid_jsonrpc":
         out.write(b"this is not json\n")
         if args.get("garbled"):  # a truncated answer that still names the request
