@@ -1233,6 +1233,23 @@ async def test_a_100_mb_result_is_refused_and_the_connection_survives():
         assert [t.name for t in await client.load_tools()] == ["raw_ok"]
 
 
+async def test_an_http_response_without_the_answer_fails_the_call_at_once():
+    """A 202, or a JSON body answering another id, leaves nothing that could answer the call:
+    it used to wait for its timeout, for ever with timeout=None."""
+    with RecordingServer() as server:
+        async with MCPClient(url=server.url, namespace="rec", timeout=None) as client:
+            (whoami,) = await client.load_tools()
+            for mode, why in [
+                ("accepted", r"without answering it \(HTTP 202 or 204\)"),
+                ("other_id", "JSON response to request .* is not its answer"),
+            ]:
+                server.call_unanswered = mode
+                r = await asyncio.wait_for(whoami.arun({}), 10)
+                assert r.status == "error" and re.search(why, r.text), r.text
+            server.call_unanswered = None
+            assert (await whoami.arun({})).status == "success"
+
+
 def test_an_answer_of_millions_of_tiny_values_is_not_parsed_into_memory(tmp_path):
     """15 MB of zeros in the structured content used to be parsed into a tree of 400 MB before
     the data budget applied: now the structured content is left out unread (data says it was

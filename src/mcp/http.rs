@@ -318,6 +318,45 @@ impl HeaderClient {
     }
 }
 
+/// The id of the request `message` is, whose answer the POST's response must carry.
+fn awaited_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
+    match message {
+        JsonRpcMessage::Request(request) => Some(request.id.clone()),
+        _ => None,
+    }
+}
+
+/// A POST of a request must be answered in its own response (a JSON body or an event stream,
+/// says the streamable HTTP transport). A `202 Accepted`, or a JSON body that is not the
+/// answer to that request, leaves the call with nothing that could ever answer it: rmcp would
+/// keep it waiting until its timeout (for ever with `timeout=None`). It fails at once instead.
+fn answered_here(
+    awaited: Option<RequestId>,
+    response: HttpResult<StreamableHttpPostResponse>,
+) -> HttpResult<StreamableHttpPostResponse> {
+    let Some(id) = awaited else {
+        return response;
+    };
+    let refused = |why: String| Err(StreamableHttpError::UnexpectedServerResponse(why.into()));
+    match &response {
+        Ok(StreamableHttpPostResponse::Accepted) => refused(format!(
+            "the server accepted request {id} without answering it (HTTP 202 or 204)"
+        )),
+        Ok(StreamableHttpPostResponse::Json(message, _)) => match message {
+            JsonRpcMessage::Response(answer) if answer.id == id => response,
+            JsonRpcMessage::Error(error) if error.id.as_ref() == Some(&id) => response,
+            JsonRpcMessage::Error(error) => refused(format!(
+                "the server answered request {id} with an error for another request: {}",
+                super::sanitize::sanitize_marked(&error.error.message, 200)
+            )),
+            _ => refused(format!(
+                "the server's JSON response to request {id} is not its answer"
+            )),
+        },
+        _ => response,
+    }
+}
+
 impl StreamableHttpClient for HeaderClient {
     type Error = reqwest::Error;
 
@@ -330,9 +369,12 @@ impl StreamableHttpClient for HeaderClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<StreamableHttpPostResponse> {
         let headers = self.merged(custom_headers).await?;
-        self.inner
+        let awaited = awaited_id(&message);
+        let response = self
+            .inner
             .post_message(uri, message, session_id, auth_header, headers)
-            .await
+            .await;
+        answered_here(awaited, response)
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -345,7 +387,9 @@ impl StreamableHttpClient for HeaderClient {
         max_sse_event_size: usize,
     ) -> HttpResult<StreamableHttpPostResponse> {
         let headers = self.merged(custom_headers).await?;
-        self.inner
+        let awaited = awaited_id(&message);
+        let response = self
+            .inner
             .post_message_with_max_sse_event_size(
                 uri,
                 message,
@@ -354,7 +398,8 @@ impl StreamableHttpClient for HeaderClient {
                 headers,
                 max_sse_event_size,
             )
-            .await
+            .await;
+        answered_here(awaited, response)
     }
 
     async fn post_message_with_response_limits(
@@ -367,7 +412,9 @@ impl StreamableHttpClient for HeaderClient {
         limits: StreamableHttpResponseLimits,
     ) -> HttpResult<StreamableHttpPostResponse> {
         let headers = self.merged(custom_headers).await?;
-        self.inner
+        let awaited = awaited_id(&message);
+        let response = self
+            .inner
             .post_message_with_response_limits(
                 uri,
                 message,
@@ -376,7 +423,8 @@ impl StreamableHttpClient for HeaderClient {
                 headers,
                 limits,
             )
-            .await
+            .await;
+        answered_here(awaited, response)
     }
 
     async fn delete_session(

@@ -22,6 +22,9 @@ class RecordingServer:
         self.call_flood = 0
         #: The client's answers to those requests (the JSON bodies it posted), in order.
         self.replies: list[dict] = []
+        #: "accepted": a `tools/call` gets 202 and no answer; "other_id": a JSON answer whose
+        #: id is not the request's.
+        self.call_unanswered: str | None = None
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -79,6 +82,13 @@ class RecordingServer:
                 if method == "tools/call" and outer.call_result_text is not None:
                     rid = json.dumps(body["id"])
                     data = f'{{"jsonrpc":"2.0","id":{rid},"result":{outer.call_result_text}}}'.encode()
+                if method == "tools/call" and outer.call_unanswered == "accepted":
+                    self.send_response(202)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if method == "tools/call" and outer.call_unanswered == "other_id":
+                    data = json.dumps({"jsonrpc": "2.0", "id": 999_999, "result": result}).encode()
                 if method == "tools/call" and outer.call_flood:
                     self._flood(data)
                     return
