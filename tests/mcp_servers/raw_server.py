@@ -111,7 +111,9 @@ def call_result(req: dict) -> None:
             payload = b'{"content":[' + b",".join([b'{"type":"text","text":""}'] * 500_000) + b"]}"
         else:
             zeros = b",".join([b"0"] * 7_000_000)
-            payload = b'{"content":[{"type":"text","text":"kept"}],"structuredContent":{"v":[' + zeros + b"]}}"
+            payload = (
+                b'{"content":[{"type":"text","text":"kept"}],"structuredContent":{"v":[' + zeros + b"]}}"
+            )
         out.write(b'{"jsonrpc":"2.0","id":' + rid_json + b',"result":' + payload + b"}\n")
         out.flush()
         return
