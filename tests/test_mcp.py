@@ -143,6 +143,33 @@ async def test_stdio_tools_are_namespaced_untrusted_and_callable():
         assert r.status == "error" and "parameter 'a'" in r.text
 
 
+def test_with_no_loop_running_the_async_methods_return_coroutines():
+    """Like any ``async def``: ``asyncio.run(tool.arun(...))`` and
+    ``run_coroutine_threadsafe(tool.arun(...), loop)`` work, and so do the client's methods.
+    They used to fail at once with "no running event loop"."""
+    client = sdk_client()
+    assert asyncio.run(client.__aenter__()) is client
+    (add,) = [t for t in asyncio.run(client.load_tools()) if t.remote_name == "add"]
+    assert asyncio.run(add.arun({"a": 40, "b": 2})).text == "42"
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever)
+    thread.start()
+    try:
+        future = asyncio.run_coroutine_threadsafe(add.arun({"a": 1, "b": 2}), loop)
+        assert future.result(timeout=30).text == "3"
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+    assert asyncio.run(client.__aexit__(None, None, None)) is False
+    assert asyncio.run(client.aclose()) is None
+    assert not client.connected
+    # Never run: nothing is started, and Python says so as for any coroutine.
+    pending = add.arun({"a": 1, "b": 1})
+    assert asyncio.iscoroutine(pending)
+    pending.close()
+
+
 async def test_sync_execute_tool_blocks_off_the_loop():
     async with sdk_client() as client:
         reg = ToolRegistry()

@@ -181,3 +181,10 @@ class _Elsewhere:
 
     def cancel(self) -> None:
         _on_loop(self.task.get_loop(), self.task.cancel)
+
+
+async def _later(obj: Any, method: str, *args: Any) -> Any:
+    """What a method of an MCP client or tool returns when called while no loop runs in the
+    thread (``asyncio.run(tool.arun(...))``, ``asyncio.run_coroutine_threadsafe``): a
+    coroutine that calls it on the loop that runs the coroutine, as an ``async def`` would."""
+    return await getattr(obj, method)(*args)

@@ -1,5 +1,5 @@
 # Type stubs for the Rust extension module agentmaker._native (checked with mypy.stubtest).
-from collections.abc import Awaitable, Callable, Generator, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable
 from os import PathLike
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self, TypeAlias, final
@@ -250,7 +250,7 @@ class MCPTool(Tool):
     def fingerprint(self) -> str: ...
     @property
     def requires_confirmation(self) -> bool: ...  # type: ignore[override]
-    def arun(self, parameters: dict[str, Any]) -> McpCallFuture: ...
+    def arun(self, parameters: dict[str, Any]) -> McpCallFuture | Coroutine[Any, Any, ToolResponse]: ...
 
 @final
 class CLITool(Tool):

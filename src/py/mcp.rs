@@ -246,6 +246,9 @@ impl PyMcpClient {
     /// Start the server (or open the HTTP session) and run the MCP handshake.
     fn __aenter__<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
+        if let Some(later) = later_if_no_loop(slf.as_any(), "__aenter__", vec![])? {
+            return Ok(later);
+        }
         let inner = slf.get().inner.clone();
         let me: Py<PyAny> = slf.into_any().unbind();
         // Given up on (a cancelled task, `asyncio.wait_for`), the handshake stops and the
@@ -262,11 +265,14 @@ impl PyMcpClient {
     /// Close the session and stop the server; exceptions from the block propagate.
     #[pyo3(signature = (*_exc))]
     fn __aexit__<'py>(
-        &self,
-        py: Python<'py>,
+        slf: &Bound<'py, Self>,
         _exc: &Bound<'py, pyo3::types::PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let inner = self.inner.clone();
+        let py = slf.py();
+        if let Some(later) = later_if_no_loop(slf.as_any(), "__aexit__", _exc.iter().collect())? {
+            return Ok(later);
+        }
+        let inner = slf.get().inner.clone();
         completion::spawn_for_loop(py, async move {
             inner.close().await;
             Box::new(|py: Python<'_>| {
@@ -279,8 +285,12 @@ impl PyMcpClient {
     }
 
     /// Close the session (same as leaving ``async with``). Closing twice is harmless.
-    fn aclose<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let inner = self.inner.clone();
+    fn aclose<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        if let Some(later) = later_if_no_loop(slf.as_any(), "aclose", vec![])? {
+            return Ok(later);
+        }
+        let inner = slf.get().inner.clone();
         completion::spawn_for_loop(py, async move {
             inner.close().await;
             Box::new(|py: Python<'_>| Ok(py.None())) as Deliver
@@ -292,8 +302,12 @@ impl PyMcpClient {
     /// Raises ToolError when the catalog is refused: more than ``max_tools`` tools, a schema
     /// that is too large, too deep or references anything outside itself, a bad name, or a
     /// fingerprint that does not match the pins (the message names the tools).
-    fn load_tools<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let inner = self.inner.clone();
+    fn load_tools<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        if let Some(later) = later_if_no_loop(slf.as_any(), "load_tools", vec![])? {
+            return Ok(later);
+        }
+        let inner = slf.get().inner.clone();
         completion::spawn_abortable_for_loop(py, async move {
             let tools = inner.load_tools().await;
             Box::new(move |py: Python<'_>| {
@@ -491,12 +505,14 @@ impl PyMcpTool {
     }
 
     /// Call the remote tool; resolves to a ToolResponse (errors, timeouts and a closed session
-    /// are error responses, never exceptions).
+    /// are error responses, never exceptions). Called inside a running loop, the call is sent
+    /// at once; with no loop running in the thread, it returns a coroutine that makes the call
+    /// on whichever loop runs it (``asyncio.run``, ``run_coroutine_threadsafe``).
     fn arun<'py>(
-        &self,
-        py: Python<'py>,
+        slf: &Bound<'py, Self>,
         parameters: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
         let args = match py_to_value(parameters) {
             Ok(v) => v,
             Err(e) => {
@@ -508,7 +524,11 @@ impl PyMcpTool {
                 return Ok(Bound::new(py, ready)?.into_any());
             }
         };
-        self.start(py, args)
+        // With no loop running here, a coroutine that makes the call on the loop that runs
+        // it (asked only when starting failed: the hot path pays nothing).
+        slf.get().start(py, args).or_else(|err| {
+            later_if_no_loop(slf.as_any(), "arun", vec![parameters.clone()])?.ok_or(err)
+        })
     }
 
     fn __repr__(&self) -> String {
@@ -519,4 +539,29 @@ impl PyMcpTool {
             self.tool.origin()
         )
     }
+}
+
+/// `_mcp_future._later(obj, method, *args)` when no asyncio loop runs in this thread, else
+/// None: the client's and tools' async methods then return a coroutine, like an ``async def``,
+/// instead of failing for want of a loop.
+fn later_if_no_loop<'py>(
+    obj: &Bound<'py, PyAny>,
+    method: &str,
+    args: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = obj.py();
+    let running = py
+        .import("asyncio")?
+        .getattr("_get_running_loop")?
+        .call0()?;
+    if !running.is_none() {
+        return Ok(None);
+    }
+    let mut all = vec![
+        obj.clone(),
+        pyo3::types::PyString::new(py, method).into_any(),
+    ];
+    all.extend(args);
+    let later = py.import("agentmaker._mcp_future")?.getattr("_later")?;
+    Ok(Some(later.call1(pyo3::types::PyTuple::new(py, all)?)?))
 }
