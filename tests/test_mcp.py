@@ -950,8 +950,20 @@ def test_constructor_validation():
         MCPClient(command="a")  # namespace is required
     with pytest.raises(ValueError, match="namespace must match"):
         MCPClient(command="a", namespace="bad name")
-    with pytest.raises(ValueError, match="timeout must be positive or None"):
-        MCPClient(command="a", namespace="x", timeout=0)
+    for bad in (0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="timeout must be a positive number of seconds or None"):
+            MCPClient(command="a", namespace="x", timeout=bad)
+    for tiny in (1e-300, 0.0005):  # rounds to no time at all: refused with the reason
+        with pytest.raises(ValueError, match=r"timeout must be at least 0\.001 seconds"):
+            MCPClient(command="a", namespace="x", timeout=tiny)
+    assert MCPClient(command="a", namespace="x", timeout=float("inf")).timeout is None
+    assert MCPClient(command="a", namespace="x", timeout=1e300).timeout == 1e9
+    # A pin must look like what MCPTool.fingerprint gives: a typo is not a changed tool.
+    digest = "ab" * 32
+    assert MCPClient(command="a", namespace="x", expected_fingerprints={"x_t": digest.upper()})
+    for pin in ("sha256:" + digest, digest + "\n", "zz" * 32, digest[:-1]):
+        with pytest.raises(ValueError, match=r'expected_fingerprints\["x_t"\] must be a sha256 hex digest'):
+            MCPClient(command="a", namespace="x", expected_fingerprints={"x_t": pin, "x_u": digest})
     with pytest.raises(ValueError, match="max_tools must be >= 1"):
         MCPClient(command="a", namespace="x", max_tools=0)
     with pytest.raises(ValueError, match="does not accept headers/auth"):

@@ -78,6 +78,32 @@ fn str_map(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<(S
     Ok(Some(out))
 }
 
+/// The shortest `timeout` taken (1 ms): shorter ones round to nothing.
+const MIN_TIMEOUT_SECS: f64 = 0.001;
+
+/// Each pin must be a sha256 hex digest, as `MCPTool.fingerprint` gives it: a typo (a
+/// `sha256:` prefix, a trailing newline) would otherwise be reported at `load_tools` as a tool
+/// the server changed.
+fn check_pins(pins: &HashMap<String, String>) -> PyResult<()> {
+    let mut bad: Vec<_> = pins
+        .iter()
+        .filter(|(_, v)| v.len() != 64 || !v.bytes().all(|b| b.is_ascii_hexdigit()))
+        .collect();
+    bad.sort();
+    match bad.first() {
+        None => Ok(()),
+        Some((name, value)) => Err(PyValueError::new_err(format!(
+            "expected_fingerprints[{name:?}] must be a sha256 hex digest (64 hex characters, as \
+             MCPTool.fingerprint gives it), got {value:?}{}",
+            if bad.len() > 1 {
+                format!(" ({} pins are malformed)", bad.len())
+            } else {
+                String::new()
+            }
+        ))),
+    }
+}
+
 fn positive_limit(value: i64, what: &str) -> PyResult<usize> {
     if value < 1 {
         return Err(PyValueError::new_err(format!(
@@ -143,15 +169,25 @@ impl PyMcpClient {
         allow_insecure_http: bool,
         prompts: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
+        // Infinity means no timeout, like None; beyond 10^9 s (31 years) it is cut to that.
         let timeout = match timeout {
             None => None,
-            Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t.min(1e9))),
+            Some(t) if t == f64::INFINITY => None,
+            Some(t) if t >= MIN_TIMEOUT_SECS => Some(Duration::from_secs_f64(t.min(1e9))),
+            Some(t) if t > 0.0 => {
+                return Err(PyValueError::new_err(format!(
+                    "timeout must be at least {MIN_TIMEOUT_SECS} seconds (or None for no timeout), got {t}"
+                )))
+            }
             Some(t) => {
                 return Err(PyValueError::new_err(format!(
-                    "timeout must be positive or None, got {t}"
+                    "timeout must be a positive number of seconds or None, got {t}"
                 )))
             }
         };
+        if let Some(pins) = &expected_fingerprints {
+            check_pins(pins)?;
+        }
         let max_tools = positive_limit(max_tools, "max_tools")?;
         let max_result_chars = positive_limit(max_result_chars, "max_result_chars")?;
         let max_desc_chars = positive_limit(max_desc_chars, "max_desc_chars")?;
