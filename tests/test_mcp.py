@@ -1247,6 +1247,36 @@ def test_a_server_flooding_its_own_messages_over_http_costs_no_memory(tmp_path):
     assert out["peak_mb"] < 150, out
 
 
+def test_an_http_answer_of_millions_of_tiny_values_is_not_parsed_into_memory(tmp_path):
+    """Over HTTP rmcp parses each message: 15 MB of tiny values took the client to 1 GB. An
+    event of the stream is now counted first (and treated as over stdio); a JSON body answer
+    is read up to 2 MiB."""
+    out = run_flooded_client(
+        tmp_path,
+        f"""
+        async def call(*how):
+            server = subprocess.Popen([sys.executable, {RECORDING!r}, "0", *how], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True)
+            url = server.stdout.readline().strip()
+            try:
+                async with MCPClient(url=url, namespace="rec", timeout=60) as client:
+                    (whoami,) = await client.load_tools()
+                    r = await whoami.arun({{}})
+                    return [r.status, r.text, r.data]
+            finally:
+                server.kill()
+        return {{"sse_zeros": await call("zeros", "sse"), "sse_blocks": await call("blocks", "sse"),
+                 "json_zeros": await call("zeros")}}
+        """,
+    )
+    assert out["sse_zeros"] == ["success", "kept", {"truncated": True}]
+    assert out["sse_blocks"][0] == "error"
+    assert "holds more than 250000 JSON values; it was not read" in out["sse_blocks"][1]
+    assert out["json_zeros"][0] == "error"
+    assert "exceeded the maximum size of 2097152 bytes" in out["json_zeros"][1]
+    assert out["peak_mb"] < 150, out
+
+
 async def test_invalid_json_rpc_answers_become_errors_and_the_client_keeps_working():
     async with raw_client("invalid_jsonrpc") as client:
         (ok,) = await client.load_tools()

@@ -694,7 +694,20 @@ async fn call_remote(
     // Boxed: rmcp's call future is about 5 KB, and it would be stored twice in this one.
     let call = Box::pin(session.peer.call_tool(params));
     match bounded(config.timeout, call).await {
-        Some(Ok(result)) => CallOutcome::Done(Box::new(result)),
+        Some(Ok(mut result)) => {
+            // An SSE event cut before rmcp parsed it (`http::bounded_event`).
+            let unread = result.structured_content.as_ref().is_some_and(|s| {
+                s.as_object().is_some_and(|o| {
+                    o.len() == 1 && o.get(super::http::UNREAD_KEY) == Some(&Value::Bool(true))
+                })
+            });
+            if unread {
+                result.structured_content = None;
+                CallOutcome::DoneWithoutStructured(Box::new(result))
+            } else {
+                CallOutcome::Done(Box::new(result))
+            }
+        }
         Some(Err(_)) if session.is_closed() => CallOutcome::Closed,
         Some(Err(e)) => CallOutcome::Failed(service_error(&e)),
         None => CallOutcome::TimedOut,

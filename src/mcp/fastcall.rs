@@ -70,34 +70,42 @@ fn typed_result(raw: &str) -> CallOutcome {
         Err(e) => with_unknown_blocks_named(raw)
             .ok_or_else(|| format!("the server's result is not a valid tools/call result: {e}")),
     };
-    let over = |raw: &str| {
-        raw.len() >= COUNT_FROM_BYTES
-            && count_values(raw.as_bytes(), MAX_ANSWER_VALUES) > MAX_ANSWER_VALUES
-    };
-    if !over(raw) {
+    if !over_value_budget(raw) {
         return parse(raw).map_or_else(CallOutcome::Failed, |r| CallOutcome::Done(Box::new(r)));
     }
-    // The members as raw text (nothing parsed below the top level), without the structured
-    // content.
-    let mut members = match serde_json::from_str::<BTreeMap<String, &RawValue>>(raw) {
-        Ok(m) => m,
-        Err(e) => {
-            return CallOutcome::Failed(format!(
-                "the server's result is not a valid tools/call result: {e}"
-            ))
-        }
-    };
-    members.remove("structuredContent");
-    // Raw values serialize as they are: this is the answer, less one member.
-    let rest = serde_json::to_string(&members).unwrap_or_default();
-    if over(&rest) {
-        return CallOutcome::Failed(format!(
-            "the server's result holds more than {MAX_ANSWER_VALUES} JSON values; it was not read"
-        ));
+    match without_structured(raw, None).and_then(|rest| parse(&rest)) {
+        Ok(r) => CallOutcome::DoneWithoutStructured(Box::new(r)),
+        Err(e) => CallOutcome::Failed(e),
     }
-    parse(&rest).map_or_else(CallOutcome::Failed, |r| {
-        CallOutcome::DoneWithoutStructured(Box::new(r))
-    })
+}
+
+/// Whether JSON text `raw` holds more than [`MAX_ANSWER_VALUES`] values (texts under
+/// [`COUNT_FROM_BYTES`] are not counted: they cannot).
+pub fn over_value_budget(raw: &str) -> bool {
+    raw.len() >= COUNT_FROM_BYTES
+        && count_values(raw.as_bytes(), MAX_ANSWER_VALUES) > MAX_ANSWER_VALUES
+}
+
+/// A `tools/call` result's text with its `structuredContent` left out unread (or replaced by
+/// `marker`), when that brings it within [`MAX_ANSWER_VALUES`]; else the error to fail the
+/// call with. Only the top level is parsed (members as raw text, which serialize as they are).
+pub fn without_structured(raw: &str, marker: Option<&RawValue>) -> Result<String, String> {
+    let mut members = serde_json::from_str::<BTreeMap<String, &RawValue>>(raw)
+        .map_err(|e| format!("the server's result is not a valid tools/call result: {e}"))?;
+    members.remove("structuredContent");
+    if let Some(marker) = marker {
+        members.insert("structuredContent".into(), marker);
+    }
+    let rest = serde_json::to_string(&members).unwrap_or_default();
+    if over_value_budget(&rest) {
+        return Err(too_many_values());
+    }
+    Ok(rest)
+}
+
+/// Why an answer over [`MAX_ANSWER_VALUES`] failed its call.
+pub fn too_many_values() -> String {
+    format!("the server's result holds more than {MAX_ANSWER_VALUES} JSON values; it was not read")
 }
 
 /// Counts the values in JSON text `raw` (object keys included), stopping once past `cap`,

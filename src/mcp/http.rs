@@ -318,6 +318,68 @@ impl HeaderClient {
     }
 }
 
+/// The `structuredContent` put in place of one left out unread from an SSE event (see
+/// [`bounded_event`]); [`call_remote`](super::client) turns it into `{"truncated": true}` data.
+pub const UNREAD_MARKER: &str = r#"{"agentmaker/unread":true}"#;
+/// The one key of [`UNREAD_MARKER`].
+pub const UNREAD_KEY: &str = "agentmaker/unread";
+
+/// A `tools/call` answer sent as one JSON body is parsed by rmcp before we can count its values
+/// (15 MB of `[0,0,...]` took the client to 1 GB): such bodies are read up to this size, where
+/// an event stream's events may take rmcp's 16 MiB, since each is counted first.
+pub const MAX_JSON_CALL_BODY: usize = 2 * 1024 * 1024;
+
+/// The server's event stream, each event held to [`fastcall::MAX_ANSWER_VALUES`] before rmcp
+/// parses it (see [`bounded_event`]).
+///
+/// [`fastcall::MAX_ANSWER_VALUES`]: super::fastcall::MAX_ANSWER_VALUES
+fn bounded_events(events: BoxedSseResponse) -> BoxedSseResponse {
+    use futures::StreamExt;
+    events.map(|event| event.map(bounded_event)).boxed()
+}
+
+/// An event whose message holds more values than an answer may is replaced before rmcp builds
+/// it, as over stdio: an answer keeps its result less the structured content (replaced by
+/// [`UNREAD_MARKER`]), or if that is still too much becomes an error answer to its request;
+/// anything else becomes a notification of ours, which is dropped.
+fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
+    use super::fastcall::{over_value_budget, too_many_values, without_structured};
+    #[derive(serde::Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow, default)]
+        id: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow, default)]
+        result: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow, default)]
+        method: Option<&'a serde_json::value::RawValue>,
+    }
+    let Some(data) = event.data.as_deref().filter(|d| over_value_budget(d)) else {
+        return event;
+    };
+    let dropped = r#"{"jsonrpc":"2.0","method":"notifications/agentmaker/dropped"}"#.to_string();
+    let replaced = match serde_json::from_str::<Message<'_>>(data) {
+        Ok(Message {
+            id: Some(id),
+            method: None,
+            result,
+        }) => {
+            let marker = serde_json::value::RawValue::from_string(UNREAD_MARKER.into()).ok();
+            let id = id.get();
+            match result.map(|r| without_structured(r.get(), marker.as_deref())) {
+                Some(Ok(rest)) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{rest}}}"#),
+                // An error answer too large to read is worded the same way.
+                Some(Err(_)) | None => {
+                    let error = serde_json::json!({"code": -32603, "message": too_many_values()});
+                    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
+                }
+            }
+        }
+        _ => dropped,
+    };
+    event.data = Some(replaced);
+    event
+}
+
 /// The id of the request `message` is, whose answer the POST's response must carry.
 fn awaited_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
     match message {
@@ -334,6 +396,12 @@ fn answered_here(
     awaited: Option<RequestId>,
     response: HttpResult<StreamableHttpPostResponse>,
 ) -> HttpResult<StreamableHttpPostResponse> {
+    let response = match response {
+        Ok(StreamableHttpPostResponse::Sse(events, session)) => Ok(
+            StreamableHttpPostResponse::Sse(bounded_events(events), session),
+        ),
+        other => other,
+    };
     let Some(id) = awaited else {
         return response;
     };
@@ -409,10 +477,14 @@ impl StreamableHttpClient for HeaderClient {
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
+        mut limits: StreamableHttpResponseLimits,
     ) -> HttpResult<StreamableHttpPostResponse> {
         let headers = self.merged(custom_headers).await?;
         let awaited = awaited_id(&message);
+        if matches!(&message, JsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::CallToolRequest(_)))
+        {
+            limits.max_json_response_size = limits.max_json_response_size.min(MAX_JSON_CALL_BODY);
+        }
         let response = self
             .inner
             .post_message_with_response_limits(
@@ -452,6 +524,7 @@ impl StreamableHttpClient for HeaderClient {
         self.inner
             .get_stream(uri, session_id, last_event_id, auth_header, headers)
             .await
+            .map(bounded_events)
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -474,6 +547,7 @@ impl StreamableHttpClient for HeaderClient {
                 max_sse_event_size,
             )
             .await
+            .map(bounded_events)
     }
 }
 
@@ -714,6 +788,42 @@ mod tests {
             out.push(matches!(answer.result, ServerResult::CallToolResult(_)));
         }
         out
+    }
+
+    #[test]
+    fn events_of_too_many_values_are_cut_before_rmcp_parses_them() {
+        let zeros = vec!["0"; 300_000].join(",");
+        let event = |data: String| sse_stream::Sse {
+            data: Some(data),
+            ..Default::default()
+        };
+        let parsed = |e: sse_stream::Sse| -> serde_json::Value {
+            serde_json::from_str(&bounded_event(e).data.unwrap()).unwrap()
+        };
+        let answer = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"kept"}}],"structuredContent":[{zeros}]}}}}"#
+        );
+        assert_eq!(
+            parsed(event(answer)),
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {
+                "content": [{"type": "text", "text": "kept"}], "structuredContent": {UNREAD_KEY: true}}})
+        );
+        let blocks = vec![r#"{"type":"text","text":""}"#; 100_000].join(",");
+        let v = parsed(event(format!(
+            r#"{{"jsonrpc":"2.0","id":"x","result":{{"content":[{blocks}]}}}}"#
+        )));
+        assert_eq!(v["id"], "x");
+        assert_eq!(
+            v["error"]["message"],
+            super::super::fastcall::too_many_values()
+        );
+        let v = parsed(event(format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":[{zeros}]}}}}"#
+        )));
+        assert_eq!(v["method"], "notifications/agentmaker/dropped");
+        // Small events pass as they are.
+        let small = r#"{"jsonrpc":"2.0","id":1,"result":{"structuredContent":[0,0]}}"#;
+        assert_eq!(bounded_event(event(small.into())).data.unwrap(), small);
     }
 
     #[tokio::test]

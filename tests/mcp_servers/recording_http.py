@@ -22,6 +22,8 @@ class RecordingServer:
         self.call_flood = 0
         #: The client's answers to those requests (the JSON bodies it posted), in order.
         self.replies: list[dict] = []
+        #: A `tools/call` is answered in an SSE stream (after `call_flood` messages), not a body.
+        self.call_as_sse = False
         #: "accepted": a `tools/call` gets 202 and no answer; "other_id": a JSON answer whose
         #: id is not the request's.
         self.call_unanswered: str | None = None
@@ -89,7 +91,7 @@ class RecordingServer:
                     return
                 if method == "tools/call" and outer.call_unanswered == "other_id":
                     data = json.dumps({"jsonrpc": "2.0", "id": 999_999, "result": result}).encode()
-                if method == "tools/call" and outer.call_flood:
+                if method == "tools/call" and (outer.call_flood or outer.call_as_sse):
                     self._flood(data)
                     return
                 self.send_response(200)
@@ -134,10 +136,24 @@ class RecordingServer:
         self.httpd.server_close()
 
 
-if __name__ == "__main__":  # a server in a process of its own: recording_http.py [CALL_FLOOD]
+def many_values(shape: str) -> str:
+    """A `tools/call` result of some 15 MB made of tiny values: millions of zeros in the
+    structured content beside a short text ("zeros"), or nothing but 500,000 empty text blocks
+    ("blocks")."""
+    if shape == "blocks":
+        return '{"content":[' + ",".join(['{"type":"text","text":""}'] * 500_000) + "]}"
+    zeros = ",".join(["0"] * 7_000_000)
+    return '{"content":[{"type":"text","text":"kept"}],"structuredContent":{"v":[' + zeros + "]}}"
+
+
+if __name__ == "__main__":
+    # A server in a process of its own: recording_http.py [CALL_FLOOD [zeros|blocks [sse]]]
     import sys
 
     with RecordingServer() as served:
         served.call_flood = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+        if len(sys.argv) > 2:
+            served.call_result_text = many_values(sys.argv[2])
+        served.call_as_sse = sys.argv[3:4] == ["sse"]
         print(served.url, flush=True)
         sys.stdin.read()  # until the parent closes our input (or dies)
