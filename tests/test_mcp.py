@@ -1340,6 +1340,20 @@ def test_an_answer_of_millions_of_tiny_values_is_not_parsed_into_memory(tmp_path
     assert "holds more than 250000 JSON values; it was not read" in out["blocks"][1]
     assert out["again"] == "kept"
     assert out["peak_mb"] < 150, out
+    # A listing too (it goes to rmcp, which would build every value): refused with the reason.
+    out = run_flooded_client(
+        tmp_path,
+        f"""
+        async with MCPClient(command=sys.executable, args=[{RAW!r}, "many_values_listing"], namespace="raw", timeout=60) as client:
+            try:
+                await client.load_tools()
+            except Exception as e:
+                return {{"error": str(e)}}
+            return {{"error": None}}
+        """,
+    )
+    assert "holds more than 250000 JSON values; it was not read" in out["error"], out
+    assert out["peak_mb"] < 150, out
 
 
 async def test_a_refused_answer_with_its_id_after_the_payload_fails_its_call_at_once():

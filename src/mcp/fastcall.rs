@@ -70,7 +70,7 @@ fn typed_result(raw: &str) -> CallOutcome {
         Err(e) => with_unknown_blocks_named(raw)
             .ok_or_else(|| format!("the server's result is not a valid tools/call result: {e}")),
     };
-    if !over_value_budget(raw) {
+    if !over_value_budget(raw.as_bytes()) {
         return parse(raw).map_or_else(CallOutcome::Failed, |r| CallOutcome::Done(Box::new(r)));
     }
     match without_structured(raw, None).and_then(|rest| parse(&rest)) {
@@ -81,9 +81,23 @@ fn typed_result(raw: &str) -> CallOutcome {
 
 /// Whether JSON text `raw` holds more than [`MAX_ANSWER_VALUES`] values (texts under
 /// [`COUNT_FROM_BYTES`] are not counted: they cannot).
-pub fn over_value_budget(raw: &str) -> bool {
-    raw.len() >= COUNT_FROM_BYTES
-        && count_values(raw.as_bytes(), MAX_ANSWER_VALUES) > MAX_ANSWER_VALUES
+pub fn over_value_budget(raw: &[u8]) -> bool {
+    raw.len() >= COUNT_FROM_BYTES && count_values(raw, MAX_ANSWER_VALUES) > MAX_ANSWER_VALUES
+}
+
+/// For a line going to rmcp (an answer to its handshake or a listing) that is over
+/// [`MAX_ANSWER_VALUES`]: the error answer to put in its place, so that rmcp's request fails
+/// with the reason instead of rmcp building the message.
+pub fn refused_for_values(line: &[u8]) -> Option<Vec<u8>> {
+    let id = serde_json::from_slice::<Envelope<'_>>(line).ok()?.id?;
+    let error = serde_json::json!({"code": -32603, "message": too_many_values()});
+    Some(
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{error}}}\n",
+            id.get()
+        )
+        .into_bytes(),
+    )
 }
 
 /// A `tools/call` result's text with its `structuredContent` left out unread (or replaced by
@@ -97,7 +111,7 @@ pub fn without_structured(raw: &str, marker: Option<&RawValue>) -> Result<String
         members.insert("structuredContent".into(), marker);
     }
     let rest = serde_json::to_string(&members).unwrap_or_default();
-    if over_value_budget(&rest) {
+    if over_value_budget(rest.as_bytes()) {
         return Err(too_many_values());
     }
     Ok(rest)
@@ -105,7 +119,7 @@ pub fn without_structured(raw: &str, marker: Option<&RawValue>) -> Result<String
 
 /// Why an answer over [`MAX_ANSWER_VALUES`] failed its call.
 pub fn too_many_values() -> String {
-    format!("the server's result holds more than {MAX_ANSWER_VALUES} JSON values; it was not read")
+    format!("the server's message holds more than {MAX_ANSWER_VALUES} JSON values; it was not read")
 }
 
 /// Counts the values in JSON text `raw` (object keys included), stopping once past `cap`,

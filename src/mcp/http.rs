@@ -353,7 +353,11 @@ fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
         #[serde(borrow, default)]
         method: Option<&'a serde_json::value::RawValue>,
     }
-    let Some(data) = event.data.as_deref().filter(|d| over_value_budget(d)) else {
+    let Some(data) = event
+        .data
+        .as_deref()
+        .filter(|d| over_value_budget(d.as_bytes()))
+    else {
         return event;
     };
     let dropped = r#"{"jsonrpc":"2.0","method":"notifications/agentmaker/dropped"}"#.to_string();

@@ -89,6 +89,13 @@ impl<R> LineGuard<R> {
         if fast.is_some_and(|f| f.claim(line)) {
             return;
         }
+        if super::fastcall::over_value_budget(line) {
+            // rmcp would build every value: its request gets the reason instead.
+            if let Some(error) = super::fastcall::refused_for_values(line) {
+                out.extend_from_slice(&error);
+            }
+            return;
+        }
         out.extend_from_slice(line);
         out.push(b'\n');
     }

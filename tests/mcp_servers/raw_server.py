@@ -194,6 +194,15 @@ def main() -> None:
             line = f'{{"jsonrpc":"2.0","id":{rid},"result":{{"tools":[{{"name":"deep","inputSchema":{schema}}}]}}}}\n'
             out.write(line.encode())
             out.flush()
+        elif method == "tools/list" and MODE == "many_values_listing":
+            # 14 MB of tiny values in one schema: rmcp would build them all before any check.
+            zeros = ",".join(["0"] * 7_000_000)
+            rid = json.dumps(req["id"])
+            schema = '{"type":"object","properties":{"x":{"enum":[' + zeros + "]}}}"
+            out.write(
+                f'{{"jsonrpc":"2.0","id":{rid},"result":{{"tools":[{{"name":"t","inputSchema":{schema}}}]}}}}\n'.encode()
+            )
+            out.flush()
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": req["id"], "result": {"tools": catalog()}})
         elif method == "tools/call":
