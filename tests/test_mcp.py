@@ -1302,6 +1302,18 @@ async def test_a_100_mb_result_is_refused_and_the_connection_survives():
         assert [t.name for t in await client.load_tools()] == ["raw_ok"]
 
 
+async def test_http_handshake_errors_name_the_cause_not_rmcps_types():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    with pytest.raises(ToolError) as e:
+        async with MCPClient(url=f"http://127.0.0.1:{port}/mcp", namespace="x", timeout=10):
+            pass
+    assert "rmcp::" not in str(e.value) and "Transport [" not in str(e.value), str(e.value)
+    assert "transport error: " in str(e.value)
+
+
 async def test_an_http_response_without_the_answer_fails_the_call_at_once():
     """A 202, or a JSON body answering another id, leaves nothing that could answer the call:
     it used to wait for its timeout, for ever with timeout=None."""

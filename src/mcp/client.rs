@@ -366,7 +366,10 @@ impl McpClient {
                     Some(Err(e)) => {
                         return Err(McpError::Handshake {
                             target,
-                            reason: sanitize_marked(&e.to_string(), ERROR_CHARS),
+                            reason: sanitize_marked(
+                                &without_type_names(&e.to_string()),
+                                ERROR_CHARS,
+                            ),
                         })
                     }
                     None => {
@@ -485,8 +488,28 @@ fn service_error(e: &ServiceError) -> String {
         ServiceError::McpError(data) => format!("{} (code {})", data.message, data.code.0),
         // The wrapper's text names rmcp's generic transport type; the inner error is the news.
         ServiceError::TransportSend(t) => format!("transport error: {}", t.error),
-        other => other.to_string(),
+        other => without_type_names(&other.to_string()),
     }
+}
+
+/// rmcp's errors name its generic transport type ("Transport [rmcp::transport::worker::
+/// WorkerTransport<...>] error: ..."), which tells a user nothing: the cause after it stays.
+fn without_type_names(text: &str) -> String {
+    const OPEN: &str = "Transport [";
+    const CLOSE: &str = "] error: ";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(OPEN) {
+        let after = &rest[i + OPEN.len()..];
+        let Some(j) = after.find(CLOSE) else {
+            break;
+        };
+        out.push_str(&rest[..i]);
+        out.push_str("transport error: ");
+        rest = &after[j + CLOSE.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// One remote tool, callable while its session is open.
@@ -733,5 +756,22 @@ impl NativeTool for McpTool {
 
     fn awaitable(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_type_names;
+
+    #[test]
+    fn rmcps_transport_type_names_are_left_out_of_errors() {
+        let text = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::x::Y<\
+                    agentmaker::Z>>] error: unexpected server response: HTTP 307, when send initialize request";
+        assert_eq!(
+            without_type_names(text),
+            "Send message error transport error: unexpected server response: HTTP 307, when send \
+             initialize request"
+        );
+        assert_eq!(without_type_names("Transport [x"), "Transport [x");
     }
 }
