@@ -950,6 +950,14 @@ def test_constructor_validation():
         MCPClient(command="a")  # namespace is required
     with pytest.raises(ValueError, match="namespace must match"):
         MCPClient(command="a", namespace="bad name")
+    with pytest.raises(ValueError, match="an empty bearer token"):
+        MCPClient(url="https://x/", namespace="x", auth=" ")
+
+    async def async_auth():
+        return {}
+
+    with pytest.raises(TypeError, match="must be a plain function returning a dict of headers, not async"):
+        MCPClient(url="https://x/", namespace="x", auth=async_auth)
     for bad in (0, -1.0, float("nan")):
         with pytest.raises(ValueError, match="timeout must be a positive number of seconds or None"):
             MCPClient(command="a", namespace="x", timeout=bad)

@@ -233,12 +233,27 @@ impl PyMcpClient {
                 };
                 if let Some(a) = auth {
                     if let Ok(token) = a.cast::<PyString>() {
+                        if token.to_str()?.trim().is_empty() {
+                            return Err(PyValueError::new_err(
+                                "auth: an empty bearer token would send \"Authorization: Bearer \" on every request; pass None for no auth",
+                            ));
+                        }
                         http.bearer = Some(token.to_string());
                     } else if a.hasattr("auth_flow")? {
                         return Err(PyTypeError::new_err(
                             "auth: httpx.Auth objects are not supported (their request/response generator needs httpx to \
                              perform the HTTP exchange; agentmaker's client is Rust). Pass a bearer token string, or a \
                              callable returning a dict of headers that is called before every request.",
+                        ));
+                    } else if a.is_callable()
+                        && py
+                            .import("inspect")?
+                            .call_method1("iscoroutinefunction", (a,))?
+                            .is_truthy()?
+                    {
+                        return Err(PyTypeError::new_err(
+                            "auth: the callable must be a plain function returning a dict of headers, not async: it is \
+                             called before every request from a worker thread, with no event loop to await it",
                         ));
                     } else if a.is_callable() {
                         http.header_source = Some(Arc::new(CallableHeaders(a.clone().unbind())));
