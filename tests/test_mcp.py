@@ -164,6 +164,9 @@ def test_with_no_loop_running_the_async_methods_return_coroutines():
     assert asyncio.run(client.__aexit__(None, None, None)) is False
     assert asyncio.run(client.aclose()) is None
     assert not client.connected
+    # Arguments that are not JSON: still a coroutine, resolving to the error response.
+    r = asyncio.run(add.arun({"a": object(), "b": 1}))
+    assert r.status == "error" and "arguments are not JSON" in r.text
     # Never run: nothing is started, and Python says so as for any coroutine.
     pending = add.arun({"a": 1, "b": 1})
     assert asyncio.iscoroutine(pending)

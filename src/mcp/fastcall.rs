@@ -136,7 +136,12 @@ pub fn count_values(raw: &[u8], cap: usize) -> usize {
                 i += 1;
                 // To the closing quote: one not escaped by an odd run of backslashes.
                 loop {
-                    match memchr::memchr2(b'"', b'\\', &raw[i..]) {
+                    // Text that is not JSON (an SSE event is counted before anything parses
+                    // it) may end in a backslash: past the end, the string is unterminated.
+                    let Some(rest) = raw.get(i..) else {
+                        return n;
+                    };
+                    match memchr::memchr2(b'"', b'\\', rest) {
                         None => return n,
                         Some(k) if raw[i + k] == b'\\' => i += k + 2,
                         Some(k) => {
@@ -486,7 +491,7 @@ fn cancel_notice(id: u64, reason: &str) -> String {
 
 /// Whether a JSON value's text (already parsed, so valid) is a string or a number: the ids
 /// JSON-RPC allows.
-fn is_string_or_number(raw: &str) -> bool {
+pub fn is_string_or_number(raw: &str) -> bool {
     raw.bytes()
         .next()
         .is_some_and(|b| b == b'"' || b == b'-' || b.is_ascii_digit())
@@ -571,6 +576,9 @@ mod tests {
         assert_eq!(count_values(raw, 3), 4, "stops once past the cap");
         assert_eq!(count_values(br#"["{[,:", "\\", 1]"#, 100), 4);
         assert_eq!(count_values(br#""unterminated \""#, 100), 1);
+        // Not JSON at all (an SSE event is counted before it is parsed): no panic.
+        assert_eq!(count_values(br#"["a\"#, 100), 2);
+        assert_eq!(count_values(b"\"\\", 100), 1);
     }
 
     #[test]

@@ -362,11 +362,15 @@ fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
     };
     let dropped = r#"{"jsonrpc":"2.0","method":"notifications/agentmaker/dropped"}"#.to_string();
     let replaced = match serde_json::from_str::<Message<'_>>(data) {
+        // Only an id that is a short string or number is copied into the rebuilt answer: an
+        // id of a million values would otherwise reach rmcp whole.
         Ok(Message {
             id: Some(id),
             method: None,
             result,
-        }) => {
+        }) if id.get().len() <= super::fastcall::MAX_SERVER_ID_BYTES
+            && super::fastcall::is_string_or_number(id.get()) =>
+        {
             let marker = serde_json::value::RawValue::from_string(UNREAD_MARKER.into()).ok();
             let id = id.get();
             match result.map(|r| without_structured(r.get(), marker.as_deref())) {
@@ -823,6 +827,11 @@ mod tests {
         );
         let v = parsed(event(format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":[{zeros}]}}}}"#
+        )));
+        assert_eq!(v["method"], "notifications/agentmaker/dropped");
+        // The budget cannot be dodged by putting the values in the id.
+        let v = parsed(event(format!(
+            r#"{{"jsonrpc":"2.0","id":[{zeros}],"result":{{}}}}"#
         )));
         assert_eq!(v["method"], "notifications/agentmaker/dropped");
         // Small events pass as they are.

@@ -567,6 +567,12 @@ impl PyMcpTool {
         let args = match py_to_value(parameters) {
             Ok(v) => v,
             Err(e) => {
+                // Still a coroutine when no loop runs (it resolves to this error there).
+                if let Some(later) =
+                    later_if_no_loop(slf.as_any(), "arun", vec![parameters.clone()])?
+                {
+                    return Ok(later);
+                }
                 let resp = PyToolResponse::error_text(
                     py,
                     format!("Error: MCP tool arguments are not JSON: {}", e.describe()),
