@@ -1451,8 +1451,9 @@ async def test_a_server_that_cannot_start_is_reported_with_its_stderr():
         ("[" * 1000 + "]" * 1000, "recursion limit exceeded"),
         ('"a string is not a CallToolResult"', "Unexpected response type"),
         (
+            # A tools/call answer in one JSON body is read up to 2 MiB (rmcp parses it whole).
             '{"content": [{"type": "text", "text": "%s"}]}' % ("y" * 20_000_000),
-            "exceeded the maximum size of 16777216 bytes",
+            "exceeded the maximum size of 2097152 bytes",
         ),
     ],
     ids=["1000-deep", "wrong-shape", "20MB"],
