@@ -1342,6 +1342,15 @@ async def test_an_http_response_without_the_answer_fails_the_call_at_once():
             assert (await whoami.arun({})).status == "success"
 
 
+async def test_a_lone_surrogate_in_a_result_becomes_a_replacement_character():
+    """Python's json.dumps writes half a surrogate pair as an escape serde refuses: the
+    whole result used to fail ("unexpected end of hex escape")."""
+    async with raw_client("lone_surrogate") as client:
+        (ok,) = await client.load_tools()
+        r = await ok.arun({})
+        assert (r.status, r.text) == ("success", "a\ufffdb")
+
+
 def test_an_answer_of_millions_of_tiny_values_is_not_parsed_into_memory(tmp_path):
     """15 MB of zeros in the structured content used to be parsed into a tree of 400 MB before
     the data budget applied: now the structured content is left out unread (data says it was

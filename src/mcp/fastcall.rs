@@ -68,6 +68,14 @@ fn typed_result(raw: &str) -> CallOutcome {
     let parse = |raw: &str| match serde_json::from_str::<CallToolResult>(raw) {
         Ok(r) => Ok(r),
         Err(e) => with_unknown_blocks_named(raw)
+            .or_else(|| {
+                // Python's json.dumps writes a lone surrogate as `\ud800`, which serde refuses:
+                // such a string gets U+FFFD there instead of failing the whole result.
+                let repaired = lone_surrogates_replaced(raw)?;
+                serde_json::from_str::<CallToolResult>(&repaired)
+                    .ok()
+                    .or_else(|| with_unknown_blocks_named(&repaired))
+            })
             .ok_or_else(|| format!("the server's result is not a valid tools/call result: {e}")),
     };
     if !over_value_budget(raw.as_bytes()) {
@@ -77,6 +85,54 @@ fn typed_result(raw: &str) -> CallOutcome {
         Ok(r) => CallOutcome::DoneWithoutStructured(Box::new(r)),
         Err(e) => CallOutcome::Failed(e),
     }
+}
+
+/// JSON text `raw` with every `\uXXXX` escape of a surrogate that is not half of a pair
+/// replaced by `\ufffd`; `None` when there is none.
+fn lone_surrogates_replaced(raw: &str) -> Option<String> {
+    let b = raw.as_bytes();
+    let hex = |at: usize| -> Option<u32> {
+        let digits = std::str::from_utf8(b.get(at..at + 4)?).ok()?;
+        u32::from_str_radix(digits, 16).ok()
+    };
+    let escape_at = |at: usize| -> Option<u32> {
+        (b.get(at) == Some(&b'\\') && b.get(at + 1) == Some(&b'u'))
+            .then(|| hex(at + 2))
+            .flatten()
+    };
+    let mut out = Vec::with_capacity(b.len());
+    let (mut i, mut in_string, mut changed) = (0, false, false);
+    while i < b.len() {
+        match b[i] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                let step = match escape_at(i) {
+                    Some(0xD800..=0xDBFF)
+                        if escape_at(i + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low)) =>
+                    {
+                        12 // a pair: kept
+                    }
+                    Some(0xD800..=0xDFFF) => {
+                        out.extend_from_slice(b"\\ufffd");
+                        changed = true;
+                        i += 6;
+                        continue;
+                    }
+                    Some(_) => 6,
+                    None => 2,
+                };
+                let end = (i + step).min(b.len());
+                out.extend_from_slice(&b[i..end]);
+                i = end;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    // Only escapes were replaced, by ASCII: the text is still UTF-8.
+    changed.then(|| String::from_utf8(out).ok()).flatten()
 }
 
 /// Whether JSON text `raw` holds more than [`MAX_ANSWER_VALUES`] values (texts under
@@ -579,6 +635,27 @@ mod tests {
         // Not JSON at all (an SSE event is counted before it is parsed): no panic.
         assert_eq!(count_values(br#"["a\"#, 100), 2);
         assert_eq!(count_values(b"\"\\", 100), 1);
+    }
+
+    #[test]
+    fn lone_surrogate_escapes_become_replacement_characters() {
+        let raw =
+            r#"{"content":[{"type":"text","text":"a\ud800b \udc00 \ud83d\ude00 \\ud800 \u00e9"}]}"#;
+        assert!(serde_json::from_str::<CallToolResult>(raw).is_err());
+        match typed_result(raw) {
+            CallOutcome::Done(r) => assert_eq!(
+                r.content[0].as_text().unwrap().text,
+                "a\u{fffd}b \u{fffd} \u{1f600} \\ud800 \u{e9}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(lone_surrogates_replaced(r#"{"t":"\ud83d\ude00 ok"}"#), None);
+        assert_eq!(
+            lone_surrogates_replaced(r#"["\ud800"]"#).as_deref(),
+            Some(r#"["\ufffd"]"#)
+        );
+        // Cut short: no panic.
+        assert_eq!(lone_surrogates_replaced(r#""\ud8"#), None);
     }
 
     #[test]

@@ -103,6 +103,9 @@ def call_result(req: dict) -> None:
         out.write(b'"}]}}\n')
         out.flush()
         return
+    if MODE == "lone_surrogate":  # what json.dumps writes for a str holding half a pair
+        send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "a\ud800b"}]}})
+        return
     if MODE == "many_values":
         # 15 MB made of tiny values: millions of zeros in the structured content (the text
         # is fine), or 500,000 empty text blocks (nothing but values).
