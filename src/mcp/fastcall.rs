@@ -146,14 +146,14 @@ pub fn over_value_budget(raw: &[u8]) -> bool {
 /// with the reason instead of rmcp building the message.
 pub fn refused_for_values(line: &[u8]) -> Option<Vec<u8>> {
     let id = serde_json::from_slice::<Envelope<'_>>(line).ok()?.id?;
-    let error = serde_json::json!({"code": -32603, "message": too_many_values()});
-    Some(
-        format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{error}}}\n",
-            id.get()
-        )
-        .into_bytes(),
-    )
+    Some(error_answer(id.get(), -32603, &too_many_values()).into_bytes())
+}
+
+/// The JSON-RPC error answer to request `id` (its JSON text), as one message without a
+/// newline: every error this client puts in the server's place or sends it is worded here.
+pub fn error_answer(id: &str, code: i64, message: &str) -> String {
+    let error = serde_json::json!({"code": code, "message": message});
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}")
 }
 
 /// A `tools/call` result's text with its `structuredContent` left out unread (or replaced by
@@ -450,20 +450,13 @@ impl FastCalls {
             return;
         }
         let method = serde_json::from_str::<std::borrow::Cow<'_, str>>(method.get());
-        let error = match method.as_deref() {
-            Ok("ping") => None,
-            Ok(name) => {
-                Some(serde_json::json!({"code": -32601, "message": method_not_offered(name)}))
-            }
+        let mut line = match method.as_deref() {
+            Ok("ping") => format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}"),
+            Ok(name) => error_answer(id, -32601, &method_not_offered(name)),
             // JSON-RPC's "invalid request": the message is not a request at all.
-            Err(_) => Some(
-                serde_json::json!({"code": -32600, "message": "Invalid Request: the method is not a string"}),
-            ),
+            Err(_) => error_answer(id, -32600, "Invalid Request: the method is not a string"),
         };
-        let line = match error {
-            None => format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n"),
-            Some(error) => format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n"),
-        };
+        line.push('\n');
         let _ = self.writer.append(line.as_bytes(), MAX_REPLY_BACKLOG);
     }
 

@@ -318,10 +318,9 @@ impl HeaderClient {
     }
 }
 
-/// The `structuredContent` put in place of one left out unread from an SSE event (see
-/// [`bounded_event`]); [`call_remote`](super::client) turns it into `{"truncated": true}` data.
-pub const UNREAD_MARKER: &str = r#"{"agentmaker/unread":true}"#;
-/// The one key of [`UNREAD_MARKER`].
+/// The one key of the `structuredContent` put in place of one left out unread from an SSE
+/// event (`{"agentmaker/unread":true}`, see [`bounded_event`]); [`call_remote`](super::client)
+/// turns it into `{"truncated": true}` data.
 pub const UNREAD_KEY: &str = "agentmaker/unread";
 
 /// A `tools/call` answer sent as one JSON body is parsed by rmcp before we can count its values
@@ -340,7 +339,7 @@ fn bounded_events(events: BoxedSseResponse) -> BoxedSseResponse {
 
 /// An event whose message holds more values than an answer may is replaced before rmcp builds
 /// it, as over stdio: an answer keeps its result less the structured content (replaced by
-/// [`UNREAD_MARKER`]), or if that is still too much becomes an error answer to its request;
+/// `{"agentmaker/unread":true}`), or if that is still too much becomes an error answer to its request;
 /// anything else becomes a notification of ours, which is dropped.
 fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
     use super::fastcall::{over_value_budget, too_many_values, without_structured};
@@ -371,14 +370,14 @@ fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
         }) if id.get().len() <= super::fastcall::MAX_SERVER_ID_BYTES
             && super::fastcall::is_string_or_number(id.get()) =>
         {
-            let marker = serde_json::value::RawValue::from_string(UNREAD_MARKER.into()).ok();
+            let marker = format!(r#"{{"{UNREAD_KEY}":true}}"#);
+            let marker = serde_json::value::RawValue::from_string(marker).ok();
             let id = id.get();
             match result.map(|r| without_structured(r.get(), marker.as_deref())) {
                 Some(Ok(rest)) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{rest}}}"#),
                 // An error answer too large to read is worded the same way.
                 Some(Err(_)) | None => {
-                    let error = serde_json::json!({"code": -32603, "message": too_many_values()});
-                    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
+                    super::fastcall::error_answer(id, -32603, &too_many_values())
                 }
             }
         }

@@ -93,6 +93,7 @@ impl<R> LineGuard<R> {
             // rmcp would build every value: its request gets the reason instead.
             if let Some(error) = super::fastcall::refused_for_values(line) {
                 out.extend_from_slice(&error);
+                out.push(b'\n');
             }
             return;
         }
@@ -141,8 +142,7 @@ impl<R> LineGuard<R> {
             Overflow::Size => format!("the server's message was larger than {} bytes and was discarded", self.max_line),
             Overflow::Depth => format!("the server's message nested deeper than {MAX_MESSAGE_DEPTH} levels and was discarded"),
         };
-        let err = serde_json::json!({"code": -32603, "message": message});
-        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{err}}}");
+        let line = super::fastcall::error_answer(id, -32603, &message);
         Self::emit(&mut self.out, self.fast.as_ref(), line.as_bytes());
     }
 
