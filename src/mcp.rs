@@ -27,6 +27,7 @@ pub struct MessageKey;
 
 impl MessageKey {
     pub const NO_SESSION: &'static str = "tool.msg.mcp.no_session";
+    pub const STALE_SESSION: &'static str = "tool.msg.mcp.stale_session";
     pub const TIMEOUT: &'static str = "tool.msg.mcp.timeout";
     pub const NO_TEXT: &'static str = "tool.msg.mcp.no_text";
     pub const ERROR: &'static str = "tool.msg.mcp.error";
@@ -38,6 +39,10 @@ pub const DEFAULT_PROMPTS: &[(&str, &str)] = &[
     (
         MessageKey::NO_SESSION,
         "Error: the MCP session is not established or has been closed; call within the `async with MCPClient(...)` block.",
+    ),
+    (
+        MessageKey::STALE_SESSION,
+        "Error: this MCP tool was loaded in an earlier session of its client, which has been closed; call load_tools() again and use the tools it returns.",
     ),
     (MessageKey::TIMEOUT, "Error: the MCP tool call timed out (>{timeout}s) and was aborted"),
     (MessageKey::NO_TEXT, "(the tool produced no text output)"),

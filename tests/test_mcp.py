@@ -977,6 +977,18 @@ def test_constructor_validation():
             MCPClient(command="a", namespace="x", expected_fingerprints={"x_t": pin, "x_u": digest})
     with pytest.raises(ValueError, match="max_tools must be >= 1"):
         MCPClient(command="a", namespace="x", max_tools=0)
+    # Limits are ints: True is no count, and one too big for a machine word means no limit.
+    for key in ("max_tools", "max_result_chars", "max_desc_chars"):
+        for bad, kind in ((True, "bool"), (2.5, "float"), ("10", "str")):
+            with pytest.raises(TypeError, match=f"^{key} must be an int, not {kind}$"):
+                MCPClient(command="a", namespace="x", **{key: bad})
+        with pytest.raises(ValueError, match=f"{key} must be >= 1, got -{10**30}"):
+            MCPClient(command="a", namespace="x", **{key: -(10**30)})
+    assert MCPClient(command="a", namespace="x", max_tools=10**30).max_tools == 2**63 - 1
+    for bad, kind in ((True, "bool"), ("5", "str"), ([5], "list")):
+        with pytest.raises(TypeError, match=f"^timeout must be a number of seconds or None, not {kind}$"):
+            MCPClient(command="a", namespace="x", timeout=bad)
+    assert MCPClient(command="a", namespace="x", timeout=2).timeout == 2.0
     with pytest.raises(ValueError, match="does not accept headers/auth"):
         MCPClient(command="a", namespace="x", headers={"a": "b"})
     with pytest.raises(ValueError, match="does not accept args/env/cwd"):
@@ -1009,6 +1021,32 @@ async def test_entering_twice_is_refused():
     async with client:
         with pytest.raises(ToolError, match="already connected"):
             await client.__aenter__()
+
+
+STALE = (
+    "Error: this MCP tool was loaded in an earlier session of its client, which has been closed; "
+    "call load_tools() again and use the tools it returns."
+)
+
+
+async def test_tools_of_an_earlier_session_say_to_load_the_tools_again():
+    """A client opened a second time starts a new session (a new server process): the tools
+    of the first are not silently rebound (the server may list other tools now, and pins were
+    checked against the old listing), and they say what to do."""
+    client = sdk_client()
+    async with client:
+        old = by_remote(await client.load_tools())["add"]
+        assert (await old.arun({"a": 1, "b": 2})).text == "3"
+    assert (await old.arun({"a": 1, "b": 2})).text.startswith(NO_SESSION)
+    async with client:
+        assert (await old.arun({"a": 1, "b": 2})).text == STALE
+        reg = ToolRegistry()
+        reg.register(old)
+        assert (await asyncio.to_thread(reg.execute_tool, old.name, {"a": 1, "b": 2})).text == STALE
+        new = by_remote(await client.load_tools())["add"]
+        assert (await new.arun({"a": 1, "b": 2})).text == "3"
+    for t in (old, new):  # the client is closed again: nothing to reload from
+        assert (await t.arun({"a": 1, "b": 2})).text.startswith(NO_SESSION)
 
 
 # --- hostile servers ---------------------------------------------------------------------------

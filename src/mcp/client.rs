@@ -163,7 +163,9 @@ impl Session {
 
 pub struct McpClient {
     config: Arc<ClientConfig>,
-    session: Mutex<Option<Arc<Session>>>,
+    /// Shared with the tools loaded from it, which look here only once their own session is
+    /// closed: to tell a tool of an earlier session from one whose client is closed.
+    session: Arc<Mutex<Option<Arc<Session>>>>,
     /// Bumped by [`McpClient::close`] (under the `session` lock): a connect under way gives up,
     /// and the server it started is killed.
     closes: tokio::sync::watch::Sender<u64>,
@@ -234,7 +236,7 @@ impl McpClient {
         }
         Ok(McpClient {
             config: Arc::new(config),
-            session: Mutex::new(None),
+            session: Default::default(),
             closes: tokio::sync::watch::channel(0).0,
         })
     }
@@ -428,7 +430,7 @@ impl McpClient {
         let entries = build_catalog(listed, &rules)?;
         Ok(entries
             .into_iter()
-            .map(|e| McpTool::new(e, &self.config, session.clone()))
+            .map(|e| McpTool::new(e, &self.config, session.clone(), self.session.clone()))
             .collect())
     }
 }
@@ -519,11 +521,18 @@ pub struct McpTool {
     fingerprint: String,
     origin: String,
     session: Arc<Session>,
+    /// The client's current session (see [`McpTool::no_session`]).
+    client: Arc<Mutex<Option<Arc<Session>>>>,
     config: Arc<ClientConfig>,
 }
 
 impl McpTool {
-    fn new(e: CatalogEntry, config: &Arc<ClientConfig>, session: Arc<Session>) -> McpTool {
+    fn new(
+        e: CatalogEntry,
+        config: &Arc<ClientConfig>,
+        session: Arc<Session>,
+        client: Arc<Mutex<Option<Arc<Session>>>>,
+    ) -> McpTool {
         let mut spec = ToolSpec::new(e.display_name, e.description, Vec::new());
         spec.input_schema = Some(e.input_schema);
         spec.requires_confirmation = config.requires_confirmation;
@@ -536,8 +545,26 @@ impl McpTool {
             fingerprint: e.fingerprint,
             origin: format!("mcp:{}", config.namespace),
             session,
+            client,
             config: config.clone(),
         }
+    }
+
+    /// Why a call cannot be made once this tool's session is closed: the client is closed, or
+    /// it was opened again since and this tool belongs to the session before (its tools must
+    /// be loaded again: the server may have changed them, and their pins were checked then).
+    fn no_session(&self) -> ToolResponse {
+        let prompts = &self.config.prompts;
+        let reopened = self.client.lock().ok().is_some_and(|current| {
+            current
+                .as_ref()
+                .is_some_and(|s| !Arc::ptr_eq(s, &self.session) && !s.is_closed())
+        });
+        ToolResponse::error(prompts.get(if reopened {
+            MessageKey::STALE_SESSION
+        } else {
+            MessageKey::NO_SESSION
+        }))
     }
 
     pub fn remote_name(&self) -> &str {
@@ -565,7 +592,7 @@ impl McpTool {
         let config = &self.config;
         let prompts = &config.prompts;
         if self.session.is_closed() {
-            done(ToolResponse::error(prompts.get(MessageKey::NO_SESSION)));
+            done(self.no_session());
             return CallHandle(Cancel::Settled);
         }
         let arguments = match args {
@@ -616,7 +643,7 @@ impl McpTool {
     /// GIL released from a plain thread).
     pub fn call_blocking(&self, args: Value) -> ToolResponse {
         self.call_waiting(args, &mut || false)
-            .unwrap_or_else(|| ToolResponse::error(self.config.prompts.get(MessageKey::NO_SESSION)))
+            .unwrap_or_else(|| self.no_session())
     }
 
     /// [`McpTool::call_blocking`], asking `interrupted` every 50 ms while it waits; when that
@@ -640,9 +667,7 @@ impl McpTool {
                     }
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                    return Some(ToolResponse::error(
-                        self.config.prompts.get(MessageKey::NO_SESSION),
-                    ))
+                    return Some(self.no_session())
                 }
             }
         }

@@ -21,7 +21,7 @@ use crate::py::tool::PyTool;
 use crate::tool::NativeTool;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString};
 use pyo3::{PyTraverseError, PyVisit};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -104,13 +104,68 @@ fn check_pins(pins: &HashMap<String, String>) -> PyResult<()> {
     }
 }
 
-fn positive_limit(value: i64, what: &str) -> PyResult<usize> {
-    if value < 1 {
-        return Err(PyValueError::new_err(format!(
-            "{what} must be >= 1, got {value}"
-        )));
+fn positive_limit(value: Count, what: &str) -> PyResult<usize> {
+    match value.0 {
+        Err(kind) => Err(PyTypeError::new_err(format!(
+            "{what} must be an int, not {kind}"
+        ))),
+        Ok(n) if n < 1 => Err(PyValueError::new_err(format!(
+            "{what} must be >= 1, got {}",
+            value.1
+        ))),
+        Ok(n) => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
     }
-    Ok(usize::try_from(value).unwrap_or(usize::MAX))
+}
+
+/// A limit argument (`max_tools=`, ...) as given: an int saturated to an `i64` (10**30 means
+/// no practical limit, and is taken as the largest; pyo3's own extraction raised a bare
+/// OverflowError) and its text, or the name of the type that is not an int (a bool is not
+/// a count). [`positive_limit`] words the error, naming the argument.
+struct Count(Result<i64, String>, String);
+
+impl Count {
+    const fn new(n: i64) -> Count {
+        Count(Ok(n), String::new())
+    }
+}
+
+/// The name of `obj`'s type, for an error.
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default()
+}
+
+impl FromPyObject<'_, '_> for Count {
+    type Error = PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
+        if obj.is_instance_of::<PyBool>() || !obj.is_instance_of::<PyInt>() {
+            return Ok(Count(Err(type_name(&obj)), String::new()));
+        }
+        let n = match obj.extract::<i64>() {
+            Ok(n) => n,
+            Err(_) if obj.gt(0)? => i64::MAX,
+            Err(_) => i64::MIN,
+        };
+        Ok(Count(Ok(n), obj.str()?.to_string()))
+    }
+}
+
+/// `timeout=` in seconds: an int, a float or anything with `__float__`, else the name of its
+/// type; `True` is refused rather than read as one second.
+struct Seconds(Result<f64, String>);
+
+impl FromPyObject<'_, '_> for Seconds {
+    type Error = PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
+        if obj.is_instance_of::<PyBool>() {
+            return Ok(Seconds(Err("bool".into())));
+        }
+        Ok(Seconds(obj.extract::<f64>().map_err(|_| type_name(&obj))))
+    }
 }
 
 /// Connection to one MCP server whose tools become :class:`MCPTool` objects.
@@ -146,9 +201,9 @@ pub struct PyMcpClient {
 impl PyMcpClient {
     #[new]
     #[pyo3(signature = (command=None, args=None, env=None, cwd=None, url=None, headers=None, auth=None, *,
-        namespace, requires_confirmation=true, expected_fingerprints=None, max_tools=DEFAULT_MAX_TOOLS as i64,
-        max_result_chars=DEFAULT_MAX_RESULT_CHARS as i64, max_desc_chars=DEFAULT_MAX_DESC_CHARS as i64,
-        timeout=Some(30.0), allow_insecure_http=false, prompts=None),
+        namespace, requires_confirmation=true, expected_fingerprints=None, max_tools=Count::new(DEFAULT_MAX_TOOLS as i64),
+        max_result_chars=Count::new(DEFAULT_MAX_RESULT_CHARS as i64), max_desc_chars=Count::new(DEFAULT_MAX_DESC_CHARS as i64),
+        timeout=Some(Seconds(Ok(30.0))), allow_insecure_http=false, prompts=None),
         text_signature = "(command=None, args=None, env=None, cwd=None, url=None, headers=None, auth=None, *, namespace, requires_confirmation=True, expected_fingerprints=None, max_tools=128, max_result_chars=50000, max_desc_chars=4096, timeout=30.0, allow_insecure_http=False, prompts=None)")]
     fn new(
         py: Python<'_>,
@@ -162,15 +217,19 @@ impl PyMcpClient {
         namespace: String,
         requires_confirmation: bool,
         expected_fingerprints: Option<HashMap<String, String>>,
-        max_tools: i64,
-        max_result_chars: i64,
-        max_desc_chars: i64,
-        timeout: Option<f64>,
+        max_tools: Count,
+        max_result_chars: Count,
+        max_desc_chars: Count,
+        timeout: Option<Seconds>,
         allow_insecure_http: bool,
         prompts: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
         // Infinity means no timeout, like None; beyond 10^9 s (31 years) it is cut to that.
-        let timeout = match timeout {
+        let timeout = match timeout.map(|s| s.0).transpose().map_err(|kind| {
+            PyTypeError::new_err(format!(
+                "timeout must be a number of seconds or None, not {kind}"
+            ))
+        })? {
             None => None,
             Some(t) if t == f64::INFINITY => None,
             Some(t) if t >= MIN_TIMEOUT_SECS => Some(Duration::from_secs_f64(t.min(1e9))),
