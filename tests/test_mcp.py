@@ -1520,6 +1520,24 @@ async def test_hostile_http_answers_become_errors_and_the_session_survives(resul
             assert (await whoami.arun({})).text == "<none>"
 
 
+async def test_an_http_event_too_large_to_read_fails_its_call_saying_so():
+    """rmcp ends an event stream at an event over 16 MiB; the call it answers fails with that
+    reason (it read "the MCP server closed the connection"), and the session goes on."""
+    with RecordingServer() as server:
+        async with MCPClient(url=server.url, namespace="rec", timeout=10) as client:
+            (whoami,) = await client.load_tools()
+            server.call_as_sse = True
+            server.call_result_text = '{"content": [{"type": "text", "text": "%s"}]}' % ("y" * 17_000_000)
+            r = await whoami.arun({})
+            assert r.status == "error"
+            assert r.text == (
+                "Error: the MCP tool call failed: SSE event exceeded the maximum size of 16777216 bytes; "
+                "the answer was not read (code -32603)"
+            )
+            server.call_result_text = None
+            assert (await whoami.arun({})).text == "<none>"
+
+
 async def test_a_cancelled_call_does_not_disturb_later_ones():
     async with sdk_client() as client:
         t = by_remote(await client.load_tools())

@@ -331,10 +331,38 @@ pub const MAX_JSON_CALL_BODY: usize = 2 * 1024 * 1024;
 /// The server's event stream, each event held to [`fastcall::MAX_ANSWER_VALUES`] before rmcp
 /// parses it (see [`bounded_event`]).
 ///
+/// On the stream answering our request `awaited`, an event over rmcp's size limit (16 MiB),
+/// which ends the stream, becomes an error answer to that request saying so: rmcp reported it
+/// as "the server closed the connection".
+///
 /// [`fastcall::MAX_ANSWER_VALUES`]: super::fastcall::MAX_ANSWER_VALUES
-fn bounded_events(events: BoxedSseResponse) -> BoxedSseResponse {
+fn bounded_events(events: BoxedSseResponse, awaited: Option<RequestId>) -> BoxedSseResponse {
     use futures::StreamExt;
-    events.map(|event| event.map(bounded_event)).boxed()
+    events
+        .map(move |event| match event {
+            Ok(event) => Ok(bounded_event(event)),
+            Err(e) => match awaited.as_ref().filter(|_| is_event_too_large(&e)) {
+                Some(id) => Ok(too_large_answer(id, &e)),
+                None => Err(e),
+            },
+        })
+        .boxed()
+}
+
+/// rmcp's error for an event over its size limit (its own test is private; its text is
+/// "SSE event exceeded the maximum size of N bytes", rmcp being pinned exactly).
+fn is_event_too_large(error: &sse_stream::Error) -> bool {
+    matches!(error, sse_stream::Error::Body(_))
+        && error.to_string().contains("exceeded the maximum size")
+}
+
+/// An event carrying the error answer to request `id` for an event too large to read.
+fn too_large_answer(id: &RequestId, error: &sse_stream::Error) -> sse_stream::Sse {
+    let id = serde_json::to_string(id).unwrap_or_else(|_| "null".into());
+    let why = error.to_string();
+    let why = why.rsplit(": ").next().unwrap_or(&why);
+    let message = format!("{why}; the answer was not read");
+    sse_stream::Sse::default().data(super::fastcall::error_answer(&id, -32603, &message))
 }
 
 /// An event whose message holds more values than an answer may is replaced before rmcp builds
@@ -405,7 +433,7 @@ fn answered_here(
 ) -> HttpResult<StreamableHttpPostResponse> {
     let response = match response {
         Ok(StreamableHttpPostResponse::Sse(events, session)) => Ok(
-            StreamableHttpPostResponse::Sse(bounded_events(events), session),
+            StreamableHttpPostResponse::Sse(bounded_events(events, awaited.clone()), session),
         ),
         other => other,
     };
@@ -531,7 +559,7 @@ impl StreamableHttpClient for HeaderClient {
         self.inner
             .get_stream(uri, session_id, last_event_id, auth_header, headers)
             .await
-            .map(bounded_events)
+            .map(|events| bounded_events(events, None))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -554,7 +582,7 @@ impl StreamableHttpClient for HeaderClient {
                 max_sse_event_size,
             )
             .await
-            .map(bounded_events)
+            .map(|events| bounded_events(events, None))
     }
 }
 
@@ -607,6 +635,50 @@ mod tests {
         assert_eq!(h.get(&HeaderName::from_static("x-api-key")).unwrap(), "k");
         assert!(parse_headers(&[("bad name".into(), "v".into())]).is_err());
         assert!(parse_headers(&[("x".into(), "a\nb".into())]).is_err());
+    }
+
+    /// An event over rmcp's size limit fails the request its stream answers, saying so; on a
+    /// stream answering nothing (the GET stream) and for other errors, the error stays.
+    #[test]
+    fn an_event_too_large_to_read_answers_the_request_with_the_reason() {
+        use futures::StreamExt;
+        let too_large = || {
+            sse_stream::Error::Body(Box::new(std::io::Error::other(
+                "SSE event exceeded the maximum size of 16777216 bytes",
+            )))
+        };
+        let events = |errors: Vec<sse_stream::Error>| -> BoxedSseResponse {
+            futures::stream::iter(errors.into_iter().map(Err)).boxed()
+        };
+        let run = |stream: BoxedSseResponse| {
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(stream.collect::<Vec<_>>())
+        };
+        let got = run(bounded_events(
+            events(vec![too_large()]),
+            Some(RequestId::Number(7)),
+        ));
+        let answer: serde_json::Value =
+            serde_json::from_str(got[0].as_ref().unwrap().data.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            answer,
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32603,
+                "message": "SSE event exceeded the maximum size of 16777216 bytes; the answer was not read"}})
+        );
+        assert!(run(bounded_events(events(vec![too_large()]), None))[0].is_err());
+        let other = sse_stream::Error::Body(Box::new(std::io::Error::other("connection reset")));
+        assert!(run(bounded_events(
+            events(vec![other]),
+            Some(RequestId::Number(7))
+        ))[0]
+            .is_err());
+        assert!(run(bounded_events(
+            events(vec![sse_stream::Error::InvalidLine]),
+            Some(RequestId::Number(7))
+        ))[0]
+            .is_err());
     }
 
     #[test]
