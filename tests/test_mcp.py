@@ -1384,9 +1384,18 @@ async def test_a_lone_surrogate_in_a_result_becomes_a_replacement_character():
     """Python's json.dumps writes half a surrogate pair as an escape serde refuses: the
     whole result used to fail ("unexpected end of hex escape")."""
     async with raw_client("lone_surrogate") as client:
-        (ok,) = await client.load_tools()
+        (ok,) = await client.load_tools()  # the listing has one too: it failed load_tools
+        assert ok.description == "Always \ufffdfine."
         r = await ok.arun({})
         assert (r.status, r.text) == ("success", "a\ufffdb")
+    # Over HTTP, in an event stream (how the Python SDK answers by default).
+    with RecordingServer() as server:
+        async with MCPClient(url=server.url, namespace="rec", timeout=10) as client:
+            (whoami,) = await client.load_tools()
+            server.call_as_sse = True
+            server.call_result_text = '{"content": [{"type": "text", "text": "a\\ud800b\\ud83d\\ude00"}]}'
+            r = await whoami.arun({})
+            assert (r.status, r.text) == ("success", "a\ufffdb\U0001f600")
 
 
 def test_an_answer_of_millions_of_tiny_values_is_not_parsed_into_memory(tmp_path):

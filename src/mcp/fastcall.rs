@@ -87,6 +87,17 @@ fn typed_result(raw: &str) -> CallOutcome {
     }
 }
 
+/// A message on its way to rmcp (a listing, a handshake answer, an HTTP event) with its lone
+/// surrogate escapes replaced as [`lone_surrogates_replaced`] does; `None` when it has none
+/// (found by a byte search first, so a message without `\ud`/`\uD` costs two scans).
+pub fn surrogates_repaired(message: &[u8]) -> Option<String> {
+    let finder = |needle: &[u8]| memchr::memmem::find(message, needle).is_some();
+    if !finder(b"\\ud") && !finder(b"\\uD") {
+        return None;
+    }
+    lone_surrogates_replaced(std::str::from_utf8(message).ok()?)
+}
+
 /// JSON text `raw` with every `\uXXXX` escape of a surrogate that is not half of a pair
 /// replaced by `\ufffd`; `None` when there is none.
 fn lone_surrogates_replaced(raw: &str) -> Option<String> {
@@ -649,6 +660,14 @@ mod tests {
         );
         // Cut short: no panic.
         assert_eq!(lone_surrogates_replaced(r#""\ud8"#), None);
+        // What goes to rmcp (listings, HTTP events): found by a byte search first.
+        assert_eq!(surrogates_repaired(br#"{"d":"plain"}"#), None);
+        assert_eq!(surrogates_repaired(br#"{"d":"\uD83D\uDE00"}"#), None);
+        assert_eq!(
+            surrogates_repaired(br#"{"d":"x\uDC00"}"#).as_deref(),
+            Some(r#"{"d":"x\ufffd"}"#)
+        );
+        assert_eq!(surrogates_repaired(b"{\"d\":\"\\ud800\xff\"}"), None); // not UTF-8
     }
 
     #[test]

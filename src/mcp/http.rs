@@ -380,6 +380,15 @@ fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
         #[serde(borrow, default)]
         method: Option<&'a serde_json::value::RawValue>,
     }
+    // serde refuses half a surrogate pair written as an escape (Python's json.dumps writes
+    // one that way): it becomes U+FFFD, as over stdio, instead of failing the message.
+    if let Some(repaired) = event
+        .data
+        .as_deref()
+        .and_then(|d| super::fastcall::surrogates_repaired(d.as_bytes()))
+    {
+        event.data = Some(repaired);
+    }
     let Some(data) = event
         .data
         .as_deref()

@@ -97,7 +97,12 @@ impl<R> LineGuard<R> {
             }
             return;
         }
-        out.extend_from_slice(line);
+        // serde refuses half a surrogate pair written as an escape (Python's json.dumps
+        // writes one that way): a listing holding one gets U+FFFD there, as a call's answer.
+        match super::fastcall::surrogates_repaired(line) {
+            Some(repaired) => out.extend_from_slice(repaired.as_bytes()),
+            None => out.extend_from_slice(line),
+        }
         out.push(b'\n');
     }
 

@@ -66,6 +66,8 @@ def catalog() -> list:
         return [ok, tool("arr", "Array schema.", ["not", "an", "object"])]
     if MODE == "many":
         return [tool(f"t{i}") for i in range(300)]
+    if MODE == "lone_surrogate":
+        return [tool("ok", "Always \ud800fine.")]
     return [ok]
 
 
