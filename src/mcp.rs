@@ -13,6 +13,7 @@ pub mod client;
 pub mod fastcall;
 pub mod fingerprint;
 pub mod http;
+mod http_post;
 pub mod result;
 pub mod sanitize;
 pub mod schema;

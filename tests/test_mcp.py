@@ -1211,7 +1211,7 @@ def run_flooded_client(tmp_path: Path, client: str) -> dict:
     body = textwrap.indent(textwrap.dedent(client), "    ")
     script.write_text(
         "import asyncio, json, subprocess, sys\n"
-        "from agentmaker import MCPClient\n\n"
+        "from agentmaker import MCPClient, ToolError\n\n"
         "async def main():\n" + body + "\n"
         "out = asyncio.run(main())\n"
         "status = open('/proc/self/status').read()  # ru_maxrss would count the parent's peak\n"
@@ -1297,9 +1297,9 @@ def test_a_server_flooding_its_own_messages_over_http_costs_no_memory(tmp_path):
 
 
 def test_an_http_answer_of_millions_of_tiny_values_is_not_parsed_into_memory(tmp_path):
-    """Over HTTP rmcp parses each message: 15 MB of tiny values took the client to 1 GB. An
-    event of the stream is now counted first (and treated as over stdio); a JSON body answer
-    is read up to 2 MiB."""
+    """Over HTTP rmcp parses each message: 15 MB of tiny values took the client to 1 GB (and a
+    listing of 6 MB of zeros in one JSON body, 250 MB). Events of a stream and the JSON bodies
+    answering tools/list and tools/call are now counted first, and treated as over stdio."""
     out = run_flooded_client(
         tmp_path,
         f"""
@@ -1309,20 +1309,25 @@ def test_an_http_answer_of_millions_of_tiny_values_is_not_parsed_into_memory(tmp
             url = server.stdout.readline().strip()
             try:
                 async with MCPClient(url=url, namespace="rec", timeout=60) as client:
-                    (whoami,) = await client.load_tools()
+                    try:
+                        (whoami,) = await client.load_tools()
+                    except ToolError as e:
+                        return ["load_tools", str(e)]
                     r = await whoami.arun({{}})
                     return [r.status, r.text, r.data]
             finally:
                 server.kill()
         return {{"sse_zeros": await call("zeros", "sse"), "sse_blocks": await call("blocks", "sse"),
-                 "json_zeros": await call("zeros")}}
+                 "json_zeros": await call("zeros"), "json_blocks": await call("blocks"),
+                 "json_listing": await call("list_zeros")}}
         """,
     )
+    too_many = "holds more than 250000 JSON values; it was not read"
     assert out["sse_zeros"] == ["success", "kept", {"truncated": True}]
-    assert out["sse_blocks"][0] == "error"
-    assert "holds more than 250000 JSON values; it was not read" in out["sse_blocks"][1]
-    assert out["json_zeros"][0] == "error"
-    assert "exceeded the maximum size of 2097152 bytes" in out["json_zeros"][1]
+    assert out["sse_blocks"][0] == "error" and too_many in out["sse_blocks"][1]
+    assert out["json_zeros"] == ["success", "kept", {"truncated": True}]
+    assert out["json_blocks"][0] == "error" and too_many in out["json_blocks"][1]
+    assert out["json_listing"][0] == "load_tools" and too_many in out["json_listing"][1], out
     assert out["peak_mb"] < 150, out
 
 
@@ -1507,9 +1512,9 @@ async def test_a_server_that_cannot_start_is_reported_with_its_stderr():
         ("[" * 1000 + "]" * 1000, "recursion limit exceeded"),
         ('"a string is not a CallToolResult"', "Unexpected response type"),
         (
-            # A tools/call answer in one JSON body is read up to 2 MiB (rmcp parses it whole).
+            # A tools/call answer in one JSON body is read up to 16 MiB, like an event.
             '{"content": [{"type": "text", "text": "%s"}]}' % ("y" * 20_000_000),
-            "exceeded the maximum size of 2097152 bytes",
+            "HTTP response body exceeded the maximum size of 16777216 bytes",
         ),
     ],
     ids=["1000-deep", "wrong-shape", "20MB"],
@@ -1527,6 +1532,42 @@ async def test_hostile_http_answers_become_errors_and_the_session_survives(resul
             )
             server.call_result_text = None
             assert (await whoami.arun({})).text == "<none>"
+
+
+async def test_http_answers_in_one_json_body_are_read_like_events():
+    """The JSON body answering tools/call is read by us, not parsed whole by rmcp first: a
+    plain 3 MB text is fine (it was refused past 2 MiB to bound memory), a lone surrogate
+    becomes U+FFFD (it failed the call), and a failed request shows what the server said."""
+    with RecordingServer() as server:
+        async with MCPClient(url=server.url, namespace="rec", timeout=10, max_result_chars=10**7) as client:
+            (whoami,) = await client.load_tools()
+            server.call_result_text = '{"content": [{"type": "text", "text": "%s"}]}' % ("y" * 3_000_000)
+            r = await whoami.arun({})
+            assert (r.status, len(r.text)) == ("success", 3_000_000)
+            server.call_result_text = '{"content": [{"type": "text", "text": "a\\ud800b"}]}'
+            assert (await whoami.arun({})).text == "a\ufffdb"
+            server.call_result_text = None
+            server.call_failure = (502, "text/plain", b"upstream mcp-backend timed out\x1b[2J\n")
+            r = await whoami.arun({})
+            assert r.status == "error"
+            assert r.text == (
+                "Error: the MCP tool call failed: transport error: unexpected server response: "
+                "HTTP 502 Bad Gateway: upstream mcp-backend timed out[2J"
+            ), r.text
+            # A JSON-RPC error in a failed response's JSON body is that error.
+            server.call_failure = (
+                500,
+                "application/json",
+                b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"backend down"}}',
+            )
+            r = await whoami.arun({})
+            assert r.status == "error" and "backend down" in r.text, r.text
+            server.call_failure = None
+            assert (await whoami.arun({})).text == "<none>"
+            # The listing is read the same way, surrogates included.
+            server.list_result_text = '{"tools": [{"name": "whoami", "description": "x\\udc00y", "inputSchema": {"type": "object"}}]}'
+            (again,) = await client.load_tools()
+            assert again.description == "x\ufffdy"
 
 
 async def test_an_http_event_too_large_to_read_fails_its_call_saying_so():

@@ -323,11 +323,6 @@ impl HeaderClient {
 /// turns it into `{"truncated": true}` data.
 pub const UNREAD_KEY: &str = "agentmaker/unread";
 
-/// A `tools/call` answer sent as one JSON body is parsed by rmcp before we can count its values
-/// (15 MB of `[0,0,...]` took the client to 1 GB): such bodies are read up to this size, where
-/// an event stream's events may take rmcp's 16 MiB, since each is counted first.
-pub const MAX_JSON_CALL_BODY: usize = 2 * 1024 * 1024;
-
 /// The server's event stream, each event held to [`fastcall::MAX_ANSWER_VALUES`] before rmcp
 /// parses it (see [`bounded_event`]).
 ///
@@ -365,11 +360,19 @@ fn too_large_answer(id: &RequestId, error: &sse_stream::Error) -> sse_stream::Ss
     sse_stream::Sse::default().data(super::fastcall::error_answer(&id, -32603, &message))
 }
 
-/// An event whose message holds more values than an answer may is replaced before rmcp builds
-/// it, as over stdio: an answer keeps its result less the structured content (replaced by
-/// `{"agentmaker/unread":true}`), or if that is still too much becomes an error answer to its request;
-/// anything else becomes a notification of ours, which is dropped.
+/// An event's message made safe for rmcp to parse ([`bounded_message`]).
 fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
+    event.data = event.data.map(bounded_message);
+    event
+}
+
+/// A message from the server (an event's data, or the JSON body answering a `tools/list` or
+/// `tools/call`: `http_post`) made safe for rmcp to parse. Lone surrogate escapes become
+/// U+FFFD. A message holding more values than an answer may is replaced before rmcp builds
+/// it, as over stdio: an answer keeps its result less the structured content (replaced by
+/// `{"agentmaker/unread":true}`), or if that is still too much becomes an error answer to its
+/// request; anything else becomes a notification of ours, which is dropped.
+pub(super) fn bounded_message(data: String) -> String {
     use super::fastcall::{over_value_budget, too_many_values, without_structured};
     #[derive(serde::Deserialize)]
     struct Message<'a> {
@@ -382,22 +385,12 @@ fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
     }
     // serde refuses half a surrogate pair written as an escape (Python's json.dumps writes
     // one that way): it becomes U+FFFD, as over stdio, instead of failing the message.
-    if let Some(repaired) = event
-        .data
-        .as_deref()
-        .and_then(|d| super::fastcall::surrogates_repaired(d.as_bytes()))
-    {
-        event.data = Some(repaired);
+    let data = super::fastcall::surrogates_repaired(data.as_bytes()).unwrap_or(data);
+    if !over_value_budget(data.as_bytes()) {
+        return data;
     }
-    let Some(data) = event
-        .data
-        .as_deref()
-        .filter(|d| over_value_budget(d.as_bytes()))
-    else {
-        return event;
-    };
     let dropped = r#"{"jsonrpc":"2.0","method":"notifications/agentmaker/dropped"}"#.to_string();
-    let replaced = match serde_json::from_str::<Message<'_>>(data) {
+    let replaced = match serde_json::from_str::<Message<'_>>(&data) {
         // Only an id that is a short string or number is copied into the rebuilt answer: an
         // id of a million values would otherwise reach rmcp whole.
         Ok(Message {
@@ -420,8 +413,20 @@ fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
         }
         _ => dropped,
     };
-    event.data = Some(replaced);
-    event
+    replaced
+}
+
+/// Whether `message` asks for the server's data in bulk: a `tools/call`, or a `tools/list`
+/// (sent as a custom request: the listing is read raw, see `client::list_all`).
+fn carries_data(message: &ClientJsonRpcMessage) -> bool {
+    let JsonRpcMessage::Request(request) = message else {
+        return false;
+    };
+    match &request.request {
+        ClientRequest::CallToolRequest(_) | ClientRequest::ListToolsRequest(_) => true,
+        ClientRequest::CustomRequest(custom) => custom.method == "tools/list",
+        _ => false,
+    }
 }
 
 /// The id of the request `message` is, whose answer the POST's response must carry.
@@ -480,38 +485,18 @@ impl StreamableHttpClient for HeaderClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<StreamableHttpPostResponse> {
-        let headers = self.merged(custom_headers).await?;
-        let awaited = awaited_id(&message);
-        let response = self
-            .inner
-            .post_message(uri, message, session_id, auth_header, headers)
-            .await;
-        answered_here(awaited, response)
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> HttpResult<StreamableHttpPostResponse> {
-        let headers = self.merged(custom_headers).await?;
-        let awaited = awaited_id(&message);
-        let response = self
-            .inner
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                headers,
-                max_sse_event_size,
-            )
-            .await;
-        answered_here(awaited, response)
+        // rmcp's worker posts through `post_message_with_response_limits`; its other entry
+        // points (this one, and the SSE-size one, which defaults to this) come here.
+        let limits = StreamableHttpResponseLimits::default();
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
     }
 
     async fn post_message_with_response_limits(
@@ -521,13 +506,24 @@ impl StreamableHttpClient for HeaderClient {
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-        mut limits: StreamableHttpResponseLimits,
+        limits: StreamableHttpResponseLimits,
     ) -> HttpResult<StreamableHttpPostResponse> {
         let headers = self.merged(custom_headers).await?;
         let awaited = awaited_id(&message);
-        if matches!(&message, JsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::CallToolRequest(_)))
-        {
-            limits.max_json_response_size = limits.max_json_response_size.min(MAX_JSON_CALL_BODY);
+        // The two answers that carry the server's data in bulk are read by us (their values
+        // counted before anything is parsed); the rest by rmcp.
+        if carries_data(&message) {
+            let response = super::http_post::post(
+                &self.inner,
+                uri,
+                message,
+                session_id,
+                auth_header,
+                headers,
+                limits,
+            )
+            .await;
+            return answered_here(awaited, response);
         }
         let response = self
             .inner

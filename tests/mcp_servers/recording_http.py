@@ -27,6 +27,10 @@ class RecordingServer:
         #: "accepted": a `tools/call` gets 202 and no answer; "other_id": a JSON answer whose
         #: id is not the request's.
         self.call_unanswered: str | None = None
+        #: Raw JSON text sent as the `tools/list` result instead of the normal one.
+        self.list_result_text: str | None = None
+        #: (status, content type, body): a `tools/call` fails with this HTTP response.
+        self.call_failure: tuple[int, str, bytes] | None = None
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -84,6 +88,17 @@ class RecordingServer:
                 if method == "tools/call" and outer.call_result_text is not None:
                     rid = json.dumps(body["id"])
                     data = f'{{"jsonrpc":"2.0","id":{rid},"result":{outer.call_result_text}}}'.encode()
+                if method == "tools/list" and outer.list_result_text is not None:
+                    rid = json.dumps(body["id"])
+                    data = f'{{"jsonrpc":"2.0","id":{rid},"result":{outer.list_result_text}}}'.encode()
+                if method == "tools/call" and outer.call_failure is not None:
+                    status, kind, payload = outer.call_failure
+                    self.send_response(status)
+                    self.send_header("Content-Type", kind)
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
                 if method == "tools/call" and outer.call_unanswered == "accepted":
                     self.send_response(202)
                     self.send_header("Content-Length", "0")
@@ -140,6 +155,9 @@ def many_values(shape: str) -> str:
     """A `tools/call` result of some 15 MB made of tiny values: millions of zeros in the
     structured content beside a short text ("zeros"), or nothing but 500,000 empty text blocks
     ("blocks")."""
+    if shape == "list_zeros":  # a listing: its one tool, and 3 million zeros in its _meta
+        zeros = ",".join(["0"] * 3_000_000)
+        return '{"tools":[{"name":"whoami","inputSchema":{"type":"object"}}],"_meta":{"v":[' + zeros + "]}}"
     if shape == "blocks":
         return '{"content":[' + ",".join(['{"type":"text","text":""}'] * 500_000) + "]}"
     zeros = ",".join(["0"] * 7_000_000)
@@ -152,7 +170,9 @@ if __name__ == "__main__":
 
     with RecordingServer() as served:
         served.call_flood = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-        if len(sys.argv) > 2:
+        if sys.argv[2:3] == ["list_zeros"]:
+            served.list_result_text = many_values("list_zeros")
+        elif len(sys.argv) > 2:
             served.call_result_text = many_values(sys.argv[2])
         served.call_as_sse = sys.argv[3:4] == ["sse"]
         print(served.url, flush=True)
