@@ -32,17 +32,16 @@ RMCP_CLIENT = ROOT / "target" / "release" / "examples" / "bench_mcp_rmcp_client"
 
 
 def rust_server() -> Path | None:
-    if not (RUST_SERVER.exists() and RMCP_CLIENT.exists()):
-        print("  building the rmcp bench server and client (release, feature bench-server)...", flush=True)
-        done = subprocess.run(
-            ["cargo", "build", "--release", "--no-default-features", "--features", "bench-server"]
-            + ["--example", "bench_mcp_server", "--example", "bench_mcp_rmcp_client"],
-            cwd=ROOT,
-            check=False,
-        )
-        if done.returncode != 0:
-            return None
-    return RUST_SERVER
+    """Builds the rmcp bench server and client through cargo every time (a no-op when they
+    are fresh): a binary left from older sources would measure another server."""
+    print("  building the rmcp bench server and client (release, feature bench-server)...", flush=True)
+    done = subprocess.run(
+        ["cargo", "build", "--release", "--no-default-features", "--features", "bench-server"]
+        + ["--example", "bench_mcp_server", "--example", "bench_mcp_rmcp_client"],
+        cwd=ROOT,
+        check=False,
+    )
+    return RUST_SERVER if done.returncode == 0 else None
 
 
 def rmcp_client_floor(n: int = 2000) -> tuple[float, float]:

@@ -51,7 +51,16 @@ pub const DEFAULT_PROMPTS: &[(&str, &str)] = &[
     (MessageKey::FAILED, "Error: the MCP tool call failed: {err}"),
 ];
 
-/// The MCP prompts with user overrides applied (unknown keys are refused).
+/// The MCP prompts with user overrides applied (unknown keys are refused). An override of
+/// `no_session` alone also words `stale_session` (added later: a translation of the first
+/// should not meet English for the second).
 pub fn default_prompts(overrides: Option<HashMap<String, String>>) -> Result<Prompts, ConfigError> {
+    let overrides = overrides.map(|mut o| {
+        if let Some(text) = o.get(MessageKey::NO_SESSION).cloned() {
+            o.entry(MessageKey::STALE_SESSION.to_owned())
+                .or_insert(text);
+        }
+        o
+    });
     Prompts::new(DEFAULT_PROMPTS, overrides)
 }

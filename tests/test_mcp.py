@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
+import gc
 import json
 import os
 import re
@@ -985,6 +987,27 @@ def test_constructor_validation():
         with pytest.raises(ValueError, match=f"{key} must be >= 1, got -{10**30}"):
             MCPClient(command="a", namespace="x", **{key: -(10**30)})
     assert MCPClient(command="a", namespace="x", max_tools=10**30).max_tools == 2**63 - 1
+    assert MCPClient(command="a", namespace="x", max_tools=10**5000).max_tools == 2**63 - 1
+
+    class Index:  # what numpy's ints are to Python: not int, but with __index__
+        def __index__(self) -> int:
+            return 5
+
+    class Level(enum.IntEnum):
+        LOW = 7
+
+    assert MCPClient(command="a", namespace="x", max_tools=Index()).max_tools == 5
+    assert MCPClient(command="a", namespace="x", max_tools=Level.LOW).max_tools == 7
+    assert MCPClient(command="a", namespace="x", timeout=Index()).timeout == 5.0
+    assert MCPClient(command="a", namespace="x", timeout=10**309).timeout == 1e9
+    with pytest.raises(ValueError, match="timeout must be a positive number"):
+        MCPClient(command="a", namespace="x", timeout=-(10**309))
+    # numpy's bool is no int subclass, but its type is named bool too: refused like True.
+    numpy_like_bool = type("bool", (), {"__index__": lambda self: 1, "__float__": lambda self: 1.0})()
+    with pytest.raises(TypeError, match="^max_tools must be an int, not bool$"):
+        MCPClient(command="a", namespace="x", max_tools=numpy_like_bool)
+    with pytest.raises(TypeError, match="^timeout must be a number of seconds or None, not bool$"):
+        MCPClient(command="a", namespace="x", timeout=numpy_like_bool)
     for bad, kind in ((True, "bool"), ("5", "str"), ([5], "list")):
         with pytest.raises(TypeError, match=f"^timeout must be a number of seconds or None, not {kind}$"):
             MCPClient(command="a", namespace="x", timeout=bad)
@@ -1047,6 +1070,29 @@ async def test_tools_of_an_earlier_session_say_to_load_the_tools_again():
         assert (await new.arun({"a": 1, "b": 2})).text == "3"
     for t in (old, new):  # the client is closed again: nothing to reload from
         assert (await t.arun({"a": 1, "b": 2})).text.startswith(NO_SESSION)
+
+
+async def test_a_tool_of_an_earlier_session_does_not_keep_the_clients_server_alive():
+    """An old tool looks at its client's current session only through a weak reference: a
+    client dropped unclosed still takes its later session's server with it."""
+    client = sdk_client()
+    async with client:
+        old = await client.load_tools()
+    await client.__aenter__()  # a second session, never closed
+    pid = client.server_pid
+    del client
+    gc.collect()
+    assert await asyncio.to_thread(wait_dead, pid), "the dropped client's server is still running"
+    assert (await old[0].arun({})).text.startswith(NO_SESSION)
+
+
+async def test_a_translated_no_session_text_also_words_the_stale_session_one():
+    client = sdk_client(prompts={"tool.msg.mcp.no_session": "Fehler: keine Sitzung {{MCP}}"})
+    async with client:
+        old = by_remote(await client.load_tools())["add"]
+    assert (await old.arun({"a": 1, "b": 2})).text == "Fehler: keine Sitzung {MCP}"
+    async with client:
+        assert (await old.arun({"a": 1, "b": 2})).text == "Fehler: keine Sitzung {MCP}"
 
 
 # --- hostile servers ---------------------------------------------------------------------------
@@ -1401,6 +1447,16 @@ async def test_a_lone_surrogate_in_a_result_becomes_a_replacement_character():
             server.call_result_text = '{"content": [{"type": "text", "text": "a\\ud800b\\ud83d\\ude00"}]}'
             r = await whoami.arun({})
             assert (r.status, r.text) == ("success", "a\ufffdb\U0001f600")
+
+
+async def test_bytes_that_are_not_utf8_become_replacement_characters():
+    """A listing with a byte that is not UTF-8 was dropped by rmcp, so load_tools waited for
+    its timeout (for ever with timeout=None); the byte now becomes U+FFFD, as in a call."""
+    async with raw_client("bad_utf8", timeout=None) as client:
+        (ok,) = await asyncio.wait_for(client.load_tools(), 10)
+        assert ok.description == "Caf\ufffd fine."
+        r = await asyncio.wait_for(ok.arun({}), 10)
+        assert (r.status, r.text) == ("success", "a\ufffdb")
 
 
 def test_an_answer_of_millions_of_tiny_values_is_not_parsed_into_memory(tmp_path):

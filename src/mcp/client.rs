@@ -30,7 +30,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 /// How long a stdio server gets to exit after its stdin is closed before its group is killed.
@@ -430,7 +430,14 @@ impl McpClient {
         let entries = build_catalog(listed, &rules)?;
         Ok(entries
             .into_iter()
-            .map(|e| McpTool::new(e, &self.config, session.clone(), self.session.clone()))
+            .map(|e| {
+                McpTool::new(
+                    e,
+                    &self.config,
+                    session.clone(),
+                    Arc::downgrade(&self.session),
+                )
+            })
             .collect())
     }
 }
@@ -521,8 +528,9 @@ pub struct McpTool {
     fingerprint: String,
     origin: String,
     session: Arc<Session>,
-    /// The client's current session (see [`McpTool::no_session`]).
-    client: Arc<Mutex<Option<Arc<Session>>>>,
+    /// The client's current session (see [`McpTool::no_session`]); weak, so that a tool kept
+    /// after its client is dropped does not keep that client's later session (and server) alive.
+    client: Weak<Mutex<Option<Arc<Session>>>>,
     config: Arc<ClientConfig>,
 }
 
@@ -531,7 +539,7 @@ impl McpTool {
         e: CatalogEntry,
         config: &Arc<ClientConfig>,
         session: Arc<Session>,
-        client: Arc<Mutex<Option<Arc<Session>>>>,
+        client: Weak<Mutex<Option<Arc<Session>>>>,
     ) -> McpTool {
         let mut spec = ToolSpec::new(e.display_name, e.description, Vec::new());
         spec.input_schema = Some(e.input_schema);
@@ -555,16 +563,19 @@ impl McpTool {
     /// be loaded again: the server may have changed them, and their pins were checked then).
     fn no_session(&self) -> ToolResponse {
         let prompts = &self.config.prompts;
-        let reopened = self.client.lock().ok().is_some_and(|current| {
-            current
-                .as_ref()
-                .is_some_and(|s| !Arc::ptr_eq(s, &self.session) && !s.is_closed())
+        let reopened = self.client.upgrade().is_some_and(|client| {
+            client.lock().ok().is_some_and(|current| {
+                current
+                    .as_ref()
+                    .is_some_and(|s| !Arc::ptr_eq(s, &self.session) && !s.is_closed())
+            })
         });
-        ToolResponse::error(prompts.get(if reopened {
+        let key = if reopened {
             MessageKey::STALE_SESSION
         } else {
             MessageKey::NO_SESSION
-        }))
+        };
+        ToolResponse::error(prompts.fmt(key, &[]))
     }
 
     pub fn remote_name(&self) -> &str {

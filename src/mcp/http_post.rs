@@ -144,11 +144,9 @@ pub(super) async fn post(
         return Err(StreamableHttpError::UnexpectedContentType(content_type));
     }
     let body = read_body(&mut response, limits.max_json_response_size).await?;
-    let text = String::from_utf8(body).map_err(|e| {
-        StreamableHttpError::UnexpectedServerResponse(Cow::Owned(format!(
-            "the server's JSON response is not UTF-8: {e}"
-        )))
-    })?;
+    // Bytes that are not UTF-8 become U+FFFD, as over stdio.
+    let text = String::from_utf8(body)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     let text = bounded_message(text);
     match serde_json::from_str::<ServerJsonRpcMessage>(&text) {
         Ok(parsed) => Ok(StreamableHttpPostResponse::Json(parsed, session)),

@@ -86,6 +86,15 @@ impl<R> LineGuard<R> {
 
     /// A complete JSON line: to the fast path if it is one of its answers, else to rmcp.
     fn emit(out: &mut Vec<u8>, fast: Option<&Arc<FastCalls>>, line: &[u8]) {
+        // A line that is not UTF-8 could not be read at all (rmcp drops it, and the request it
+        // answers would wait for its timeout, for ever with none): such bytes become U+FFFD.
+        let line = match std::str::from_utf8(line) {
+            Ok(_) => std::borrow::Cow::Borrowed(line),
+            Err(_) => {
+                std::borrow::Cow::Owned(String::from_utf8_lossy(line).into_owned().into_bytes())
+            }
+        };
+        let line = &line[..];
         if fast.is_some_and(|f| f.claim(line)) {
             return;
         }

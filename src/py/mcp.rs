@@ -119,8 +119,9 @@ fn positive_limit(value: Count, what: &str) -> PyResult<usize> {
 
 /// A limit argument (`max_tools=`, ...) as given: an int saturated to an `i64` (10**30 means
 /// no practical limit, and is taken as the largest; pyo3's own extraction raised a bare
-/// OverflowError) and its text, or the name of the type that is not an int (a bool is not
-/// a count). [`positive_limit`] words the error, naming the argument.
+/// OverflowError) and its text, or the name of the type that is not an int. Anything with
+/// `__index__` counts as an int (numpy's ints do); a bool does not, Python's or numpy's.
+/// [`positive_limit`] words the error, naming the argument.
 struct Count(Result<i64, String>, String);
 
 impl Count {
@@ -137,34 +138,63 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .unwrap_or_default()
 }
 
+/// Python's bool, or numpy's (its type is named `bool` too, and is no int subclass).
+fn is_bool(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_instance_of::<PyBool>() || type_name(obj) == "bool"
+}
+
+/// `obj` as a Python int (through `__index__`, as `operator.index` does), or None.
+fn as_int<'py>(obj: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+    if obj.is_instance_of::<PyInt>() {
+        return Some(obj.clone());
+    }
+    let index = obj.py().import("operator").ok()?.getattr("index").ok()?;
+    index.call1((obj,)).ok()
+}
+
 impl FromPyObject<'_, '_> for Count {
     type Error = PyErr;
 
     fn extract(obj: pyo3::Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
-        if obj.is_instance_of::<PyBool>() || !obj.is_instance_of::<PyInt>() {
+        let obj = obj.to_owned();
+        let Some(int) = as_int(&obj).filter(|_| !is_bool(&obj)) else {
             return Ok(Count(Err(type_name(&obj)), String::new()));
-        }
-        let n = match obj.extract::<i64>() {
+        };
+        let n = match int.extract::<i64>() {
             Ok(n) => n,
-            Err(_) if obj.gt(0)? => i64::MAX,
+            Err(_) if int.gt(0)? => i64::MAX,
             Err(_) => i64::MIN,
         };
-        Ok(Count(Ok(n), obj.str()?.to_string()))
+        // str() of an int of more than 4300 digits raises: such a one is only named.
+        let text = int
+            .str()
+            .map(|t| t.to_string())
+            .unwrap_or_else(|_| "an int below -2**63".into());
+        Ok(Count(Ok(n), text))
     }
 }
 
-/// `timeout=` in seconds: an int, a float or anything with `__float__`, else the name of its
-/// type; `True` is refused rather than read as one second.
+/// `timeout=` in seconds: an int, a float or anything with `__float__` or `__index__`, else
+/// the name of its type; a bool is refused rather than read as one second. An int too large
+/// for a float is as long as forever (and cut like any timeout over 10^9 s).
 struct Seconds(Result<f64, String>);
 
 impl FromPyObject<'_, '_> for Seconds {
     type Error = PyErr;
 
     fn extract(obj: pyo3::Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
-        if obj.is_instance_of::<PyBool>() {
+        let obj = obj.to_owned();
+        if is_bool(&obj) {
             return Ok(Seconds(Err("bool".into())));
         }
-        Ok(Seconds(obj.extract::<f64>().map_err(|_| type_name(&obj))))
+        if let Ok(secs) = obj.extract::<f64>() {
+            return Ok(Seconds(Ok(secs)));
+        }
+        Ok(Seconds(match as_int(&obj) {
+            Some(int) if int.gt(0)? => Ok(f64::MAX),
+            Some(_) => Ok(f64::MIN),
+            None => Err(type_name(&obj)),
+        }))
     }
 }
 

@@ -192,6 +192,23 @@ def main() -> None:
                     },
                 }
             )
+        elif method == "tools/list" and MODE == "bad_utf8":  # a raw 0xFF byte in a description
+            rid = json.dumps(req["id"]).encode()
+            out.write(
+                b'{"jsonrpc":"2.0","id":'
+                + rid
+                + b',"result":{"tools":[{"name":"ok","description":"Caf\xff fine.",'
+                b'"inputSchema":{"type":"object"}}]}}\n'
+            )
+            out.flush()
+        elif method == "tools/call" and MODE == "bad_utf8":
+            rid = json.dumps(req["id"]).encode()
+            out.write(
+                b'{"jsonrpc":"2.0","id":'
+                + rid
+                + b',"result":{"content":[{"type":"text","text":"a\xffb"}]}}\n'
+            )
+            out.flush()
         elif method == "tools/list" and MODE == "deep_schema":
             # 1,000 levels: written by hand, Python's json module would hit its recursion limit.
             schema = '{"type":"object","properties":{"x":' * 1000 + '{"type":"string"}' + "}}" * 1000
