@@ -1365,7 +1365,7 @@ def test_an_http_answer_of_millions_of_tiny_values_is_not_parsed_into_memory(tmp
                 server.kill()
         return {{"sse_zeros": await call("zeros", "sse"), "sse_blocks": await call("blocks", "sse"),
                  "json_zeros": await call("zeros"), "json_blocks": await call("blocks"),
-                 "json_listing": await call("list_zeros")}}
+                 "json_listing": await call("list_zeros"), "json_error": await call("error_zeros")}}
         """,
     )
     too_many = "holds more than 250000 JSON values; it was not read"
@@ -1374,6 +1374,8 @@ def test_an_http_answer_of_millions_of_tiny_values_is_not_parsed_into_memory(tmp
     assert out["json_zeros"] == ["success", "kept", {"truncated": True}]
     assert out["json_blocks"][0] == "error" and too_many in out["json_blocks"][1]
     assert out["json_listing"][0] == "load_tools" and too_many in out["json_listing"][1], out
+    # A server chooses its status: the JSON-RPC error of a 500 is counted too.
+    assert out["json_error"][0] == "error" and too_many in out["json_error"][1], out
     assert out["peak_mb"] < 150, out
 
 
@@ -1617,7 +1619,26 @@ async def test_http_answers_in_one_json_body_are_read_like_events():
                 b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"backend down"}}',
             )
             r = await whoami.arun({})
-            assert r.status == "error" and "backend down" in r.text, r.text
+            assert r.text == "Error: the MCP tool call failed: backend down (code -32000)", r.text
+            # A large error page shows its start; a body that stalls does not hold the call
+            # (nor does one that breaks off).
+            server.call_failure = (400, "text/html", b"<h1>Blocked by the firewall</h1>" + b"." * 200_000)
+            r = await whoami.arun({})
+            assert "HTTP 400 Bad Request: <h1>Blocked by the firewall</h1>...." in r.text, r.text
+            assert r.text.endswith("…(truncated)")
+            server.call_failure = (503, "text/plain", b"overloaded, retry later")
+            server.call_failure_stall = 5.0
+            start = time.monotonic()
+            r = await whoami.arun({})
+            assert time.monotonic() - start < 3
+            assert r.text.endswith("HTTP 503 Service Unavailable: overloaded, retry later"), r.text
+            server.call_failure_stall = 0.0
+            # A success whose JSON is no JSON-RPC message shows what it was.
+            server.call_failure = (200, "application/json", b"<html>Sign in to continue</html>")
+            r = await whoami.arun({})
+            assert "is not a JSON-RPC message" in r.text and "<html>Sign in to continue</html>" in r.text, (
+                r.text
+            )
             server.call_failure = None
             assert (await whoami.arun({})).text == "<none>"
             # The listing is read the same way, surrogates included.

@@ -449,6 +449,18 @@ fn answered_here(
         Ok(StreamableHttpPostResponse::Sse(events, session)) => Ok(
             StreamableHttpPostResponse::Sse(bounded_events(events, awaited.clone()), session),
         ),
+        // An error without an id (JSON-RPC's `"id": null`, for a request the server could
+        // not read, or a failure it could not tie to one) in the response to our request is
+        // that request's answer: said as an error for another request, it read as nonsense.
+        Ok(StreamableHttpPostResponse::Json(JsonRpcMessage::Error(mut error), session))
+            if error.id.is_none() && awaited.is_some() =>
+        {
+            error.id = awaited.clone();
+            Ok(StreamableHttpPostResponse::Json(
+                JsonRpcMessage::Error(error),
+                session,
+            ))
+        }
         other => other,
     };
     let Some(id) = awaited else {

@@ -117,24 +117,35 @@ pub(super) async fn post(
         if status == StatusCode::TOO_MANY_REQUESTS {
             return Err(HttpStatusError::new(status.as_u16(), header(&RETRY_AFTER)).into());
         }
-        let limit = if is(JSON) {
-            limits.max_json_response_size
-        } else {
-            limits.max_error_response_size
+        let refused = |body: &[u8]| {
+            Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
+                failure(status, body),
+            )))
         };
-        let body = read_body(&mut response, limit).await.unwrap_or_default();
         // A 401 or 403 without a challenge keeps its status (as with rmcp).
         let auth_failure = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
         if is(JSON) && !auth_failure {
+            // Possibly a JSON-RPC error, read whole and counted like any answer (a server
+            // chooses the status: a 500 is no safer than a 200).
+            let body = match read_body(&mut response, limits.max_json_response_size).await {
+                Ok(body) => body,
+                Err(e) => return refused(format!("(its body could not be read: {e})").as_bytes()),
+            };
+            let text = lossy(body);
+            if super::fastcall::over_value_budget(text.as_bytes()) {
+                return refused(super::fastcall::too_many_values().as_bytes());
+            }
+            let text = bounded_message(text);
             if let Ok(error @ ServerJsonRpcMessage::Error(_)) =
-                serde_json::from_slice::<ServerJsonRpcMessage>(&body)
+                serde_json::from_str::<ServerJsonRpcMessage>(&text)
             {
                 return Ok(StreamableHttpPostResponse::Json(error, session));
             }
+            return refused(text.as_bytes());
         }
-        return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
-            failure(status, &body, limits.max_error_response_size),
-        )));
+        // Anything else is a diagnostic: its start, waited for a moment at most (rmcp did not
+        // read a 5xx's body at all, so a body that stalls must not hold the call).
+        return refused(&read_prefix(&mut response, limits.max_error_response_size).await);
     }
     if is(EVENT_STREAM) {
         let events = bounded_sse(response, limits.max_sse_event_size);
@@ -144,28 +155,67 @@ pub(super) async fn post(
         return Err(StreamableHttpError::UnexpectedContentType(content_type));
     }
     let body = read_body(&mut response, limits.max_json_response_size).await?;
-    // Bytes that are not UTF-8 become U+FFFD, as over stdio.
-    let text = String::from_utf8(body)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    let text = bounded_message(text);
+    let text = bounded_message(lossy(body));
     match serde_json::from_str::<ServerJsonRpcMessage>(&text) {
         Ok(parsed) => Ok(StreamableHttpPostResponse::Json(parsed, session)),
         Err(e) => Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
-            format!("the server's JSON response is not a JSON-RPC message: {e}"),
+            format!(
+                "the server's JSON response is not a JSON-RPC message ({e}): {}",
+                preview(text.as_bytes())
+            ),
         ))),
     }
 }
 
-/// "HTTP 500 Internal Server Error: <the start of the body>", the body cut to `limit` bytes
-/// (on a character boundary) and cleaned like any text from the server.
-fn failure(status: StatusCode, body: &[u8], limit: usize) -> String {
-    let body = String::from_utf8_lossy(&body[..body.len().min(limit)]);
-    let body = super::sanitize::sanitize_marked(body.trim(), 500);
-    if body.is_empty() {
-        format!("HTTP {status}")
-    } else {
-        format!("HTTP {status}: {body}")
+/// Bytes that are not UTF-8 become U+FFFD, as over stdio.
+fn lossy(body: Vec<u8>) -> String {
+    String::from_utf8(body).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// How much of a body an error shows (characters, after cleaning).
+const PREVIEW_CHARS: usize = 500;
+
+/// "HTTP 500 Internal Server Error: <the start of the body>".
+fn failure(status: StatusCode, body: &[u8]) -> String {
+    match preview(body) {
+        p if p == EMPTY => format!("HTTP {status}"),
+        p => format!("HTTP {status}: {p}"),
     }
+}
+
+const EMPTY: &str = "<empty>";
+
+/// The start of a body, cleaned like any text from the server; `<empty>` for none.
+fn preview(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(4 * PREVIEW_CHARS)]);
+    let text = super::sanitize::sanitize_marked(text.trim(), PREVIEW_CHARS);
+    if text.is_empty() {
+        EMPTY.to_owned()
+    } else {
+        text
+    }
+}
+
+/// How long the start of a failed response's body is waited for.
+const PREFIX_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// At most the first `limit` bytes of the body, and only what came within [`PREFIX_WAIT`] (or
+/// before the body broke off).
+async fn read_prefix(response: &mut reqwest::Response, limit: usize) -> Vec<u8> {
+    let mut prefix = Vec::new();
+    let read = async {
+        while prefix.len() < limit {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    let room = limit - prefix.len();
+                    prefix.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                }
+                Ok(None) | Err(_) => break,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(PREFIX_WAIT, read).await;
+    prefix
 }
 
 /// The whole body, refused past `limit` bytes (by its `Content-Length` before reading any).
@@ -230,12 +280,14 @@ fn bounded_sse(response: reqwest::Response, max: usize) -> BoxedSseResponse {
     sse_stream::SseStream::from_bytes_stream(bytes).boxed()
 }
 
-/// The size of the event being received: the bytes of its lines so far (line ends not
-/// counted); an empty line ends the event. Lines end with `\n`, `\r` or `\r\n`.
+/// The size of the event being received: the bytes of its lines so far (line ends, and
+/// comment lines, which start with `:`, not counted, as with rmcp's limiter: the parser keeps
+/// neither); an empty line ends the event. Lines end with `\n`, `\r` or `\r\n`.
 #[derive(Default)]
 struct EventSize {
     event: usize,
     line: usize,
+    comment: bool,
     after_cr: bool,
 }
 
@@ -245,10 +297,10 @@ impl EventSize {
         let mut rest = chunk;
         loop {
             let Some(at) = memchr::memchr2(b'\n', b'\r', rest) else {
-                self.grow(rest.len());
+                self.grow(rest);
                 return self.event <= max;
             };
-            self.grow(at);
+            self.grow(&rest[..at]);
             if self.event > max {
                 return false;
             }
@@ -259,18 +311,26 @@ impl EventSize {
                     self.event = 0;
                 }
                 self.line = 0;
+                self.comment = false;
             }
             self.after_cr = end == b'\r';
             rest = &rest[at + 1..];
         }
     }
 
-    fn grow(&mut self, n: usize) {
-        if n > 0 {
-            self.after_cr = false;
+    /// More of the current line.
+    fn grow(&mut self, bytes: &[u8]) {
+        let Some(&first) = bytes.first() else {
+            return;
+        };
+        self.after_cr = false;
+        if self.line == 0 {
+            self.comment = first == b':';
         }
-        self.line += n;
-        self.event += n;
+        self.line += bytes.len();
+        if !self.comment {
+            self.event += bytes.len();
+        }
     }
 }
 
@@ -295,20 +355,36 @@ mod tests {
         assert_eq!((size.event, size.line), (0, 0));
         assert!(size.observe(b"data: 12345678901234", 20));
         assert!(!size.observe(b"5", 20));
+        // Comment lines (keep-alives) are not part of any event, however long.
+        let mut size = EventSize::default();
+        let comments = format!(
+            ":{}\n:{}\r\ndata: 1234567890\n",
+            "p".repeat(50),
+            "q".repeat(50)
+        );
+        assert!(size.observe(comments.as_bytes(), 20));
+        assert!(size.observe(b":", 20) && size.observe(b"xxxxxxxxxxxxxxxxxxxxxxxxx\n", 20));
+        assert_eq!(size.event, 16);
+        // A line starting with ':' later in a line is no comment.
+        let mut size = EventSize::default();
+        assert!(!size.observe(b"data: 12345678901234:5678", 20));
     }
 
     #[test]
     fn failures_show_their_status_and_the_start_of_the_body() {
         let status = StatusCode::INTERNAL_SERVER_ERROR;
         assert_eq!(
-            failure(status, b"upstream timed out\x1b[2J\n", 1000),
+            failure(status, b"upstream timed out\x1b[2J\n"),
             "HTTP 500 Internal Server Error: upstream timed out[2J"
         );
-        assert_eq!(failure(status, b"", 1000), "HTTP 500 Internal Server Error");
-        assert_eq!(
-            failure(status, "abcé".as_bytes(), 4),
-            "HTTP 500 Internal Server Error: abc\u{fffd}"
-        );
+        assert_eq!(failure(status, b" \n"), "HTTP 500 Internal Server Error");
+        assert_eq!(preview(b""), "<empty>");
+        // Cut to 500 characters (cleaned), whatever the body's size; bytes that are not UTF-8
+        // shown as U+FFFD.
+        let long = failure(status, "é".repeat(100_000).as_bytes());
+        assert!(long.ends_with("…(truncated)"), "{long}");
+        assert_eq!(long.chars().filter(|&c| c == 'é').count(), 500);
+        assert_eq!(preview(b"a\xffb"), "a\u{fffd}b");
     }
 
     #[test]

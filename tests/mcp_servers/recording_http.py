@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 
@@ -31,6 +32,8 @@ class RecordingServer:
         self.list_result_text: str | None = None
         #: (status, content type, body): a `tools/call` fails with this HTTP response.
         self.call_failure: tuple[int, str, bytes] | None = None
+        #: The failure's body is sent, then the server stalls this many seconds before ending it.
+        self.call_failure_stall = 0.0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -95,9 +98,14 @@ class RecordingServer:
                     status, kind, payload = outer.call_failure
                     self.send_response(status)
                     self.send_header("Content-Type", kind)
-                    self.send_header("Content-Length", str(len(payload)))
+                    stall = outer.call_failure_stall
+                    self.send_header("Content-Length", str(len(payload) + (1 if stall else 0)))
                     self.end_headers()
                     self.wfile.write(payload)
+                    self.wfile.flush()
+                    if stall:
+                        time.sleep(stall)
+                        self.wfile.write(b"\n")
                     return
                 if method == "tools/call" and outer.call_unanswered == "accepted":
                     self.send_response(202)
@@ -155,6 +163,9 @@ def many_values(shape: str) -> str:
     """A `tools/call` result of some 15 MB made of tiny values: millions of zeros in the
     structured content beside a short text ("zeros"), or nothing but 500,000 empty text blocks
     ("blocks")."""
+    if shape == "error_zeros":  # a JSON-RPC error whose data is 3 million zeros
+        zeros = ",".join(["0"] * 3_000_000)
+        return '{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"down","data":[' + zeros + "]}}"
     if shape == "list_zeros":  # a listing: its one tool, and 3 million zeros in its _meta
         zeros = ",".join(["0"] * 3_000_000)
         return '{"tools":[{"name":"whoami","inputSchema":{"type":"object"}}],"_meta":{"v":[' + zeros + "]}}"
@@ -170,7 +181,9 @@ if __name__ == "__main__":
 
     with RecordingServer() as served:
         served.call_flood = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-        if sys.argv[2:3] == ["list_zeros"]:
+        if sys.argv[2:3] == ["error_zeros"]:
+            served.call_failure = (500, "application/json", many_values("error_zeros").encode())
+        elif sys.argv[2:3] == ["list_zeros"]:
             served.list_result_text = many_values("list_zeros")
         elif len(sys.argv) > 2:
             served.call_result_text = many_values(sys.argv[2])
