@@ -262,16 +262,17 @@ pub struct FastCalls {
     timer: Notify,
 }
 
+/// The top level of a JSON-RPC message, its members unparsed.
 #[derive(Deserialize)]
-struct Envelope<'a> {
+pub(super) struct Envelope<'a> {
     #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
+    pub id: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
+    pub result: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
+    pub error: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    method: Option<&'a RawValue>,
+    pub method: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]

@@ -335,13 +335,39 @@ fn bounded_events(events: BoxedSseResponse, awaited: Option<RequestId>) -> Boxed
     use futures::StreamExt;
     events
         .map(move |event| match event {
-            Ok(event) => Ok(bounded_event(event)),
+            Ok(event) => {
+                let mut event = bounded_event(event);
+                if let Some(answer) = awaited.as_ref().and_then(|id| {
+                    event
+                        .data
+                        .as_deref()
+                        .and_then(|data| error_without_id(data, id))
+                }) {
+                    event.data = Some(answer);
+                }
+                Ok(event)
+            }
             Err(e) => match awaited.as_ref().filter(|_| is_event_too_large(&e)) {
                 Some(id) => Ok(too_large_answer(id, &e)),
                 None => Err(e),
             },
         })
         .boxed()
+}
+
+/// An error with no id (`"id": null`, or none) on the stream answering our request `id`,
+/// given that id: it is that request's error (as in a JSON body, see [`answered_here`]); rmcp
+/// would drop it, and the call read as if the server had closed the connection.
+fn error_without_id(data: &str, id: &RequestId) -> Option<String> {
+    memchr::memmem::find(data.as_bytes(), b"\"error\"")?;
+    let message = serde_json::from_str::<super::fastcall::Envelope<'_>>(data).ok()?;
+    let unnamed = message.id.map_or(true, |id| id.get() == "null");
+    if !unnamed || message.method.is_some() || message.result.is_some() {
+        return None;
+    }
+    let id = serde_json::to_string(id).ok()?;
+    let error = message.error?.get();
+    Some(format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#))
 }
 
 /// rmcp's error for an event over its size limit (its own test is private; its text is
@@ -696,6 +722,38 @@ mod tests {
             Some(RequestId::Number(7))
         ))[0]
             .is_err());
+    }
+
+    /// An id-less error on the stream answering request 7 is request 7's; anything else on it
+    /// is left as it is.
+    #[test]
+    fn an_error_without_an_id_answers_the_request_its_stream_answers() {
+        use futures::StreamExt;
+        let event = |data: &str| -> Result<sse_stream::Sse, sse_stream::Error> {
+            Ok(sse_stream::Sse::default().data(data))
+        };
+        let sent = [
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"down"}}"#,
+            r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"down"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"down"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"error":1}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+        ];
+        let run = |awaited: Option<RequestId>| {
+            let events = futures::stream::iter(sent.map(event)).boxed();
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(bounded_events(events, awaited).collect::<Vec<_>>())
+                .into_iter()
+                .map(|e| e.unwrap().data.unwrap())
+                .collect::<Vec<_>>()
+        };
+        let answered = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"down"}}"#;
+        let got = run(Some(RequestId::Number(7)));
+        assert_eq!(got[..2], [answered, answered]);
+        assert_eq!(got[2..], sent[2..]);
+        assert_eq!(run(None), sent);
     }
 
     #[test]

@@ -185,14 +185,15 @@ fn failure(status: StatusCode, body: &[u8]) -> String {
 
 const EMPTY: &str = "<empty>";
 
-/// The start of a body, cleaned like any text from the server; `<empty>` for none.
+/// The start of a body, cleaned like any text from the server, blank and control characters
+/// at its ends left out; `<empty>` for none. Only the first 64 KiB are looked at.
 fn preview(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&body[..body.len().min(4 * PREVIEW_CHARS)]);
-    let text = super::sanitize::sanitize_marked(text.trim(), PREVIEW_CHARS);
-    if text.is_empty() {
-        EMPTY.to_owned()
-    } else {
-        text
+    let text = String::from_utf8_lossy(&body[..body.len().min(64 * 1024)]);
+    let blank = |c: char| c.is_whitespace() || c.is_control();
+    let text = super::sanitize::sanitize_marked(text.trim_matches(blank), PREVIEW_CHARS);
+    match text.trim_matches(blank) {
+        "" => EMPTY.to_owned(),
+        trimmed => trimmed.to_owned(),
     }
 }
 
@@ -280,9 +281,10 @@ fn bounded_sse(response: reqwest::Response, max: usize) -> BoxedSseResponse {
     sse_stream::SseStream::from_bytes_stream(bytes).boxed()
 }
 
-/// The size of the event being received: the bytes of its lines so far (line ends, and
-/// comment lines, which start with `:`, not counted, as with rmcp's limiter: the parser keeps
-/// neither); an empty line ends the event. Lines end with `\n`, `\r` or `\r\n`.
+/// The size of the event being received: the bytes of its lines so far (line ends not
+/// counted); an empty line ends the event. Lines end with `\n`, `\r` or `\r\n`. A comment
+/// line (it starts with `:`) counts while it arrives, since the parser holds it until it
+/// ends, and is taken off once it has ended (the parser keeps none), as with rmcp's limiter.
 #[derive(Default)]
 struct EventSize {
     event: usize,
@@ -307,6 +309,9 @@ impl EventSize {
             let end = rest[at];
             if !(end == b'\n' && self.after_cr && at == 0) {
                 // A line ended (the `\n` of a `\r\n` was counted with its `\r`).
+                if self.comment {
+                    self.event -= self.line;
+                }
                 if self.line == 0 {
                     self.event = 0;
                 }
@@ -328,9 +333,7 @@ impl EventSize {
             self.comment = first == b':';
         }
         self.line += bytes.len();
-        if !self.comment {
-            self.event += bytes.len();
-        }
+        self.event += bytes.len();
     }
 }
 
@@ -355,16 +358,23 @@ mod tests {
         assert_eq!((size.event, size.line), (0, 0));
         assert!(size.observe(b"data: 12345678901234", 20));
         assert!(!size.observe(b"5", 20));
-        // Comment lines (keep-alives) are not part of any event, however long.
+        // Comment lines (keep-alives) are not part of any event once they end, however many;
+        // one still arriving counts, since the parser holds it.
         let mut size = EventSize::default();
         let comments = format!(
             ":{}\n:{}\r\ndata: 1234567890\n",
-            "p".repeat(50),
-            "q".repeat(50)
+            "p".repeat(15),
+            "q".repeat(15)
         );
         assert!(size.observe(comments.as_bytes(), 20));
-        assert!(size.observe(b":", 20) && size.observe(b"xxxxxxxxxxxxxxxxxxxxxxxxx\n", 20));
+        assert!(size.observe(b":", 20) && size.observe(b"xx\n", 20));
         assert_eq!(size.event, 16);
+        let mut size = EventSize::default();
+        assert!(size.observe(b":0123456789", 20));
+        assert!(
+            !size.observe(b"0123456789", 20),
+            "a comment line of 21 bytes still arriving"
+        );
         // A line starting with ':' later in a line is no comment.
         let mut size = EventSize::default();
         assert!(!size.observe(b"data: 12345678901234:5678", 20));
@@ -385,6 +395,10 @@ mod tests {
         assert!(long.ends_with("…(truncated)"), "{long}");
         assert_eq!(long.chars().filter(|&c| c == 'é').count(), 500);
         assert_eq!(preview(b"a\xffb"), "a\u{fffd}b");
+        // What the server meant may come after a run of blanks, and blanks may be all it sent.
+        let late = [vec![b' '; 2500], b"\0\0real reason\n\0".to_vec()].concat();
+        assert_eq!(preview(&late), "real reason");
+        assert_eq!(preview(b"\0\n\0"), "<empty>");
     }
 
     #[test]
