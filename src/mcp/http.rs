@@ -399,16 +399,7 @@ fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
 /// `{"agentmaker/unread":true}`), or if that is still too much becomes an error answer to its
 /// request; anything else becomes a notification of ours, which is dropped.
 pub(super) fn bounded_message(data: String) -> String {
-    use super::fastcall::{over_value_budget, too_many_values, without_structured};
-    #[derive(serde::Deserialize)]
-    struct Message<'a> {
-        #[serde(borrow, default)]
-        id: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow, default)]
-        result: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow, default)]
-        method: Option<&'a serde_json::value::RawValue>,
-    }
+    use super::fastcall::{over_value_budget, too_many_values, without_structured, Envelope};
     // serde refuses half a surrogate pair written as an escape (Python's json.dumps writes
     // one that way): it becomes U+FFFD, as over stdio, instead of failing the message.
     let data = super::fastcall::surrogates_repaired(data.as_bytes()).unwrap_or(data);
@@ -416,13 +407,14 @@ pub(super) fn bounded_message(data: String) -> String {
         return data;
     }
     let dropped = r#"{"jsonrpc":"2.0","method":"notifications/agentmaker/dropped"}"#.to_string();
-    let replaced = match serde_json::from_str::<Message<'_>>(&data) {
+    let replaced = match serde_json::from_str::<Envelope<'_>>(&data) {
         // Only an id that is a short string or number is copied into the rebuilt answer: an
         // id of a million values would otherwise reach rmcp whole.
-        Ok(Message {
+        Ok(Envelope {
             id: Some(id),
             method: None,
             result,
+            ..
         }) if id.get().len() <= super::fastcall::MAX_SERVER_ID_BYTES
             && super::fastcall::is_string_or_number(id.get()) =>
         {

@@ -162,6 +162,16 @@ fn float_value(f: f64, path: &[String]) -> Result<Value, NotJson> {
     })
 }
 
+/// A Python int as an `i64`, one beyond its range saturated to the nearest end (a limit of
+/// 10**30 means no practical limit).
+pub(crate) fn saturating_i64(int: &Bound<'_, PyAny>) -> PyResult<i64> {
+    match int.extract::<i64>() {
+        Ok(v) => Ok(v),
+        Err(_) if int.gt(0)? => Ok(i64::MAX),
+        Err(_) => Ok(i64::MIN),
+    }
+}
+
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .qualname()

@@ -14,8 +14,9 @@ use crate::mcp::client::{
 };
 use crate::mcp::http::HeaderSource;
 use crate::mcp::stdio::StdioConfig;
-use crate::py::convert::py_to_value;
+use crate::py::convert::{py_to_value, saturating_i64};
 use crate::py::errors::{config, tool_config_error, tool_error};
+use crate::py::registry::type_name;
 use crate::py::response::PyToolResponse;
 use crate::py::tool::PyTool;
 use crate::tool::NativeTool;
@@ -130,14 +131,6 @@ impl Count {
     }
 }
 
-/// The name of `obj`'s type, for an error.
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default()
-}
-
 /// Python's bool, or numpy's (its type is named `bool` too, and is no int subclass).
 fn is_bool(obj: &Bound<'_, PyAny>) -> bool {
     obj.is_instance_of::<PyBool>() || type_name(obj) == "bool"
@@ -160,11 +153,7 @@ impl FromPyObject<'_, '_> for Count {
         let Some(int) = as_int(&obj).filter(|_| !is_bool(&obj)) else {
             return Ok(Count(Err(type_name(&obj)), String::new()));
         };
-        let n = match int.extract::<i64>() {
-            Ok(n) => n,
-            Err(_) if int.gt(0)? => i64::MAX,
-            Err(_) => i64::MIN,
-        };
+        let n = saturating_i64(&int)?;
         // str() of an int of more than 4300 digits raises: such a one is only named.
         let text = int
             .str()

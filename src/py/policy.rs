@@ -30,12 +30,10 @@ fn count(field: &'static str, min: u64, value: Option<&Bound<'_, PyAny>>) -> PyR
     if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
         return Err(bad());
     }
-    match value.extract::<i64>() {
-        Ok(v) if v >= min as i64 => Ok(Some(v)),
-        Ok(_) => Err(bad()),
-        // Beyond i64: a huge positive cap is the same as no practical cap.
-        Err(_) if value.gt(0)? => Ok(Some(i64::MAX)),
-        Err(_) => Err(bad()),
+    // Beyond i64: a huge positive cap is the same as no practical cap.
+    match crate::py::convert::saturating_i64(value)? {
+        v if v >= min as i64 => Ok(Some(v)),
+        _ => Err(bad()),
     }
 }
 

@@ -229,7 +229,7 @@ fn error_response(py: Python<'_>, text: String) -> PyResult<Py<PyToolResponse>> 
 
 /// The class name as the model sees it in error texts: `__name__`, like the reference's
 /// `{ExcType}`; a `__qualname__` would leak `func.<locals>.` paths of the host program.
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
         .map(|n| n.to_string())
