@@ -19,6 +19,10 @@ mod tool;
 
 use pyo3::prelude::*;
 
+/// See [`crate::alloc`]: mimalloc for the small blocks of the hot paths, glibc for large ones.
+#[global_allocator]
+static ALLOC: crate::alloc::SplitAlloc = crate::alloc::SplitAlloc;
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<response::PyToolResponse>()?;
