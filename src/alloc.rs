@@ -9,7 +9,7 @@
 //! across threads without a lock.
 //!
 //! Memory is held to what glibc alone takes (the peak of each hostile-answer test in
-//! tests/test_mcp.py is within 1 MB of it):
+//! tests/test_mcp.py is within 5 MB of it, and lower in some):
 //! - large blocks stay with glibc: mimalloc grows a large buffer by copying it and keeps freed
 //!   segments for reuse, and with mimalloc for everything the peak memory of reading a hostile
 //!   100 MB answer went from 91 to 148 MB. glibc serves such blocks with `mmap`, grows them
@@ -21,10 +21,19 @@
 //! Which allocator owns a block follows from its size alone, and Rust hands `dealloc` and
 //! `realloc` the same layout the block was allocated with, so a block is always freed by the
 //! allocator that made it. A `realloc` across [`LARGE`] moves the block between the two.
+//!
+//! After `fork()` (`os.fork`, `multiprocessing`'s default start method on Linux) the child
+//! allocates every block from the system allocator. mimalloc does not prepare for a fork, and
+//! a thread takes one of its process-wide locks while it starts using mimalloc or exits: a
+//! fork at that moment left the child's first new thread waiting on that lock for ever (a
+//! stress test hung within 14 to 1,888 forks; glibc resets its own locks around a fork). The
+//! child never enters mimalloc again, so it cannot wait on anything the fork froze. A small
+//! block from before the fork that the child frees is left where it is, as the parent's copy of
+//! the memory already holds it: the child keeps at most what it inherited.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::os::raw::{c_int, c_long};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::os::raw::{c_int, c_long, c_void};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Blocks of at least this many bytes come from the system allocator.
 const LARGE: usize = 64 * 1024;
@@ -37,28 +46,54 @@ const MI_OPTION_PURGE_DELAY: c_int = 15;
 extern "C" {
     // In the static library the mimalloc crate links (libmimalloc-sys builds all of it).
     fn mi_option_set(option: c_int, value: c_long);
+    /// Whether `p` lies in memory mimalloc manages (a lock-free look-up in its page map).
+    fn mi_is_in_heap_region(p: *const c_void) -> bool;
 }
 
-static CONFIGURED: AtomicBool = AtomicBool::new(false);
+/// Where small blocks come from: nobody has looked yet, being set up, mimalloc, or (in the
+/// child of a fork) the system allocator.
+const UNSET: u8 = 0;
+const SETTING_UP: u8 = 1;
+const MIMALLOC: u8 = 2;
+const FORKED: u8 = 3;
 
-/// mimalloc, set up on first use (see the module documentation).
+static STATE: AtomicU8 = AtomicU8::new(UNSET);
+
+/// Whether small blocks come from mimalloc (false in the child of a fork).
 #[inline]
-fn mimalloc() -> mimalloc::MiMalloc {
-    if !CONFIGURED.load(Ordering::Relaxed) {
-        configure();
+fn small_from_mimalloc() -> bool {
+    match STATE.load(Ordering::Acquire) {
+        MIMALLOC => true,
+        FORKED => false,
+        _ => set_up(),
     }
-    mimalloc::MiMalloc
 }
 
+/// The first caller sets mimalloc's options and the fork handler up; a caller racing it uses
+/// mimalloc at once (its block is merely allocated before the options apply).
 #[cold]
-fn configure() {
-    // SAFETY: plain stores into mimalloc's option table; two threads racing here store the
-    // same values.
-    unsafe {
-        mi_option_set(MI_OPTION_PURGE_DELAY, 0);
-        mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0);
+fn set_up() -> bool {
+    if STATE
+        .compare_exchange(UNSET, SETTING_UP, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+    {
+        // SAFETY: mi_option_set stores into mimalloc's option table, which mimalloc reads
+        // when it next needs the option; pthread_atfork registers a handler that only stores
+        // to an atomic.
+        unsafe {
+            mi_option_set(MI_OPTION_PURGE_DELAY, 0);
+            mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0);
+            nix::libc::pthread_atfork(None, None, Some(forked_child));
+        }
+        // A fork between the registration and here already made this FORKED in the child.
+        let _ = STATE.compare_exchange(SETTING_UP, MIMALLOC, Ordering::AcqRel, Ordering::Acquire);
     }
-    CONFIGURED.store(true, Ordering::Relaxed);
+    STATE.load(Ordering::Acquire) != FORKED
+}
+
+/// Runs in the child of every fork (single-threaded at that point).
+extern "C" fn forked_child() {
+    STATE.store(FORKED, Ordering::Release);
 }
 
 /// The global allocator of the Python extension (`src/py.rs`); see the module documentation.
@@ -68,15 +103,31 @@ fn small(size: usize) -> bool {
     size < LARGE
 }
 
-// SAFETY: every method forwards to an allocator that upholds the `GlobalAlloc` contract, and
-// picks it from the block's size, which the caller passes unchanged for the block's lifetime
-// (the layout it was allocated with, or the new size after a `realloc`).
+/// Frees a small block in the child of a fork: the system allocator's own are freed, blocks
+/// mimalloc made before the fork are left alone.
+///
+/// # Safety
+/// `ptr` and `layout` describe a live block of this allocator.
+unsafe fn forked_dealloc(ptr: *mut u8, layout: Layout) {
+    // SAFETY: the look-up only reads mimalloc's page map; a block it does not know came from
+    // the system allocator (in this child), with this layout.
+    unsafe {
+        if !mi_is_in_heap_region(ptr as *const c_void) {
+            System.dealloc(ptr, layout)
+        }
+    }
+}
+
+// SAFETY: every method forwards to an allocator that upholds the `GlobalAlloc` contract. It
+// picks that allocator from the block's size, which the caller passes unchanged for the
+// block's lifetime (the layout it was allocated with, or the new size after a `realloc`), and,
+// in the child of a fork, from the block's address for small blocks.
 unsafe impl GlobalAlloc for SplitAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract for `alloc` is forwarded unchanged.
         unsafe {
-            if small(layout.size()) {
-                mimalloc().alloc(layout)
+            if small(layout.size()) && small_from_mimalloc() {
+                mimalloc::MiMalloc.alloc(layout)
             } else {
                 System.alloc(layout)
             }
@@ -86,8 +137,8 @@ unsafe impl GlobalAlloc for SplitAlloc {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as for `alloc`.
         unsafe {
-            if small(layout.size()) {
-                mimalloc().alloc_zeroed(layout)
+            if small(layout.size()) && small_from_mimalloc() {
+                mimalloc::MiMalloc.alloc_zeroed(layout)
             } else {
                 System.alloc_zeroed(layout)
             }
@@ -96,23 +147,27 @@ unsafe impl GlobalAlloc for SplitAlloc {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: `layout` is the one `ptr` was allocated with, so its size names the
-        // allocator that made it.
+        // allocator that made it (and in a forked child, its address does for a small one).
         unsafe {
-            if small(layout.size()) {
-                mimalloc().dealloc(ptr, layout)
-            } else {
+            if !small(layout.size()) {
                 System.dealloc(ptr, layout)
+            } else if small_from_mimalloc() {
+                mimalloc::MiMalloc.dealloc(ptr, layout)
+            } else {
+                forked_dealloc(ptr, layout)
             }
         }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: `ptr` and `layout` describe a live block of the allocator its size names;
-        // within one allocator the call is forwarded; across, a block of the new size is made
-        // by the other one, the common prefix copied and the old block freed by its owner.
+        // within one allocator the call is forwarded; otherwise a block of the new size is made
+        // by `alloc`, the common prefix copied and the old block freed by `dealloc`.
         unsafe {
             match (small(layout.size()), small(new_size)) {
-                (true, true) => mimalloc().realloc(ptr, layout, new_size),
+                (true, true) if small_from_mimalloc() => {
+                    mimalloc::MiMalloc.realloc(ptr, layout, new_size)
+                }
                 (false, false) => System.realloc(ptr, layout, new_size),
                 _ => {
                     let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());

@@ -17,6 +17,7 @@ pub mod prompts;
 pub mod rag;
 pub mod registry;
 pub mod response;
+pub mod runtime;
 pub mod schema;
 pub mod tool;
 pub mod validation;

@@ -29,6 +29,7 @@ pub struct MessageKey;
 impl MessageKey {
     pub const NO_SESSION: &'static str = "tool.msg.mcp.no_session";
     pub const STALE_SESSION: &'static str = "tool.msg.mcp.stale_session";
+    pub const FORKED: &'static str = "tool.msg.mcp.forked";
     pub const TIMEOUT: &'static str = "tool.msg.mcp.timeout";
     pub const NO_TEXT: &'static str = "tool.msg.mcp.no_text";
     pub const ERROR: &'static str = "tool.msg.mcp.error";
@@ -45,6 +46,10 @@ pub const DEFAULT_PROMPTS: &[(&str, &str)] = &[
         MessageKey::STALE_SESSION,
         "Error: this MCP tool was loaded in an earlier session of its client, which has been closed; call load_tools() again and use the tools it returns.",
     ),
+    (
+        MessageKey::FORKED,
+        "Error: this MCP tool's client was opened before this process was forked, and its connection belongs to the parent process; open a new MCPClient in this process.",
+    ),
     (MessageKey::TIMEOUT, "Error: the MCP tool call timed out (>{timeout}s) and was aborted"),
     (MessageKey::NO_TEXT, "(the tool produced no text output)"),
     (MessageKey::ERROR, "Error: {text}"),
@@ -52,13 +57,14 @@ pub const DEFAULT_PROMPTS: &[(&str, &str)] = &[
 ];
 
 /// The MCP prompts with user overrides applied (unknown keys are refused). An override of
-/// `no_session` alone also words `stale_session` (added later: a translation of the first
-/// should not meet English for the second).
+/// `no_session` alone also words `stale_session` and `forked` (added later: a translation of
+/// the first should not meet English for the others).
 pub fn default_prompts(overrides: Option<HashMap<String, String>>) -> Result<Prompts, ConfigError> {
     let overrides = overrides.map(|mut o| {
         if let Some(text) = o.get(MessageKey::NO_SESSION).cloned() {
             o.entry(MessageKey::STALE_SESSION.to_owned())
-                .or_insert(text);
+                .or_insert_with(|| text.clone());
+            o.entry(MessageKey::FORKED.to_owned()).or_insert(text);
         }
         o
     });

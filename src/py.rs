@@ -19,6 +19,21 @@ mod tool;
 
 use pyo3::prelude::*;
 
+/// The binding's shared tokio runtime (all worker threads the machine has), one per process:
+/// a forked child starts its own (see [`crate::runtime`]).
+pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: crate::runtime::ProcessRuntime = crate::runtime::ProcessRuntime::new(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+    });
+    // As tokio's own runtime constructors do: a process that cannot start threads cannot run
+    // anything of the binding's.
+    RUNTIME
+        .get()
+        .expect("agentmaker could not start its tokio runtime")
+}
+
 /// See [`crate::alloc`]: mimalloc for the small blocks of the hot paths, glibc for large ones.
 #[global_allocator]
 static ALLOC: crate::alloc::SplitAlloc = crate::alloc::SplitAlloc;

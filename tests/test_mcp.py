@@ -3,6 +3,7 @@ streamable HTTP, and hand-written hostile servers (tests/mcp_servers/)."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import enum
@@ -1783,3 +1784,82 @@ async def test_agent_awaits_mcp_tools_without_worker_threads(monkeypatch):
         assert one.tool_calls[0].status == "success" and one.tool_calls[0].output.split("\n")[2] == "4"
         assert [r.output.split("\n")[2] for r in many.tool_calls] == [str(i + 1) for i in range(30)]
         assert submitted == []
+
+
+FORKED_CHILD = """
+import asyncio, os, sys, threading, time
+sys.path.insert(0, {tests!r})
+from test_mcp import by_remote, raw_client
+from agentmaker import CLITool, ToolRegistry
+
+# The parent's client runs on a loop in a thread, with a call in flight at the fork.
+loop = asyncio.new_event_loop()
+opened = threading.Event()
+state = {{}}
+
+async def parent_side():
+    async with raw_client("plain") as client:
+        state["client"] = client
+        (state["ok"],) = await client.load_tools()
+        assert (await state["ok"].arun({{}})).text == "fine (ok)"
+        opened.set()
+        while not state.get("stop"):
+            assert (await state["ok"].arun({{}})).text == "fine (ok)"
+        state["after"] = (await state["ok"].arun({{}})).text
+
+threading.Thread(target=loop.run_until_complete, args=(parent_side(),), daemon=True).start()
+assert opened.wait(30)
+registry = ToolRegistry()
+registry.register(state["ok"])
+
+pid = os.fork()
+if pid == 0:
+    out = []
+    try:
+        start = time.monotonic()
+        # The parent's tool: a clear error at once (its connection is the parent's), async
+        # and sync, and closing the parent's client here leaves the parent's server alone.
+        out.append(asyncio.run(state["ok"].arun({{}})).text)
+        out.append(registry.execute_tool(state["ok"].name, {{}}).text)
+        asyncio.run(state["client"].aclose())
+        out.append(round(time.monotonic() - start))
+        # A client opened here works, and so does an async shell call.
+        async def own():
+            async with raw_client("plain") as client:
+                (ok,) = await client.load_tools()
+                return (await ok.arun({{}})).text, (await CLITool(["echo"]).arun({{"command": "echo hi"}})).text
+        out.append(asyncio.run(asyncio.wait_for(own(), 30)))
+        print(repr(out), flush=True)
+    finally:
+        os._exit(0)
+
+_, status = os.waitpid(pid, 0)
+state["stop"] = True
+deadline = time.monotonic() + 30
+while "after" not in state and time.monotonic() < deadline:
+    time.sleep(0.05)
+print(repr((status, state.get("after"))), flush=True)
+os._exit(0)
+"""
+
+
+def test_a_forked_child_opens_its_own_clients_and_leaves_the_parents_alone(tmp_path):
+    """os.fork (and multiprocessing's fork start method) copies no thread: the runtime that
+    served the parent's clients has none in the child. A client opened in the child hung for
+    ever, whatever its timeout; the parent's tools there waited for their timeout, and closing
+    the parent's client there would have killed the parent's server."""
+    script = tmp_path / "forked.py"
+    script.write_text(FORKED_CHILD.format(tests=str(Path(__file__).parent)))
+    done = subprocess.run(
+        [sys.executable, str(script)], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    child, parent = (ast.literal_eval(line) for line in done.stdout.strip().splitlines())
+    forked = (
+        "Error: this MCP tool's client was opened before this process was forked, and its "
+        "connection belongs to the parent process; open a new MCPClient in this process."
+    )
+    assert child[:2] == [forked, forked]
+    assert child[2] == 0, "the parent's tool and client answered at once in the child"
+    assert child[3] == ("fine (ok)", "[exit code 0]\nstdout:\nhi")
+    assert parent == (0, "fine (ok)"), "the parent's client kept working through the fork"

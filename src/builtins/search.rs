@@ -12,7 +12,7 @@ mod html;
 mod providers;
 
 use std::collections::HashMap;
-use std::sync::{mpsc, OnceLock};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -179,18 +179,17 @@ pub struct SearchTool {
 }
 
 fn private_runtime() -> Result<tokio::runtime::Handle, String> {
-    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
-    let rt = RUNTIME.get_or_init(|| {
+    static RUNTIME: crate::runtime::ProcessRuntime = crate::runtime::ProcessRuntime::new(|| {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("agentmaker-search")
             .enable_all()
             .build()
-            .map_err(|e| format!("could not start the search runtime: {e}"))
     });
-    rt.as_ref()
-        .map(|r| r.handle().clone())
-        .map_err(Clone::clone)
+    RUNTIME
+        .get()
+        .map(|rt| rt.handle().clone())
+        .map_err(|e| format!("could not start the search runtime: {e}"))
 }
 
 fn http_client() -> Result<reqwest::Client, String> {

@@ -138,15 +138,27 @@ pub struct Session {
     closed: AtomicBool,
     runtime: tokio::runtime::Handle,
     child_pid: Option<u32>,
+    /// [`crate::runtime::fork_generation`] when the session was opened.
+    process: u64,
 }
 
 impl Session {
+    /// Closed, or opened by another process: the parent of this one, which forked since (the
+    /// connection, the server and the runtime serving them are the parent's).
     pub fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
+        self.closed.load(Ordering::Acquire) || self.is_foreign()
+    }
+
+    fn is_foreign(&self) -> bool {
+        self.process != crate::runtime::fork_generation()
     }
 
     async fn close(&self) {
         self.closed.store(true, Ordering::Release);
+        if self.is_foreign() {
+            // The parent's server and connection are left to the parent.
+            return;
+        }
         if let Some(fast) = &self.fast {
             fast.close();
         }
@@ -391,6 +403,7 @@ impl McpClient {
             child: tokio::sync::Mutex::new(child),
             closed: AtomicBool::new(false),
             runtime: tokio::runtime::Handle::current(),
+            process: crate::runtime::fork_generation(),
         })
     }
 
@@ -570,7 +583,9 @@ impl McpTool {
                     .is_some_and(|s| !Arc::ptr_eq(s, &self.session) && !s.is_closed())
             })
         });
-        let key = if reopened {
+        let key = if self.session.is_foreign() {
+            MessageKey::FORKED
+        } else if reopened {
             MessageKey::STALE_SESSION
         } else {
             MessageKey::NO_SESSION

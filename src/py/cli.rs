@@ -4,8 +4,10 @@ use crate::builtins::cli::process::CancelToken;
 use crate::builtins::cli::{ArgPolicyFn, CliOptions, CliTool};
 use crate::py::convert::py_to_value;
 use crate::py::errors;
+use crate::py::mcp::completion::Deliver;
 use crate::py::response::PyToolResponse;
 use crate::py::tool::PyTool;
+use crate::response::ToolResponse;
 use pyo3::exceptions::{PyOSError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -87,7 +89,7 @@ fn python_policy(policy: Py<PyAny>) -> Box<ArgPolicyFn> {
 }
 
 /// Cancels the command when dropped, i.e. when the awaiting asyncio task is cancelled and
-/// pyo3-async-runtimes drops the Rust future.
+/// its tokio task is aborted, dropping the Rust future.
 struct CancelOnDrop(Arc<CancelToken>);
 
 impl Drop for CancelOnDrop {
@@ -184,12 +186,14 @@ impl PyCliTool {
         };
         let token =
             Arc::new(CancelToken::new().map_err(|e| PyOSError::new_err((e as i32, e.desc())))?);
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        // Cancelling the awaiting task aborts this at its await: the guard then cancels the
+        // command.
+        crate::py::mcp::completion::spawn_abortable_for_loop(py, async move {
             let args = match args {
                 Ok(args) => args,
                 Err(why) => {
                     let text = format!("Error: tool 'shell' got unusable arguments: {why}");
-                    return Python::attach(|py| Py::new(py, PyToolResponse::error_text(py, text)));
+                    return deliver_response(ToolResponse::error(text));
                 }
             };
             let guard = CancelOnDrop(token.clone());
@@ -197,13 +201,12 @@ impl PyCliTool {
                 tokio::task::spawn_blocking(move || core.call_cancellable(&args, Some(&token)));
             let resp = worker.await;
             drop(guard);
-            Python::attach(|py| match resp {
-                Ok(resp) => Py::new(py, PyToolResponse::from_core(py, resp)?),
-                Err(e) => Py::new(
-                    py,
-                    PyToolResponse::error_text(py, format!("Error: tool 'shell' failed: {e}")),
-                ),
-            })
+            match resp {
+                Ok(resp) => deliver_response(resp),
+                Err(e) => deliver_response(ToolResponse::error(format!(
+                    "Error: tool 'shell' failed: {e}"
+                ))),
+            }
         })
     }
 
@@ -213,4 +216,9 @@ impl PyCliTool {
         }
         Ok(())
     }
+}
+
+/// What the shell's future resolves to: `resp` as a ToolResponse, made on the loop thread.
+fn deliver_response(resp: ToolResponse) -> Deliver {
+    Box::new(move |py| Ok(Py::new(py, PyToolResponse::from_core(py, resp)?)?.into_any()))
 }

@@ -251,7 +251,7 @@ impl Completer {
             Some(Target::Threadsafe(event_loop, fut)) => {
                 // Never on the thread that completes (the connection's reader): it would wait
                 // for the GIL while the loop runs.
-                pyo3_async_runtimes::tokio::get_runtime()
+                crate::py::runtime()
                     .spawn_blocking(move || settle_threadsafe(event_loop, fut, deliver));
             }
             None => {}
@@ -548,7 +548,7 @@ where
     F: Future<Output = Deliver> + Send + 'static,
 {
     let (waiter, completer, on_cancel) = pending_for_loop(py, false)?;
-    let task = pyo3_async_runtimes::tokio::get_runtime().spawn(async move {
+    let task = crate::py::runtime().spawn(async move {
         completer.complete(fut.await);
     });
     if abortable {
