@@ -42,6 +42,8 @@ const LARGE: usize = 64 * 1024;
 /// enum keeps retired entries so the numbers never move).
 const MI_OPTION_ARENA_EAGER_COMMIT: c_int = 4;
 const MI_OPTION_PURGE_DELAY: c_int = 15;
+/// Above 1, mimalloc's exit hook does nothing (`_mi_auto_process_done`).
+const MI_OPTION_DESTROY_ON_EXIT: c_int = 22;
 
 extern "C" {
     // In the static library the mimalloc crate links (libmimalloc-sys builds all of it).
@@ -70,7 +72,10 @@ fn small_from_mimalloc() -> bool {
 }
 
 /// The first caller sets mimalloc's options and the fork handler up; a caller racing it uses
-/// mimalloc at once (its block is merely allocated before the options apply).
+/// mimalloc at once (its block is merely allocated before the options apply). A fork before
+/// the handler is registered leaves the child on mimalloc, which is safe in the extension:
+/// its first allocation happens while its module is imported, before any thread of its own
+/// exists, so no other thread is inside mimalloc then.
 #[cold]
 fn set_up() -> bool {
     if STATE
@@ -91,9 +96,12 @@ fn set_up() -> bool {
     STATE.load(Ordering::Acquire) != FORKED
 }
 
-/// Runs in the child of every fork (single-threaded at that point).
+/// Runs in the child of every fork (single-threaded at that point). mimalloc's exit hook would
+/// collect the heaps at the child's exit, so it is turned off too.
 extern "C" fn forked_child() {
     STATE.store(FORKED, Ordering::Release);
+    // SAFETY: a plain store into mimalloc's option table.
+    unsafe { mi_option_set(MI_OPTION_DESTROY_ON_EXIT, 2) };
 }
 
 /// The global allocator of the Python extension (`src/py.rs`); see the module documentation.

@@ -23,12 +23,16 @@ extern "C" fn forked_child() {
 /// Changes in the child of every fork made after this was first called: two calls that return
 /// the same value ran in the same process.
 pub fn fork_generation() -> u64 {
-    if !WATCHING.swap(true, Ordering::AcqRel) {
-        // SAFETY: registers a handler that only increments an atomic. (Never a lock here: a
-        // fork while another thread held it would leave the child waiting on it.)
+    if !WATCHING.load(Ordering::Acquire) {
+        // Registered before the flag is set, so no fork can fall between the two unseen.
+        // Threads racing here may each register: a fork then bumps the count more than once,
+        // which still tells the processes apart. (Never a lock here: a fork while another
+        // thread held it would leave the child waiting on it.)
+        // SAFETY: registers a handler that only increments an atomic.
         unsafe {
             nix::libc::pthread_atfork(None, None, Some(forked_child));
         }
+        WATCHING.store(true, Ordering::Release);
     }
     FORKS.load(Ordering::Acquire)
 }

@@ -18,7 +18,11 @@ static ALLOC: SplitAlloc = SplitAlloc;
 
 extern "C" {
     fn mi_is_in_heap_region(p: *const c_void) -> bool;
+    fn mi_option_get(option: std::os::raw::c_int) -> std::os::raw::c_long;
 }
+
+/// mimalloc's `mi_option_destroy_on_exit`: above 1, its exit hook does nothing.
+const MI_OPTION_DESTROY_ON_EXIT: std::os::raw::c_int = 22;
 
 fn from_mimalloc<T>(p: *const T) -> bool {
     // SAFETY: a read-only look-up in mimalloc's page map.
@@ -96,14 +100,21 @@ fn a_forked_child_allocates_from_the_system_and_keeps_what_it_inherited() {
             drop(inherited);
             drop(shrunk);
             drop(fresh);
+            // mimalloc's exit hook, which would collect its heaps, is off in the child.
+            // SAFETY: reads an option.
+            if unsafe { mi_option_get(MI_OPTION_DESTROY_ON_EXIT) } != 2 {
+                checks |= 16;
+            }
             checks
         },
         Duration::from_secs(10),
     );
     assert_eq!(status, Some(0), "child checks failed (bit mask) or hung");
-    // The parent still allocates from mimalloc.
+    // The parent still allocates from mimalloc, and runs mimalloc's exit hook.
     let after = Box::new([0u8; 64]);
     assert!(from_mimalloc(after.as_ptr()));
+    // SAFETY: reads an option.
+    assert!(unsafe { mi_option_get(MI_OPTION_DESTROY_ON_EXIT) } < 2);
 }
 
 fn churn() {

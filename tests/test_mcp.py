@@ -3,7 +3,6 @@ streamable HTTP, and hand-written hostile servers (tests/mcp_servers/)."""
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import contextlib
 import enum
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from agentmaker import MCPClient, MCPTool, ToolConfigError, ToolError, ToolRegistry, tool
+from forked_script import run_forked
 from mcp_servers.recording_http import RecordingServer
 from proc_table import processes
 
@@ -1821,6 +1821,12 @@ if pid == 0:
         # and sync, and closing the parent's client here leaves the parent's server alone.
         out.append(asyncio.run(state["ok"].arun({{}})).text)
         out.append(registry.execute_tool(state["ok"].name, {{}}).text)
+        async def reuse(method):
+            try:
+                await getattr(state["client"], method)()
+            except Exception as exc:  # noqa: BLE001
+                return str(exc)
+        out.append([asyncio.run(reuse(m)) for m in ("load_tools", "__aenter__")])
         asyncio.run(state["client"].aclose())
         out.append(round(time.monotonic() - start))
         # A client opened here works, and so does an async shell call.
@@ -1848,18 +1854,17 @@ def test_a_forked_child_opens_its_own_clients_and_leaves_the_parents_alone(tmp_p
     served the parent's clients has none in the child. A client opened in the child hung for
     ever, whatever its timeout; the parent's tools there waited for their timeout, and closing
     the parent's client there would have killed the parent's server."""
-    script = tmp_path / "forked.py"
-    script.write_text(FORKED_CHILD.format(tests=str(Path(__file__).parent)))
-    done = subprocess.run(
-        [sys.executable, str(script)], check=False, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    child, parent = (ast.literal_eval(line) for line in done.stdout.strip().splitlines())
+    child, parent = run_forked(tmp_path, FORKED_CHILD, timeout=120)
     forked = (
         "Error: this MCP tool's client was opened before this process was forked, and its "
         "connection belongs to the parent process; open a new MCPClient in this process."
     )
     assert child[:2] == [forked, forked]
-    assert child[2] == 0, "the parent's tool and client answered at once in the child"
-    assert child[3] == ("fine (ok)", "[exit code 0]\nstdout:\nhi")
+    client_forked = (
+        "this MCPClient was opened before this process was forked, and its connection belongs "
+        "to the parent process; open a new MCPClient in this process"
+    )
+    assert child[2] == [client_forked, client_forked]
+    assert child[3] == 0, "the parent's tool and client answered at once in the child"
+    assert child[4] == ("fine (ok)", "[exit code 0]\nstdout:\nhi")
     assert parent == (0, "fine (ok)"), "the parent's client kept working through the fork"

@@ -12,9 +12,11 @@ import time
 import urllib.parse
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from agentmaker import SearchTool, ToolConfigError, ToolRegistry
+from forked_script import run_forked
 
 KEYS = {
     "TAVILY_API_KEY": "tvly-SECRET-aaaa1111",
@@ -480,3 +482,41 @@ def test_through_the_registry_sync_and_parallel(peer: Peer) -> None:
     assert [r.status for r in results] == ["success"] * 3
     # Three 1 s answers overlapped instead of queuing (3 s).
     assert elapsed < 2.5, elapsed
+
+
+FORKED_SEARCH = """
+import os, sys, time
+sys.path.insert(0, {tests!r})
+import test_search as ts
+from agentmaker import SearchTool
+
+peer = ts.Peer()
+for env in ts.KEYS:
+    os.environ.pop(env, None)
+for provider, env in ts.URL_ENVS.items():
+    os.environ[env] = peer.url(provider)
+tool = SearchTool(max_results=2, timeout=3)
+seen = [tool.run({{"query": "rust"}}).status]
+pid = os.fork()
+if pid == 0:
+    start = time.monotonic()
+    out = [tool.run({{"query": "rust"}}).status, SearchTool(max_results=2, timeout=3).run({{"query": "rust"}}).status]
+    print(repr((out, time.monotonic() - start)), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+seen.append(tool.run({{"query": "rust"}}).status)
+print(repr(seen), flush=True)
+peer.close()
+"""
+
+
+def test_a_search_tool_made_before_a_fork_works_in_the_child(tmp_path: Path) -> None:
+    """A runtime has no threads in a forked child: the tool made in the parent used to wait
+    out its timeout there and blame the provider; it now looks the runtime up per request,
+    and a client made before the fork (whose pooled connections are the parent's) is not
+    used in the child."""
+    child, parent = run_forked(tmp_path, FORKED_SEARCH, timeout=60)
+    (statuses, seconds) = child
+    assert statuses == ["success", "success"]
+    assert seconds < 2.5, "the parent's tool waited instead of answering"
+    assert parent == ["success", "success"]

@@ -97,8 +97,9 @@ pub struct SearchOptions {
     pub timeout: Duration,
     pub endpoints: Endpoints,
     pub prompts: Option<HashMap<String, String>>,
-    /// The tokio runtime requests run on; a private one is built on first use when None.
-    pub runtime: Option<tokio::runtime::Handle>,
+    /// Returns the tokio runtime requests run on, asked at every request (a runtime does not
+    /// survive `fork()`: see [`crate::runtime`]); when None, a private one of this process.
+    pub runtime: Option<fn() -> tokio::runtime::Handle>,
 }
 
 impl Default for SearchOptions {
@@ -175,7 +176,10 @@ pub struct SearchTool {
     timeout: Duration,
     endpoints: Endpoints,
     client: reqwest::Client,
-    runtime: tokio::runtime::Handle,
+    runtime: Option<fn() -> tokio::runtime::Handle>,
+    /// [`crate::runtime::fork_generation`] when `client` was built: in a forked child its
+    /// pooled connections are the parent's, so each request there gets a client of its own.
+    process: u64,
 }
 
 fn private_runtime() -> Result<tokio::runtime::Handle, String> {
@@ -235,10 +239,10 @@ impl SearchTool {
         let mut spec = ToolSpec::new("search", description, vec![param]);
         spec.external_content = true;
         spec.supports_parallel = true;
-        let runtime = match opts.runtime {
-            Some(h) => h,
-            None => private_runtime().map_err(ConfigError::Invalid)?,
-        };
+        if opts.runtime.is_none() {
+            // Started now, so a machine that cannot start it fails here, not at a request.
+            private_runtime().map_err(ConfigError::Invalid)?;
+        }
         Ok(SearchTool {
             spec,
             prompts,
@@ -246,7 +250,8 @@ impl SearchTool {
             timeout: opts.timeout,
             endpoints: opts.endpoints,
             client: http_client().map_err(ConfigError::Invalid)?,
-            runtime,
+            runtime: opts.runtime,
+            process: crate::runtime::fork_generation(),
         })
     }
 
@@ -350,10 +355,21 @@ impl SearchTool {
             url.query_pairs_mut()
                 .extend_pairs(req.query.iter().map(|(k, v)| (*k, v.as_str())));
         }
-        let mut rb = if req.post {
-            self.client.post(url)
+        let fresh;
+        let client = if self.process == crate::runtime::fork_generation() {
+            &self.client
         } else {
-            self.client.get(url)
+            fresh = http_client().map_err(Failure::Network)?;
+            &fresh
+        };
+        let runtime = match self.runtime {
+            Some(runtime) => runtime(),
+            None => private_runtime().map_err(Failure::Network)?,
+        };
+        let mut rb = if req.post {
+            client.post(url)
+        } else {
+            client.get(url)
         };
         for (name, value) in &req.headers {
             rb = rb.header(*name, value);
@@ -373,7 +389,7 @@ impl SearchTool {
         };
         let timeout = self.timeout;
         let (tx, rx) = mpsc::sync_channel(1);
-        let task = self.runtime.spawn(async move {
+        let task = runtime.spawn(async move {
             let _ = tx.send(send(rb.timeout(timeout)).await);
         });
         // The request carries its own timeout; this one only guards against a stalled runtime.

@@ -88,6 +88,8 @@ pub enum McpError {
     ClosedWhileConnecting,
     #[error("MCP session not established or already closed: load_tools() must be called while the `async with MCPClient(...)` block is alive")]
     NotConnected,
+    #[error("this MCPClient was opened before this process was forked, and its connection belongs to the parent process; open a new MCPClient in this process")]
+    Forked,
     #[error("could not start the MCP server {target}: {reason}")]
     Spawn { target: String, reason: String },
     #[error("MCP server handshake with {target} failed: {reason}")]
@@ -282,8 +284,10 @@ impl McpClient {
     /// [`McpClient::close`] meanwhile, or dropping this future (a cancelled `__aenter__`),
     /// abandons the handshake and kills the server it started.
     pub async fn connect(&self) -> Result<(), McpError> {
-        if self.current().is_some() {
-            return Err(McpError::AlreadyConnected);
+        match self.current() {
+            Some(s) if s.is_foreign() => return Err(McpError::Forked),
+            Some(_) => return Err(McpError::AlreadyConnected),
+            None => {}
         }
         let mut closes = self.closes.subscribe();
         let session = tokio::select! {
@@ -421,10 +425,11 @@ impl McpClient {
 
     /// Lists the server's tools (following `nextCursor`) and vets them into [`McpTool`]s.
     pub async fn load_tools(&self) -> Result<Vec<McpTool>, McpError> {
-        let session = self
-            .current()
-            .filter(|s| !s.is_closed())
-            .ok_or(McpError::NotConnected)?;
+        let session = match self.current() {
+            Some(s) if s.is_foreign() => return Err(McpError::Forked),
+            Some(s) if !s.is_closed() => s,
+            _ => return Err(McpError::NotConnected),
+        };
         let timeout = self.config.timeout;
         let listed = match bounded(timeout, list_all(&session.peer, self.config.max_tools)).await {
             Some(r) => r?,
@@ -576,6 +581,10 @@ impl McpTool {
     /// be loaded again: the server may have changed them, and their pins were checked then).
     fn no_session(&self) -> ToolResponse {
         let prompts = &self.config.prompts;
+        if self.session.is_foreign() {
+            // Before any lock: one a parent's thread held at the fork stays held here.
+            return ToolResponse::error(prompts.fmt(MessageKey::FORKED, &[]));
+        }
         let reopened = self.client.upgrade().is_some_and(|client| {
             client.lock().ok().is_some_and(|current| {
                 current
@@ -583,9 +592,7 @@ impl McpTool {
                     .is_some_and(|s| !Arc::ptr_eq(s, &self.session) && !s.is_closed())
             })
         });
-        let key = if self.session.is_foreign() {
-            MessageKey::FORKED
-        } else if reopened {
+        let key = if reopened {
             MessageKey::STALE_SESSION
         } else {
             MessageKey::NO_SESSION
