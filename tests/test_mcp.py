@@ -1868,3 +1868,38 @@ def test_a_forked_child_opens_its_own_clients_and_leaves_the_parents_alone(tmp_p
     assert child[3] == 0, "the parent's tool and client answered at once in the child"
     assert child[4] == ("fine (ok)", "[exit code 0]\nstdout:\nhi")
     assert parent == (0, "fine (ok)"), "the parent's client kept working through the fork"
+
+
+FORKED_IN_A_COROUTINE = """
+import asyncio, os, sys
+sys.path.insert(0, {tests!r})
+from test_mcp import raw_client
+
+async def main():
+    async with raw_client("plain") as client:
+        (ok,) = await client.load_tools()
+        pid = os.fork()
+        if pid == 0:
+            out = []
+            for make in (lambda: raw_client("plain").__aenter__(), lambda: ok.arun({{}})):
+                try:
+                    await make()
+                    out.append("no error")
+                except BaseException as exc:
+                    out.append(f"{{type(exc).__name__}}: {{exc}}")
+            print(repr(out), flush=True)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        print(repr((await ok.arun({{}})).text), flush=True)
+
+asyncio.run(main())
+"""
+
+
+def test_a_child_forked_inside_a_coroutine_gets_asyncios_error(tmp_path):
+    """A child forked inside a coroutine goes on running its parent's loop, which asyncio no
+    longer counts as running there: the client's and tools' methods said so only after
+    recursing into themselves until a RecursionError."""
+    child, parent = run_forked(tmp_path, FORKED_IN_A_COROUTINE, timeout=60)
+    assert child == ["RuntimeError: no running event loop"] * 2
+    assert parent == "fine (ok)"

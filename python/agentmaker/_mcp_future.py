@@ -186,5 +186,12 @@ class _Elsewhere:
 async def _later(obj: Any, method: str, *args: Any) -> Any:
     """What a method of an MCP client or tool returns when called while no loop runs in the
     thread (``asyncio.run(tool.arun(...))``, ``asyncio.run_coroutine_threadsafe``): a
-    coroutine that calls it on the loop that runs the coroutine, as an ``async def`` would."""
+    coroutine that calls it on the loop that runs the coroutine, as an ``async def`` would.
+
+    Run by something asyncio does not count as a running loop (a forked child going on with
+    its parent's coroutine: asyncio ties the running loop to the process that started it),
+    it fails as asyncio does, where calling the method again would come back here for ever
+    (a RecursionError)."""
+    if _running_loop() is None:
+        raise RuntimeError("no running event loop")
     return await getattr(obj, method)(*args)
