@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ._status import ToolCallStatus
+
 __all__ = ["ToolCallRecord"]
 
 _scan_once = json.JSONDecoder().scan_once
@@ -71,7 +73,9 @@ class ToolCallRecord:
         self.call_id = ""
         self.name = ""
         self.arguments: Any = None
-        self.status: str | None = None
+        # Set by the gate that refuses the call or by its execution; every record a RunResult
+        # holds has one. None only while the call is being prepared.
+        self.status: ToolCallStatus = None  # type: ignore[assignment]
         self.duration = 0.0
         self.output = ""
         self.data: Any = None
@@ -85,7 +89,7 @@ class ToolCallRecord:
         self._stop: str | None = None
         self._wire: Any = None
 
-    def refuse(self, status: str, text: str) -> None:
+    def refuse(self, status: ToolCallStatus, text: str) -> None:
         self.status = status
         self.output = text
 

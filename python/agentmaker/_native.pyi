@@ -2,13 +2,16 @@
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable
 from os import PathLike
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Self, TypeAlias, final
+from typing import Any, ClassVar, ParamSpec, Self, TypeVar, Unpack, final
 
 from typing_extensions import disjoint_base
 
+from agentmaker._callable import FunctionTool, ToolFlags
 from agentmaker._mcp_future import McpCallFuture
+from agentmaker._status import ToolStatus as _Status
 
-_Status: TypeAlias = Literal["success", "partial", "error"]
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 @final
 class ToolResponse:
@@ -70,7 +73,14 @@ class Tool:
     def run(self, parameters: dict[str, Any]) -> ToolResponse: ...
     def arun(self, parameters: dict[str, Any]) -> Awaitable[ToolResponse]: ...
     @classmethod
-    def from_callable(cls, func: Any, **kwargs: Any) -> Tool: ...
+    def from_callable(
+        cls,
+        func: Callable[_P, _R],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        **flags: Unpack[ToolFlags],
+    ) -> FunctionTool[_P, _R]: ...
 
 @final
 class Ready:
