@@ -14,15 +14,15 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from . import _native
 from ._calls import ToolCallRecord, parse_call
 from ._drive import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from ._executor import ToolExecutor, _Run
-from ._messages import Message, RunInput, input_messages, query_text
+from ._messages import ContentPart, Message, RunInput, input_messages, query_text
 from ._registry import ToolRegistry
 from ._status import RunStatus
 from ._threads import shared_threads
@@ -182,6 +182,15 @@ class Agent(ToolExecutor):
 
     # ----------------------------------------------------------------------------------- entry points
 
+    # One overload per input form: with a single union parameter a checker cannot tell which
+    # TypedDict a list literal such as ``[{"role": "user", "content": "hi"}]`` is meant to be.
+    @overload
+    def run(self, input: str) -> RunResult: ...
+    @overload
+    def run(self, input: Sequence[Message]) -> RunResult: ...
+    @overload
+    def run(self, input: Sequence[ContentPart]) -> RunResult: ...
+
     def run(self, input: RunInput) -> RunResult:
         """Run the agent to a final answer and return the :class:`RunResult`.
 
@@ -198,6 +207,13 @@ class Agent(ToolExecutor):
                 "use `await agent.arun(...)` instead"
             )
         return run_sync(self._drive(input, _Run(True, self.run_policy)))
+
+    @overload
+    async def arun(self, input: str) -> RunResult: ...
+    @overload
+    async def arun(self, input: Sequence[Message]) -> RunResult: ...
+    @overload
+    async def arun(self, input: Sequence[ContentPart]) -> RunResult: ...
 
     async def arun(self, input: RunInput) -> RunResult:
         """The async form of :meth:`run`."""
