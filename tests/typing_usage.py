@@ -89,7 +89,7 @@ assert_type(get_weather("Paris"), str)
 assert_type(get_weather("Paris", days=2), str)
 assert_type(add(1, 2), int)
 add_func: Callable[[int, int], int] = add.func
-title = assert_type(fetch_title("https://example.org"), Coroutine[Any, Any, str])
+title: Coroutine[Any, Any, str] = fetch_title("https://example.org")
 assert weather_call("Paris", 2) == "Paris: sunny for 2 day(s)" and weather_tool.name == "get_weather"
 assert add(2, 3) == add_func(2, 3) == 5 and add.name == "add_numbers" and add.supports_parallel
 assert asyncio.run(title) == "title of https://example.org" and fetch_title.is_async
@@ -307,7 +307,7 @@ async def use_mcp() -> list[MCPTool]:
         command=sys.executable, args=[str(RAW_MCP_SERVER), "plain"], namespace="raw", timeout=30.0
     ) as mcp:
         tools = await mcp.load_tools()
-        first = await tools[0].arun({})
+        first: ToolResponse = await tools[0].arun({})
         assert first.text.startswith("fine"), first.text
         return tools
 

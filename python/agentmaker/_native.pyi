@@ -7,7 +7,6 @@ from typing import Any, ClassVar, Literal, ParamSpec, Self, TypeVar, Unpack, fin
 from typing_extensions import disjoint_base
 
 from agentmaker._callable import FunctionTool, ToolFlags
-from agentmaker._mcp_future import McpCallFuture
 from agentmaker._status import ToolStatus as _Status
 
 _P = ParamSpec("_P")
@@ -261,7 +260,8 @@ class MCPTool(Tool):
     def fingerprint(self) -> str: ...
     @property
     def requires_confirmation(self) -> bool: ...  # type: ignore[override]
-    def arun(self, parameters: dict[str, Any]) -> McpCallFuture | Coroutine[Any, Any, ToolResponse]: ...
+    # Inside a running loop this is an McpCallFuture, which is a coroutine too.
+    def arun(self, parameters: dict[str, Any]) -> Coroutine[Any, Any, ToolResponse]: ...
 
 @final
 class CLITool(Tool):

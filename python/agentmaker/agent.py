@@ -110,7 +110,7 @@ class Agent(ToolExecutor):
         tools: Iterable[Any] | None = None,
         tool_registry: Any = None,
         instructions: str | None = None,
-        confirm: Callable[[Any, dict], Any] | None = None,
+        confirm: Callable[[Any, dict[str, Any]], Any] | None = None,
         permissions: Any = None,
         tool_retriever: Any = None,
         run_policy: RunPolicy | None = None,
