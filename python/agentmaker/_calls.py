@@ -22,7 +22,7 @@ from ._status import ToolCallStatus
 
 __all__ = ["ToolCallRecord"]
 
-_scan_once = json.JSONDecoder().scan_once
+_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined] # set in __init__, not in the stub
 
 
 def _loads(text: str) -> Any:
@@ -82,7 +82,7 @@ class ToolCallRecord:
         self.executed = False
         self._tool: Any = None
         self._kind = "sync"
-        self._params: dict | None = None
+        self._params: dict[str, Any] | None = None
         self._confirm = False
         self._parallel = False
         self._timeout: float | None = None

@@ -29,7 +29,7 @@ MASK = "****"
 
 
 def _mask_text(text: str) -> str:
-    def repl(m: re.Match) -> str:
+    def repl(m: re.Match[str]) -> str:
         s = m.group(0)
         if s.startswith("://"):
             return "://" + MASK + "@"
