@@ -2,13 +2,15 @@
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable
 from os import PathLike
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Self, TypeAlias, final
+from typing import Any, ClassVar, Literal, ParamSpec, Self, TypeVar, Unpack, final
 
 from typing_extensions import disjoint_base
 
-from agentmaker._mcp_future import McpCallFuture
+from agentmaker._callable import FunctionTool, ToolFlags
+from agentmaker._status import ToolStatus as _Status
 
-_Status: TypeAlias = Literal["success", "partial", "error"]
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 @final
 class ToolResponse:
@@ -70,7 +72,14 @@ class Tool:
     def run(self, parameters: dict[str, Any]) -> ToolResponse: ...
     def arun(self, parameters: dict[str, Any]) -> Awaitable[ToolResponse]: ...
     @classmethod
-    def from_callable(cls, func: Any, **kwargs: Any) -> Tool: ...
+    def from_callable(
+        cls,
+        func: Callable[_P, _R],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        **flags: Unpack[ToolFlags],
+    ) -> FunctionTool[_P, _R]: ...
 
 @final
 class Ready:
@@ -216,7 +225,8 @@ class MCPClient:
         prompts: dict[str, str] | None = None,
     ) -> MCPClient: ...
     def __aenter__(self) -> Awaitable[MCPClient]: ...
-    def __aexit__(self, *_exc: object) -> Awaitable[bool]: ...
+    # Never swallows the exception: a checker knows code after `async with` needs no return.
+    def __aexit__(self, *_exc: object) -> Awaitable[Literal[False]]: ...
     def aclose(self) -> Awaitable[None]: ...
     def load_tools(self) -> Awaitable[list[MCPTool]]: ...
     @property
@@ -250,7 +260,8 @@ class MCPTool(Tool):
     def fingerprint(self) -> str: ...
     @property
     def requires_confirmation(self) -> bool: ...  # type: ignore[override]
-    def arun(self, parameters: dict[str, Any]) -> McpCallFuture | Coroutine[Any, Any, ToolResponse]: ...
+    # Inside a running loop this is an McpCallFuture, which is a coroutine too.
+    def arun(self, parameters: dict[str, Any]) -> Coroutine[Any, Any, ToolResponse]: ...
 
 @final
 class CLITool(Tool):

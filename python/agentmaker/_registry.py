@@ -5,10 +5,18 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable, Coroutine, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from agentmaker._native import Tool, ToolResponse
 from agentmaker._native import ToolRegistry as _NativeRegistry
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from agentmaker._callable import FunctionTool, ToolFlags
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 __all__ = ["ToolRegistry"]
 
@@ -87,13 +95,13 @@ class ToolRegistry(_NativeRegistry):
 
     def register_callable(
         self,
-        func: Callable[..., Any],
+        func: Callable[P, R],
         *,
         name: str | None = None,
         description: str | None = None,
         overwrite: bool = False,
-        **flags: Any,
-    ) -> Tool:
+        **flags: Unpack[ToolFlags],
+    ) -> FunctionTool[P, R]:
         """Infer a tool from a typed function exactly like ``@tool`` and register it."""
         from agentmaker._callable import from_callable
 
@@ -109,7 +117,7 @@ class ToolRegistry(_NativeRegistry):
         parameters: Iterable[Any] | None = None,
         *,
         overwrite: bool = False,
-        **flags: Any,
+        **flags: Unpack[ToolFlags],
     ) -> Tool:
         """Register ``func(parameters_dict)`` with hand-written ``ToolParameter``s (no inference)."""
         from agentmaker._callable import function_tool
