@@ -29,6 +29,7 @@ from agentmaker.errors import (
     RunLimitExceeded,
     StopAgentRun,
     ToolConfigError,
+    ToolDefinitionWarning,
     ToolError,
     ToolRegistrationError,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "Tool",
     "ToolCallRecord",
     "ToolConfigError",
+    "ToolDefinitionWarning",
     "ToolError",
     "ToolParameter",
     "ToolPermissions",

@@ -4,7 +4,7 @@
 How the registry runs these (see src/py/registry.rs): a tool whose ``_fast_call`` is
 ``(func, names)`` or ``(func, names, null_defaults)`` is called from Rust as ``func(**kwargs)``
 with only the declared keys, skipping keys in ``null_defaults`` whose value is None (null means
-"use the default"); its result is wrapped in Rust (JSON values) or by ``result_to_response``.
+"use the default"); its result is wrapped by the rules of ``agentmaker._results``.
 Every other callable tool runs through ``run`` / ``arun`` here, which convert the arguments
 (Enum members, dataclasses, datetimes ...) and wrap the result.
 """
@@ -20,7 +20,7 @@ from agentmaker._native import Tool, ToolParameter, ToolResponse
 from agentmaker._signature import CallableSpec, analyze, is_coroutine_function, to_response
 from agentmaker.errors import ToolRegistrationError
 
-__all__ = ["DictFunctionTool", "FunctionTool", "from_callable", "function_tool", "result_to_response", "tool"]
+__all__ = ["DictFunctionTool", "FunctionTool", "from_callable", "function_tool", "tool"]
 
 _FLAGS = ("requires_confirmation", "external_content", "supports_parallel", "timeout", "stop_after_tool_call")
 _FLAG_SET = frozenset(_FLAGS)
@@ -190,7 +190,7 @@ class DictFunctionTool(Tool):
                     f"Error: tool '{self.name}' is an async function and this thread is already running an "
                     "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead"
                 )
-        return to_response(result)
+        return to_response(self.name, result)
 
     async def arun(self, parameters: dict[str, Any]) -> ToolResponse:
         if not self._is_async:
@@ -198,7 +198,7 @@ class DictFunctionTool(Tool):
         result = self._func(dict(parameters))
         if inspect.isawaitable(result):
             result = await result
-        return to_response(result)
+        return to_response(self.name, result)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._func(*args, **kwargs)
@@ -216,7 +216,3 @@ def function_tool(
     _check_flags(flags, _FLAGS, "register_function()")
     return DictFunctionTool(func, name, description, parameters, **flags)
 
-
-def result_to_response(tool_name: str, result: Any) -> ToolResponse:
-    """Wrap a non-JSON result of a fast-path callable tool (dataclass, pydantic model, set ...)."""
-    return to_response(result)

@@ -21,8 +21,9 @@ from typing import Any, NamedTuple
 
 from agentmaker import _schema_infer as _si
 from agentmaker._docstring import doc_parts
-from agentmaker._schema_objects import json_default, jsonable
-from agentmaker.errors import ToolRegistrationError
+from agentmaker._native import _tool_result
+from agentmaker._schema_objects import json_default
+from agentmaker.errors import ToolDefinitionWarning, ToolRegistrationError
 
 __all__ = ["CallableSpec", "ParamInfo", "analyze", "check_tool_name", "to_response"]
 
@@ -163,7 +164,7 @@ class CallableSpec:
                     f"Error: tool '{self.name}' is an async function and this thread is already running an "
                     "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead"
                 )
-        return to_response(result)
+        return _tool_result(self.name, result)
 
     def _call_in_worker(self, args: dict[str, Any]) -> Any:
         # asyncio cannot carry StopIteration through a Future: the awaiting task would never wake.
@@ -183,7 +184,7 @@ class CallableSpec:
         result = self.func(*prepared[0], **prepared[1])
         if inspect.isawaitable(result):
             result = await result
-        return to_response(result)
+        return _tool_result(self.name, result)
 
     @staticmethod
     def _finish_sync(result: Any) -> Any:
@@ -213,27 +214,9 @@ def _response() -> Any:
     return _RESPONSE
 
 
-def to_response(value: Any) -> Any:
-    """A tool function's return value as a ToolResponse: str as is, None as an empty success,
-    structured values as JSON text with the JSON-able value in ``data``."""
-    cls = _response()
-    if type(value) is str:
-        return cls.ok(value)
-    if isinstance(value, cls):
-        return value
-    if value is None:
-        return cls.ok("")
-    if isinstance(value, str):
-        return cls.ok(str(value))
-    data = jsonable(value)
-    return cls.ok(_dumps(data), data=data)
-
-
-def _dumps(data: Any) -> str:
-    import json
-
-    # Compact, like the Rust side's rendering of JSON results, so both paths give the same text.
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+def to_response(tool_name: str, value: Any) -> Any:
+    """A tool function's return value as its ToolResponse (the rules: agentmaker._results)."""
+    return _tool_result(tool_name, value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,6 +256,8 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
     with _si.LOCK:
         built = _build_schema(func, params, hints, globalns, docs)
     schema, rows, convs, null_defaults, posonly, fills = built
+    if docs:
+        _check_documented(func, code_owner, docs, schema["properties"])
     is_async = _is_async(func, target)
     return CallableSpec(
         tool_name,
@@ -286,6 +271,47 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
         posonly,
         fills,
     )
+
+
+def _check_documented(func: Any, code_owner: Any, docs: dict[str, str], props: dict[str, Any]) -> None:
+    """Warn (ToolDefinitionWarning) about a docstring parameter section that names a parameter
+    the function does not have, or leaves out one the others are documented beside: the model
+    would read a wrong or missing description.  A parameter described by its annotation
+    (``Annotated[..., Field(description=...)]``) needs no entry."""
+    unknown = [n for n in docs if n not in props]
+    missing = [n for n, prop in props.items() if n not in docs and "description" not in prop]
+    if not unknown and not missing:
+        return
+    label = _fn_label(func)
+    code = getattr(code_owner, "__code__", None)
+    filename = code.co_filename if code is not None else "<unknown>"
+    lineno = code.co_firstlineno if code is not None else 0
+    module = getattr(code_owner, "__module__", None) or "agentmaker"
+    for n in unknown:
+        near = [p for p in props if p not in docs]
+        hint = f" (did you mean {' or '.join(map(repr, near))}?)" if near else ""
+        _warn(
+            f"Tool function '{label}': its docstring describes '{n}', which is not one of its "
+            f"parameters{hint}; rename the entry to the parameter it describes or remove it",
+            filename,
+            lineno,
+            module,
+        )
+    for n in missing:
+        _warn(
+            f"Tool function '{label}': parameter '{n}' has no entry in the docstring's parameter "
+            f"section while other parameters do, so the model gets no description for it; add "
+            f"an entry for '{n}'",
+            filename,
+            lineno,
+            module,
+        )
+
+
+def _warn(message: str, filename: str, lineno: int, module: str) -> None:
+    import warnings
+
+    warnings.warn_explicit(message, ToolDefinitionWarning, filename, lineno, module=module)
 
 
 def _build_schema(
