@@ -58,7 +58,7 @@ def result_to_response(tool_name: str, value: Any) -> ToolResponse:
 
 def _refuse(tool_name: str, what: str) -> ToolResponse:
     text = f"Error: tool '{tool_name}' returned {what}, which cannot be sent to the model as JSON; {_ACCEPTED}"
-    _log.warning("tool %r returned a result the model cannot read: %s", tool_name, text)
+    _log.warning("%s", text)
     return ToolResponse.error(text)
 
 

@@ -1,11 +1,10 @@
 """Object-shaped classes (dataclasses, TypedDicts, NamedTuples) as ``$defs`` entries, and the
 JSON-able view of Python values used for schema defaults and tool results.
 
-A field with a default whose type does not accept ``None`` is advertised as nullable: ``null``
-means "use the default".  OpenAI's strict mode needs that (every property is required there, so
-optional ones must be nullable), and because it is part of the one schema, the validator accepts
-what the strict rendering lets the model send.  The converter drops such nulls so the default
-applies.
+A field with a default is optional, never nullable unless its type admits ``None``.  OpenAI's
+strict rendering makes optional properties nullable (every property is required there); the
+registry's validation drops such a null (src/registry.rs) and the converter skips it too, so
+the default applies.
 """
 
 from __future__ import annotations
@@ -120,7 +119,7 @@ def _build(cls: type, kind: str, name: str) -> _si.Node:
         refs |= node.refs
         optional = default is not _si._MISSING
         null_default = optional and not node.accepts_none
-        prop = dict((_si._nullable(node) if null_default else node).schema)
+        prop = dict(node.schema)
         desc = meta_desc or field_docs.get(fname, "")
         if desc and "description" not in prop:
             prop["description"] = desc

@@ -372,11 +372,12 @@ def _build_schema(
         except RecursionError:
             raise _fail(func, f"parameter '{pname}' annotation {ann!r} nests too deeply") from None
         has_default = default is not _MISSING
+        # A default does not make the parameter nullable: the schema says what the function
+        # accepts. A null sent for it anyway (OpenAI strict mode makes optional properties
+        # nullable) is dropped by the registry's validation and here, so the default applies.
         if has_default and not node.accepts_none:
-            prop = dict(_si.nullable_cached(node).schema)
             null_defaults.append(pname)
-        else:
-            prop = dict(node.schema)
+        prop = dict(node.schema)
         text = prop.get("description")
         if text is None:
             text = docs.get(pname, "")

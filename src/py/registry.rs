@@ -52,9 +52,10 @@ pub struct Payload {
 
 type PyEntry = Entry<Payload>;
 
-/// A call that passed lookup and validation (the entry and the arguments as JSON), or the error
-/// response for the model.
-type Admission = Result<(Arc<PyEntry>, Value), Py<PyToolResponse>>;
+/// A call that passed lookup and validation (the entry, the arguments as JSON and, when
+/// validation dropped nulls meaning "use the default", the pruned arguments as a new dict for
+/// the tool), or the error response for the model.
+type Admission = Result<(Arc<PyEntry>, Value, Option<Py<PyAny>>), Py<PyToolResponse>>;
 
 struct Rendered {
     version: u64,
@@ -496,7 +497,7 @@ impl PyToolRegistry {
                 ),
             )?));
         }
-        let args = match py_to_value(parameters) {
+        let mut args = match py_to_value(parameters) {
             Ok(v) => v,
             Err(e) => {
                 return Ok(Err(error_response(
@@ -505,10 +506,12 @@ impl PyToolRegistry {
                 )?))
             }
         };
-        if let Err(text) = entry.check_args(&args) {
-            return Ok(Err(error_response(py, text)?));
-        }
-        Ok(Ok((entry, args)))
+        let pruned = match entry.check_args(&mut args) {
+            Ok(false) => None,
+            Ok(true) => Some(value_to_py(py, &args)?.unbind()),
+            Err(text) => return Ok(Err(error_response(py, text)?)),
+        };
+        Ok(Ok((entry, args, pruned)))
     }
 
     fn rendered<R>(&self, py: Python<'_>, f: impl FnOnce(&Rendered) -> R) -> PyResult<R> {
@@ -781,7 +784,10 @@ impl PyToolRegistry {
         parameters: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyToolResponse>> {
         match self.admit(py, name, parameters)? {
-            Ok((entry, args)) => run_admitted(py, &entry.spec.name, &entry, &args, parameters),
+            Ok((entry, args, pruned)) => {
+                let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
+                run_admitted(py, &entry.spec.name, &entry, &args, params)
+            }
             Err(resp) => Ok(resp),
         }
     }
@@ -795,10 +801,13 @@ impl PyToolRegistry {
         parameters: &Bound<'_, PyAny>,
     ) -> PyResult<(Py<PyToolResponse>, bool)> {
         match self.admit(py, name, parameters)? {
-            Ok((entry, args)) => Ok((
-                run_admitted(py, &entry.spec.name, &entry, &args, parameters)?,
-                true,
-            )),
+            Ok((entry, args, pruned)) => {
+                let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
+                Ok((
+                    run_admitted(py, &entry.spec.name, &entry, &args, params)?,
+                    true,
+                ))
+            }
             Err(resp) => Ok((resp, false)),
         }
     }
@@ -876,16 +885,18 @@ impl PyToolRegistry {
                 future.call_method1(pyo3::intern!(py, "set_result"), (resp,))?;
                 Ok(true)
             }
-            Ok((entry, args)) => match mcp_tool(py, &entry) {
+            Ok((entry, args, _)) => match mcp_tool(py, &entry) {
                 Some(mcp) => mcp.get().start_into(py, future, args).map(|()| true),
                 None => Ok(false),
             },
         }
     }
 
-    /// For the async path: an error ToolResponse, or the tool object to await ``arun`` on
-    /// (with its kind for :meth:`_wrap`), or, for an MCP tool, its call already sent: an
-    /// awaitable resolving to the ToolResponse. (Rust built-ins that never block are run right
+    /// For the async path: an error ToolResponse, or ``(tool, kind, parameters)``: the tool
+    /// object to await ``arun(parameters)`` on, its kind for :meth:`_wrap`, and the arguments to
+    /// pass (the caller's dict, or a pruned copy when validation dropped nulls that mean "use
+    /// the default"), or, for an MCP tool, its call already sent: an awaitable resolving to the
+    /// ToolResponse. (Rust built-ins that never block are run right
     /// here; the Agent runs those inline and never asks.)
     fn _admit<'py>(
         &self,
@@ -893,7 +904,7 @@ impl PyToolRegistry {
         name: &Bound<'py, PyAny>,
         parameters: &Bound<'py, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (entry, args) = match self.admit(py, name, parameters)? {
+        let (entry, args, pruned) = match self.admit(py, name, parameters)? {
             Ok(ok) => ok,
             Err(resp) => return Ok(resp.into_any()),
         };
@@ -913,7 +924,8 @@ impl PyToolRegistry {
             Runner::Kwargs { .. } => "callable",
             _ => "tool",
         };
-        Ok((entry.payload.obj.clone_ref(py), kind)
+        let params = pruned.unwrap_or_else(|| parameters.clone().unbind());
+        Ok((entry.payload.obj.clone_ref(py), kind, params)
             .into_pyobject(py)?
             .into_any()
             .unbind())
