@@ -57,7 +57,9 @@ def result_to_response(tool_name: str, value: Any) -> ToolResponse:
 
 
 def _refuse(tool_name: str, what: str) -> ToolResponse:
-    text = f"Error: tool '{tool_name}' returned {what}, which cannot be sent to the model as JSON; {_ACCEPTED}"
+    text = (
+        f"Error: tool '{tool_name}' returned {what}, which cannot be sent to the model as JSON; {_ACCEPTED}"
+    )
     _log.warning("%s", text)
     return ToolResponse.error(text)
 
@@ -71,7 +73,7 @@ def _locate(root: Any, leaf: Any, depth: int) -> list[str] | None:
         return None
     children: Any = ()
     if isinstance(root, dict):
-        for k, v in root.items():
+        for k in root:
             if k is leaf:
                 return [str(k)]
         children = ((str(k), v) for k, v in root.items())

@@ -256,7 +256,9 @@ def jsonable(value: Any, strict: bool = False) -> Any:
     if isinstance(value, (bytes, bytearray, memoryview)):
         if strict:
             kind = type(value).__qualname__
-            raise _NotJson(value, f"a value of type {kind} (decode text to str, or base64-encode binary data)")
+            raise _NotJson(
+                value, f"a value of type {kind} (decode text to str, or base64-encode binary data)"
+            )
         return bytes(value).decode("utf-8", "replace")
     if strict:
         raise _NotJson(value, f"a value of type {type(value).__qualname__}")
