@@ -279,8 +279,16 @@ fn log_tool_exception(py: Python<'_>, tool: &str, err: &PyErr, told: &str) {
             .map(Bound::unbind)
     });
     if let Ok(logger) = logger {
+        let exc = err.value(py);
+        // The traceback travels beside the exception in a PyErr: put it back on the exception,
+        // so the log record (and anyone holding the exception) sees where the tool failed.
+        if let Some(tb) = err.traceback(py) {
+            if exc.getattr("__traceback__").is_ok_and(|t| t.is_none()) {
+                let _ = exc.setattr("__traceback__", tb);
+            }
+        }
         let kwargs = PyDict::new(py);
-        let _ = kwargs.set_item("exc_info", err.value(py));
+        let _ = kwargs.set_item("exc_info", exc);
         let _ = logger.bind(py).call_method(
             "warning",
             (
