@@ -287,9 +287,13 @@ def _check_documented(func: Any, code_owner: Any, docs: dict[str, str], props: d
     filename = code.co_filename if code is not None else "<unknown>"
     lineno = code.co_firstlineno if code is not None else 0
     module = getattr(code_owner, "__module__", None) or "agentmaker"
+    import difflib
+
     for n in unknown:
-        near = [p for p in props if p not in docs]
-        hint = f" (did you mean {' or '.join(map(repr, near))}?)" if near else ""
+        near = difflib.get_close_matches(n, missing, n=1)
+        if near:  # a misspelt entry: one warning, not a second one for the parameter it meant
+            missing.remove(near[0])
+        hint = f" (did you mean '{near[0]}'?)" if near else ""
         _warn(
             f"Tool function '{label}': its docstring describes '{n}', which is not one of its "
             f"parameters{hint}; rename the entry to the parameter it describes or remove it",
