@@ -215,4 +215,3 @@ def function_tool(
 ) -> DictFunctionTool:
     _check_flags(flags, _FLAGS, "register_function()")
     return DictFunctionTool(func, name, description, parameters, **flags)
-

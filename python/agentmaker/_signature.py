@@ -21,9 +21,10 @@ from typing import Any, NamedTuple
 
 from agentmaker import _schema_infer as _si
 from agentmaker._docstring import doc_parts
+from agentmaker._docstring_check import check_documented
 from agentmaker._native import _tool_result
 from agentmaker._schema_objects import json_default
-from agentmaker.errors import ToolDefinitionWarning, ToolRegistrationError
+from agentmaker.errors import ToolRegistrationError
 
 __all__ = ["CallableSpec", "ParamInfo", "analyze", "check_tool_name", "to_response"]
 
@@ -257,7 +258,7 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
         built = _build_schema(func, params, hints, globalns, docs)
     schema, rows, convs, null_defaults, posonly, fills = built
     if docs:
-        _check_documented(func, code_owner, docs, schema["properties"])
+        check_documented(_fn_label(func), code_owner, docs, schema["properties"])
     is_async = _is_async(func, target)
     return CallableSpec(
         tool_name,
@@ -271,51 +272,6 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
         posonly,
         fills,
     )
-
-
-def _check_documented(func: Any, code_owner: Any, docs: dict[str, str], props: dict[str, Any]) -> None:
-    """Warn (ToolDefinitionWarning) about a docstring parameter section that names a parameter
-    the function does not have, or leaves out one the others are documented beside: the model
-    would read a wrong or missing description.  A parameter described by its annotation
-    (``Annotated[..., Field(description=...)]``) needs no entry."""
-    unknown = [n for n in docs if n not in props]
-    missing = [n for n, prop in props.items() if n not in docs and "description" not in prop]
-    if not unknown and not missing:
-        return
-    label = _fn_label(func)
-    code = getattr(code_owner, "__code__", None)
-    filename = code.co_filename if code is not None else "<unknown>"
-    lineno = code.co_firstlineno if code is not None else 0
-    module = getattr(code_owner, "__module__", None) or "agentmaker"
-    import difflib
-
-    for n in unknown:
-        near = difflib.get_close_matches(n, missing, n=1)
-        if near:  # a misspelt entry: one warning, not a second one for the parameter it meant
-            missing.remove(near[0])
-        hint = f" (did you mean '{near[0]}'?)" if near else ""
-        _warn(
-            f"Tool function '{label}': its docstring describes '{n}', which is not one of its "
-            f"parameters{hint}; rename the entry to the parameter it describes or remove it",
-            filename,
-            lineno,
-            module,
-        )
-    for n in missing:
-        _warn(
-            f"Tool function '{label}': parameter '{n}' has no entry in the docstring's parameter "
-            f"section while other parameters do, so the model gets no description for it; add "
-            f"an entry for '{n}'",
-            filename,
-            lineno,
-            module,
-        )
-
-
-def _warn(message: str, filename: str, lineno: int, module: str) -> None:
-    import warnings
-
-    warnings.warn_explicit(message, ToolDefinitionWarning, filename, lineno, module=module)
 
 
 def _build_schema(
