@@ -59,5 +59,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<rag::PyDenseIndex>()?;
     m.add_function(wrap_pyfunction!(policy::check_run_limits, m)?)?;
     m.add_function(wrap_pyfunction!(docstring::parse_docstring, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::_tool_result, m)?)?;
     Ok(())
 }

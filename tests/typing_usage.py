@@ -44,6 +44,7 @@ from agentmaker import (
     ToolCallRecord,
     ToolCallStatus,
     ToolConfigError,
+    ToolDefinitionWarning,
     ToolError,
     ToolFlags,
     ToolParameter,
@@ -280,6 +281,7 @@ try:
     )
 except RunLimitExceeded as exc:
     assert exc.kind == "tokens" or isinstance(exc, AgentmakerError)
+assert issubclass(ToolDefinitionWarning, UserWarning)
 failure = LLMResponseError("bad gateway", status=502)
 assert failure.status == 502
 

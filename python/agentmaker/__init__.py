@@ -31,6 +31,7 @@ from agentmaker.errors import (
     RunLimitExceeded,
     StopAgentRun,
     ToolConfigError,
+    ToolDefinitionWarning,
     ToolError,
     ToolRegistrationError,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "ToolCallRecord",
     "ToolCallStatus",
     "ToolConfigError",
+    "ToolDefinitionWarning",
     "ToolError",
     "ToolFlags",
     "ToolParameter",

@@ -4,7 +4,7 @@
 How the registry runs these (see src/py/registry.rs): a tool whose ``_fast_call`` is
 ``(func, names)`` or ``(func, names, null_defaults)`` is called from Rust as ``func(**kwargs)``
 with only the declared keys, skipping keys in ``null_defaults`` whose value is None (null means
-"use the default"); its result is wrapped in Rust (JSON values) or by ``result_to_response``.
+"use the default"); its result is wrapped by the rules of ``agentmaker._results``.
 Every other callable tool runs through ``run`` / ``arun`` here, which convert the arguments
 (Enum members, dataclasses, datetimes ...) and wrap the result.
 """
@@ -29,7 +29,6 @@ __all__ = [
     "ToolFlags",
     "from_callable",
     "function_tool",
-    "result_to_response",
     "tool",
 ]
 
@@ -255,7 +254,7 @@ class DictFunctionTool(Tool):
                     f"Error: tool '{self.name}' is an async function and this thread is already running an "
                     "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead"
                 )
-        return to_response(result)
+        return to_response(self.name, result)
 
     async def arun(self, parameters: dict[str, Any]) -> ToolResponse:
         if not self._is_async:
@@ -263,7 +262,7 @@ class DictFunctionTool(Tool):
         result = self._func(dict(parameters))
         if inspect.isawaitable(result):
             result = await result
-        return to_response(result)
+        return to_response(self.name, result)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._func(*args, **kwargs)
@@ -280,8 +279,3 @@ def function_tool(
 ) -> DictFunctionTool:
     _check_flags(flags, _FLAGS, "register_function()")
     return DictFunctionTool(func, name, description, parameters, **flags)
-
-
-def result_to_response(tool_name: str, result: Any) -> ToolResponse:
-    """Wrap a non-JSON result of a fast-path callable tool (dataclass, pydantic model, set ...)."""
-    return to_response(result)

@@ -190,8 +190,8 @@ class ToolExecutor:
         try:
             if type(admitted) is not tuple:  # an MCP call, already sent
                 return await admitted
-            tool, kind = admitted
-            result = await tool.arun(rec._params)
+            tool, kind, args = admitted  # args: a pruned copy when nulls meant "use the default"
+            result = await tool.arun(args)
         except Exception as exc:  # noqa: BLE001 - converted like execute_tool does; signals re-raise
             return reg._exception(rec.name, exc)
         return reg._wrap(rec.name, kind, result)

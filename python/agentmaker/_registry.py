@@ -87,8 +87,8 @@ class ToolRegistry(_NativeRegistry):
         try:
             if type(admitted) is not tuple:  # an MCP call, already sent
                 return await admitted  # type: ignore[no-any-return]
-            tool, kind = admitted
-            result = await tool.arun(parameters)
+            tool, kind, args = admitted  # args: a pruned copy when nulls meant "use the default"
+            result = await tool.arun(args)
         except Exception as exc:  # noqa: BLE001 - the model gets the error; flow control re-raises
             return self._exception(name, exc)
         return self._wrap(name, kind, result)
