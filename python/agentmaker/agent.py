@@ -22,6 +22,7 @@ from . import _native
 from ._calls import ToolCallRecord, parse_call
 from ._drive import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from ._executor import ToolExecutor, _Run
+from ._llm_dispatch import chat_method
 from ._registry import ToolRegistry
 from ._threads import shared_threads
 from ._tool_rag import ToolRetriever, hide_denied
@@ -269,10 +270,7 @@ class Agent(ToolExecutor):
     async def _drive(self, input: Any, run: _Run) -> RunResult:
         if not isinstance(input, (str, list)):
             raise TypeError(f"run input must be a string (or a list of content parts), got {input!r}")
-        llm = self.llm
-        chat = llm.chat
-        if not run.sync_entry:
-            chat = getattr(llm, "achat", None) or chat
+        chat = chat_method(self.llm, run.sync_entry)
         messages = run.messages
         messages.append({"role": "system", "content": self.instructions or DEFAULT_INSTRUCTIONS})
         messages.append({"role": "user", "content": input})
