@@ -17,6 +17,7 @@ from agentmaker import (
     Agent,
     CalculatorTool,
     CLITool,
+    LLMClient,
     NotesTool,
     SearchTool,
     Tool,
@@ -29,6 +30,7 @@ from agentmaker import (
 )
 from agentmaker.testing import ScriptedLLM
 from proc_table import processes
+from test_llm import FakeOpenAI, completion
 from test_mcp import by_remote, sdk_client
 from test_search import KEYS, Peer
 
@@ -145,11 +147,17 @@ class Subjects:
         assert inspect.iscoroutine(loading)
         self.mcp = by_remote(asyncio.run(loading))
         self.registry.register_all(list(self.mcp.values()))
+        self.openai = FakeOpenAI([completion("from http")] * len(ENTRY_POINTS)).__enter__()
+        self.llm = LLMClient("m", base_url=self.openai.url, api_key="")
 
     def close(self) -> None:
-        for closing in (self.client.aclose(), self.client.__aexit__(None, None, None)):
+        self.openai.__exit__(None, None, None)
+        for closing, returns in (
+            (self.client.aclose(), None),
+            (self.client.__aexit__(None, None, None), False),
+        ):
             assert inspect.iscoroutine(closing)
-            asyncio.run(closing)
+            assert asyncio.run(closing) is returns
         assert not self.client.connected
 
 
@@ -204,6 +212,10 @@ def _scripted(s: Subjects, resp: Any) -> None:
     assert resp.content == "scripted"
 
 
+def _from_http(s: Subjects, resp: Any) -> None:
+    assert resp.content == "from http"
+
+
 def _agent(s: Subjects) -> Coroutine:
     llm = ScriptedLLM([ScriptedLLM.tool_call("shout", {"word": "hi"}), "done"])
     return Agent("a", llm, tools=[shout]).arun("go")
@@ -231,6 +243,7 @@ SUBJECTS: dict[str, tuple[Callable[[Subjects], Coroutine], Check]] = {
     "aexecute_tool, unknown tool": (lambda s: s.registry.aexecute_tool("nope", {}), _unknown_tool),
     "Agent.arun": (_agent, _agent_answer),
     "ScriptedLLM.achat": (lambda s: ScriptedLLM(["scripted"]).achat([]), _scripted),
+    "LLMClient.achat": (lambda s: s.llm.achat([{"role": "user", "content": "x"}]), _from_http),
 }
 
 
