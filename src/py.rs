@@ -3,6 +3,7 @@
 mod calculator;
 mod cli;
 mod convert;
+mod coroutines;
 mod docstring;
 mod errors;
 mod guard;
@@ -46,7 +47,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<mcp::PyMcpClient>()?;
     m.add_class::<mcp::PyMcpTool>()?;
     mcp::completion::register_exit_hook(m)?;
-    m.add_class::<tool::Ready>()?;
     m.add_class::<calculator::PyCalculatorTool>()?;
     m.add_class::<search::PySearchTool>()?;
     m.add_class::<cli::PyCliTool>()?;

@@ -567,8 +567,8 @@ def test_pydantic_field_as_default() -> None:
 
 
 def test_a_plain_function_marked_as_a_coroutine_function_is_async():
-    # ToolRegistry.aexecute_tool is such a function: it returns an awaitable without being
-    # `async def`. On Python 3.11 only asyncio's mark says so, which inspect does not read.
+    # It returns a coroutine without being `async def`. On Python 3.11 only asyncio's mark
+    # says so, which inspect does not read.
     import inspect
 
     async def impl(x: int) -> int:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from agentmaker._native import Tool, ToolResponse
@@ -63,24 +61,12 @@ class ToolRegistry(_NativeRegistry):
             forms = self.__dict__["_forms_cache"] = ProviderForms()
         return forms
 
-    def aexecute_tool(self, name: str, parameters: dict[str, Any]) -> Coroutine[Any, Any, ToolResponse]:
-        """Async :meth:`execute_tool`: async tools are awaited on the running loop; synchronous
-        ones run on a worker thread so the loop is never blocked.
+    async def aexecute_tool(self, name: str, parameters: dict[str, Any]) -> ToolResponse:
+        """Async :meth:`execute_tool`: async tools (and MCP calls) are awaited on the running
+        loop; synchronous ones run on a worker thread so the loop is never blocked.
 
-        For an MCP tool, inside a running loop, what comes back is the call's own future (an
-        ``McpCallFuture``, which is also a coroutine). Like a coroutine it does nothing until
-        it is awaited, gathered or run as a task; unlike one, ``gather`` makes no task for it,
-        which matters when hundreds of calls are gathered."""
-        unsent = self._mcp_unsent(name, parameters)
-        return self._aexecute(name, parameters) if unsent is None else unsent
-
-    # asyncio.iscoroutinefunction (and inspect's, from Python 3.12) still says True.
-    if hasattr(inspect, "markcoroutinefunction"):
-        aexecute_tool = inspect.markcoroutinefunction(aexecute_tool)
-    else:  # Python 3.11
-        aexecute_tool._is_coroutine = asyncio.coroutines._is_coroutine  # type: ignore[attr-defined]
-
-    async def _aexecute(self, name: str, parameters: dict[str, Any]) -> ToolResponse:
+        A coroutine like any other: nothing happens until it runs, and cancelling the task that
+        runs it cancels the tool's ``arun`` (an MCP call is cancelled at the server too)."""
         admitted = self._admit(name, parameters)
         if type(admitted) is ToolResponse:
             return admitted

@@ -22,6 +22,7 @@ from . import _native
 from ._calls import ToolCallRecord, parse_call
 from ._drive import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from ._executor import ToolExecutor, _Run
+from ._llm_dispatch import chat_method
 from ._messages import ContentPart, Message, RunInput, input_messages, query_text
 from ._registry import ToolRegistry
 from ._status import RunStatus
@@ -287,10 +288,7 @@ class Agent(ToolExecutor):
 
     async def _drive(self, input: Any, run: _Run) -> RunResult:
         added = input_messages(input)
-        llm = self.llm
-        chat = llm.chat
-        if not run.sync_entry:
-            chat = getattr(llm, "achat", None) or chat
+        chat = chat_method(self.llm, run.sync_entry)
         messages = run.messages
         messages.append({"role": "system", "content": self.instructions or DEFAULT_INSTRUCTIONS})
         messages.extend(added)

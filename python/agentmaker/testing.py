@@ -58,7 +58,8 @@ class ScriptedLLM:
 
     ``calls`` counts consumed entries and ``requests`` records what each call received.
     ``chat`` is an ordinary method (the agent calls it without an event loop); ``achat`` is the
-    same as a coroutine.
+    same as a coroutine. A subclass may override either: the agent calls the most-derived one
+    on both ``Agent.run`` and ``Agent.arun`` (see :mod:`agentmaker.llm`).
     """
 
     def __init__(

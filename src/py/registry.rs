@@ -855,51 +855,6 @@ impl PyToolRegistry {
         Some((obj.clone().unbind(), kind))
     }
 
-    /// For ``aexecute_tool``: if ``name`` is a registered MCP tool and a loop runs, an unsent
-    /// ``McpCallFuture`` on it, which sends the call (``_send_mcp``) on first use; else None
-    /// (the caller makes the coroutine).
-    fn _mcp_unsent<'py>(
-        slf: &Bound<'py, Self>,
-        name: &Bound<'py, PyAny>,
-        parameters: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let py = slf.py();
-        let Ok(Ok(text)) = name.cast::<PyString>().map(|n| n.to_str()) else {
-            return Ok(None);
-        };
-        let is_mcp = slf
-            .get()
-            .entry(py, text)
-            .is_some_and(|entry| mcp_tool(py, &entry).is_some());
-        if !is_mcp {
-            return Ok(None);
-        }
-        let lazy = (slf, name, parameters).into_pyobject(py)?.into_any();
-        crate::py::mcp::completion::unsent_call(py, lazy)
-    }
-
-    /// Checks the arguments and sends the MCP call for ``future`` (an ``McpCallFuture`` of the
-    /// loop that will settle it); refused arguments settle it with the error response at once.
-    /// False if ``name`` is no longer an MCP tool (it was replaced): nothing is done then.
-    fn _send_mcp(
-        &self,
-        py: Python<'_>,
-        future: &Bound<'_, PyAny>,
-        name: &Bound<'_, PyAny>,
-        parameters: &Bound<'_, PyAny>,
-    ) -> PyResult<bool> {
-        match self.admit(py, name, parameters)? {
-            Err(resp) => {
-                future.call_method1(pyo3::intern!(py, "set_result"), (resp,))?;
-                Ok(true)
-            }
-            Ok((entry, args, _)) => match mcp_tool(py, &entry) {
-                Some(mcp) => mcp.get().start_into(py, future, args).map(|()| true),
-                None => Ok(false),
-            },
-        }
-    }
-
     /// For the async path: an error ToolResponse, or ``(tool, kind, parameters)``: the tool
     /// object to await ``arun(parameters)`` on, its kind for :meth:`_wrap`, and the arguments to
     /// pass (the caller's dict, or a pruned copy when validation dropped nulls that mean "use
