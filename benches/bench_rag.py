@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import statistics
 import sys
@@ -28,7 +29,10 @@ from pathlib import Path
 from agentmaker import HybridRetriever, ToolParameter, ToolRegistry, ToolRetriever
 from agentmaker._tool_rag import tool_text
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "tool-retrieval" / "bfcl_v4"
+DATA = Path(
+    os.environ.get("AGENTMAKER_BENCH_RAG_DATA")
+    or Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "tool-retrieval" / "bfcl_v4"
+)
 
 
 def load() -> tuple[list[dict], list[dict]]:
