@@ -6,7 +6,6 @@ from __future__ import annotations
 import pickle
 
 import pytest
-
 from agentmaker import ToolConfigError, ToolParameter, ToolRegistry
 
 

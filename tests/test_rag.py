@@ -9,6 +9,7 @@ from agentmaker import (
     Agent,
     HybridRetriever,
     ToolConfigError,
+    ToolParameter,
     ToolPermissions,
     ToolRegistry,
     ToolRetriever,
@@ -534,3 +535,32 @@ def test_agent_never_shows_denied_tools_in_subset_or_search_results():
     assert all("convert_currency" not in r.tool_names for r in llm.requests)
     tool_messages = [m["content"] for m in result.messages if m["role"] == "tool"]
     assert tool_messages == [search.output]
+
+
+def test_tool_text_indexes_parameter_descriptions_and_enum_values():
+    from agentmaker._tool_rag import tool_text
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "unit": {"type": "string", "description": "Temperature unit", "enum": ["celsius", "fahrenheit"]},
+            "level": {"type": "integer", "enum": [1, 2]},
+            "odd": "not a schema",
+        },
+    }
+    assert tool_text("get_weather", "Current weather", schema) == (
+        "get_weather: Current weather unit level odd Temperature unit celsius fahrenheit 1 2"
+    )
+    reg = ToolRegistry()
+    reg.register_function(
+        lambda p: "",
+        "ride",
+        "Book a ride",
+        [
+            ToolParameter(
+                "kind", "string", "ride type", schema={"type": "string", "enum": ["Plus", "Comfort"]}
+            )
+        ],
+    )
+    reg.register_function(lambda p: "", "other", "Book a table", [])
+    assert ToolRetriever(reg).retrieve("I need a Comfort car") == ["ride"]

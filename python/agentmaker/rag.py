@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from agentmaker._native import Bm25Index, DenseIndex
 
 if TYPE_CHECKING:
+    from agentmaker._tool_budget import estimate_tokens
     from agentmaker._tool_rag import ToolRetriever, ToolSearchTool, relative_cutoff, score_threshold
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "RetrievalHit",
     "ToolRetriever",
     "ToolSearchTool",
+    "estimate_tokens",
     "relative_cutoff",
     "score_threshold",
 ]
@@ -298,6 +300,10 @@ class HybridRetriever:
 
 def __getattr__(name: str) -> Any:
     # The tool classes live in _tool_rag, which imports this module: re-export them lazily.
+    if name == "estimate_tokens":
+        from agentmaker._tool_budget import estimate_tokens
+
+        return estimate_tokens
     if name in ("ToolRetriever", "ToolSearchTool", "relative_cutoff", "score_threshold"):
         from agentmaker import _tool_rag
 
