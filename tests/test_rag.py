@@ -165,7 +165,7 @@ def concept_embedder(calls: list[int] | None = None):
 
 
 def test_embedder_adds_semantic_matches_by_rank_fusion():
-    r = HybridRetriever(concept_embedder(), alpha=0.5)
+    r = HybridRetriever(concept_embedder(), alpha=0.5, fusion="rrf")
     r.add(list(DOCS), list(DOCS.values()))
     # No query word appears in the fx document, but the embedding links "cash"/"euros" to money.
     hits = r.search("swap my cash into euros")
@@ -179,7 +179,7 @@ def test_embedder_adds_semantic_matches_by_rank_fusion():
     # Unrelated in both spaces: nothing (min_similarity filters zero cosines).
     assert r.search("quantum chromodynamics") == []
     # alpha=0 ignores the embedding side entirely.
-    lexical_only = HybridRetriever(concept_embedder(), alpha=0.0)
+    lexical_only = HybridRetriever(concept_embedder(), alpha=0.0, fusion="rrf")
     lexical_only.add(list(DOCS), list(DOCS.values()))
     assert lexical_only.search("swap my cash into euros") == []
 
