@@ -116,12 +116,7 @@ def main() -> None:
     )
 
     # Keyword retriever straight over the catalog.
-    best = math.inf
-    for _ in range(3):
-        r = HybridRetriever()
-        start = time.perf_counter()
-        r.add(ids, texts, scope="tools")
-        best = min(best, time.perf_counter() - start)
+    r, best = keyword_index(ids, texts)
     kw = evaluate(lambda q: [h.id for h in r.search(q, top_k=10, scope="tools")], queries)
     line("keyword", best * 1000, kw)
     splits(kw)
@@ -188,6 +183,17 @@ def main() -> None:
     scale(ids, texts, queries, vectors, qvecs)
 
 
+def keyword_index(ids: list[str], texts: list[str]) -> tuple[HybridRetriever, float]:
+    """A keyword retriever over the texts, and the best of three times to build it (seconds)."""
+    best = math.inf
+    for _ in range(3):
+        r = HybridRetriever()
+        start = time.perf_counter()
+        r.add(ids, texts, scope="tools")
+        best = min(best, time.perf_counter() - start)
+    return r, best
+
+
 def scale(ids: list[str], texts: list[str], queries: list[dict], vectors, qvecs) -> None:
     """10k tools: keyword index and query, dense query over 384-dim vectors. The catalog is the
     BFCL one seven times over (names suffixed, each copy's text with its own suffix word), the
@@ -196,12 +202,7 @@ def scale(ids: list[str], texts: list[str], queries: list[dict], vectors, qvecs)
     copies = 7
     big_ids = [f"{i}.copy{c}" for c in range(copies) for i in ids]
     big_texts = [f"{t} edition{c}" for c in range(copies) for t in texts]
-    best = math.inf
-    for _ in range(3):
-        r = HybridRetriever()
-        start = time.perf_counter()
-        r.add(big_ids, big_texts, scope="tools")
-        best = min(best, time.perf_counter() - start)
+    r, best = keyword_index(big_ids, big_texts)
     m = evaluate(lambda q: [h.id for h in r.search(q, top_k=10, scope="tools")], queries)
     print(
         f"rag        10k        keyword index of {len(big_ids)} tools {best * 1000:.1f} ms (best of 3) | query mean "

@@ -4,7 +4,6 @@ Test embedders only (no model): bag-of-concepts vectors whose behaviour is known
 from __future__ import annotations
 
 import pytest
-
 from agentmaker import HybridRetriever
 from agentmaker._fusion import confidence, merge_in_turns, score_fusion, split_request
 
@@ -50,7 +49,7 @@ def test_score_fusion_normalises_each_side_and_weights_by_confidence():
     # Equal scores keep the keyword order.
     assert [d for d, _ in score_fusion(lexical, dense, 0.5)] == ["a", "b", "c"]
     # alpha tilts it; a side with no candidates weighs nothing.
-    assert [d for d, _ in score_fusion(lexical, dense, 0.8)][0] == "c"
+    assert score_fusion(lexical, dense, 0.8)[0][0] == "c"
     assert score_fusion(lexical, [], 0.9) == [("a", 1.0), ("b", 0.5), ("c", 0.0)]
     # A flat side (prefers nothing) gets no say, whatever alpha says.
     flat = [("x", 0.3), ("a", 0.3), ("c", 0.3)]
