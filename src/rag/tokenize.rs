@@ -81,6 +81,14 @@ enum Kind {
 }
 
 fn kind(c: char) -> Kind {
+    if c.is_ascii() {
+        return match c {
+            '0'..='9' => Kind::Digit,
+            'A'..='Z' => Kind::Upper,
+            'a'..='z' => Kind::Lower,
+            _ => Kind::Other,
+        };
+    }
     if c.is_numeric() {
         Kind::Digit
     } else if c.is_uppercase() {
@@ -97,6 +105,17 @@ pub fn tokenize_into(text: &str, out: &mut Vec<String>) {
     let mut word: Vec<char> = Vec::new();
     let mut unspaced: Vec<char> = Vec::new();
     for raw in text.chars() {
+        if raw.is_ascii() {
+            // Most catalog text: no width folding or script lookup needed.
+            if raw.is_ascii_alphanumeric() {
+                flush_unspaced(&mut unspaced, out);
+                word.push(raw);
+            } else {
+                flush_word(&mut word, out);
+                flush_unspaced(&mut unspaced, out);
+            }
+            continue;
+        }
         let c = fold_width(raw);
         if is_unspaced_script(c) {
             flush_word(&mut word, out);
@@ -134,6 +153,9 @@ fn is_unspaced_mark(c: char) -> bool {
 }
 
 fn flush_unspaced(run: &mut Vec<char>, out: &mut Vec<String>) {
+    if run.is_empty() {
+        return;
+    }
     // Units: a letter with the marks that follow it (a mark at the start stands alone).
     let mut units: Vec<String> = Vec::with_capacity(run.len());
     for &c in run.iter() {
