@@ -10,7 +10,8 @@ use serde_json::{json, Map, Value};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolParameter {
     pub name: String,
-    /// JSON Schema type word: string, integer, number, boolean, array, object.
+    /// JSON Schema type word: string, integer, number, boolean, array, object, null, or `any`
+    /// (no type constraint; the property schema then has no `type`).
     pub type_: String,
     pub description: String,
     pub required: bool,
@@ -53,7 +54,10 @@ impl ToolParameter {
             return schema.clone();
         }
         let mut prop = Map::new();
-        prop.insert("type".into(), Value::String(self.type_.clone()));
+        // `any` is not a JSON Schema type: it means no type constraint at all.
+        if self.type_ != "any" {
+            prop.insert("type".into(), Value::String(self.type_.clone()));
+        }
         prop.insert(
             "description".into(),
             Value::String(self.description.clone()),

@@ -34,19 +34,22 @@ class ToolResponse:
 @final
 class ToolParameter:
     name: str
-    type: str
     description: str
     required: bool
     default: Any
     def __new__(
         cls,
         name: str,
-        type: str,
+        type: str | type,
         description: str = ...,
         required: bool = True,
         default: Any = None,
         schema: dict[str, Any] | None = None,
     ) -> ToolParameter: ...
+    @property
+    def type(self) -> str: ...
+    @type.setter
+    def type(self, value: str | type) -> None: ...
     @property
     def schema(self) -> dict[str, Any] | None: ...
     @schema.setter

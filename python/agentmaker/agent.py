@@ -27,6 +27,7 @@ from ._messages import ContentPart, Message, RunInput, input_messages, query_tex
 from ._registry import ToolRegistry
 from ._status import RunStatus
 from ._threads import shared_threads
+from ._tool_budget import check_budget
 from ._tool_rag import ToolRetriever, hide_denied
 from .llm import LLMResponse
 from .run_policy import RunPolicy
@@ -101,6 +102,10 @@ class Agent(ToolExecutor):
     - ``tool_retriever``: a ``ToolRetriever`` (anything with ``schema_for(query)``): the tools
       offered to the model are the ones it picks for the run's input, and tools a
       ``ToolSearchTool`` call discovers are added for the rest of the run.
+    - ``tool_budget``: with a ``tool_retriever``, the most the offered tools' schemas may cost,
+      in estimated tokens (``schema_for(query, max_tokens=tool_budget)``; see
+      ``agentmaker.rag.estimate_tokens``). Tools a ``ToolSearchTool`` discovers mid-run are the
+      model's own request and are added outside it.
     """
 
     def __init__(
@@ -118,6 +123,7 @@ class Agent(ToolExecutor):
         max_turns: int = 10,
         tool_timeout: float | None = None,
         max_concurrency: int | None = None,
+        tool_budget: int | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError(f"Agent name must be a non-empty string, got {name!r}")
@@ -156,6 +162,10 @@ class Agent(ToolExecutor):
             raise TypeError(
                 f"tool_retriever must be a ToolRetriever (it has no schema_for()), got {tool_retriever!r}"
             )
+        if tool_budget is not None:
+            check_budget(tool_budget, "tool_budget")
+            if tool_retriever is None:
+                raise ValueError("tool_budget needs a tool_retriever: relevance decides which tools fit")
         if run_policy is not None and not isinstance(run_policy, RunPolicy):
             raise TypeError(f"run_policy must be a RunPolicy, got {run_policy!r}")
         if max_concurrency is not None and (
@@ -171,6 +181,7 @@ class Agent(ToolExecutor):
         self.confirm = confirm
         self.permissions = permissions
         self.tool_retriever = tool_retriever
+        self.tool_budget = tool_budget
         self.run_policy = run_policy
         self.max_turns = max_turns
         self.tool_timeout = _positive_number(tool_timeout, "tool_timeout")
@@ -254,6 +265,8 @@ class Agent(ToolExecutor):
         if self.permissions is not None and isinstance(retriever, ToolRetriever):
             # Denied tools must not take any of the retriever's top-k slots.
             fetch = functools.partial(retriever.schema_for, allowed=self._permitted)
+        if self.tool_budget is not None:
+            fetch = functools.partial(fetch, max_tokens=self.tool_budget)
         if run.sync_entry or not getattr(retriever, "blocking", True):
             schema = fetch(query)
         else:  # retrieval may embed or scan a large index: keep it off the event loop
