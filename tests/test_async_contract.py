@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
@@ -346,7 +347,8 @@ def _sleepers(seconds: str) -> list[int]:
 @pytest.mark.parametrize("how", CANCELLERS)
 @pytest.mark.parametrize("via", ["arun", "aexecute_tool"])
 def test_cancelling_kills_a_commands_process(subjects: Subjects, how: str, via: str):
-    seconds = f"{30 + CANCELLERS.index(how) + (0.5 if via == 'arun' else 0)}"  # unique per test
+    # Unique per test and per test process, so other `sleep` commands on the machine never count.
+    seconds = f"{30 + CANCELLERS.index(how)}.{os.getpid():07d}{1 if via == 'arun' else 2}"
     params = {"command": f"sleep {seconds}"}
     if via == "arun":
         coro = subjects.cli.arun(params)
