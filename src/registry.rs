@@ -1,11 +1,18 @@
 //! The tool registry: tools keyed by name in registration order, each with its schema, compiled
-//! validator and renderings prepared once at registration.
+//! validator and text rendering derived on first use and then kept.
 //!
 //! The registry is generic over the payload that says how to run a tool, so the core can hold
 //! Rust tools and the binding can hold Python objects with the same rules.
+//!
+//! Registration does only what must happen then: the name rule, the parameter list's checks and,
+//! for a hand-written schema, the meta-schema check (so a bad tool is refused at `register`).
+//! Building the root schema from plain parameters, compiling the validator and rendering are
+//! deferred to first use: with thousands of registered tools (a Tool-RAG catalog) most are never
+//! called, and each derived form costs a few hundred bytes to kilobytes.
 
 use crate::error::RegistrationError;
-use crate::schema::{check_parameters, describe_tool, openai_function};
+use crate::render::openai_tool;
+use crate::schema::{check_parameters, describe_tool, root_schema};
 use crate::tool::{check_tool_name, ToolSpec};
 use crate::validation::{check_root, render_failure, truncate, SchemaValidator};
 use indexmap::IndexMap;
@@ -20,18 +27,18 @@ pub const EMPTY_CATALOG: &str = "(no tools available)";
 const LIST_ALL_NAMES_UP_TO: usize = 20;
 const SUGGESTIONS: usize = 5;
 
-/// A registered tool with everything derivable from its spec computed once.
+/// A registered tool; what derives from its spec is computed on first use and kept.
 #[derive(Debug)]
 pub struct Entry<T> {
+    /// The spec; a root schema given in `spec.input_schema` is moved into `schema`.
     pub spec: ToolSpec,
-    /// The root schema: what the model sees and what the validator is compiled from (a root
-    /// schema given in `spec.input_schema` is moved here).
-    pub schema: Value,
-    /// Compiled on first use, then kept: compiling costs ~15 µs a schema, which would make
-    /// registering thousands of tools slow for tools that are never called. Registration has
+    /// The root schema: what the model sees and what the validator is compiled from. Set at
+    /// registration when it was given or had to be checked whole; built from `spec.parameters`
+    /// on first use otherwise.
+    schema: OnceLock<Value>,
+    /// Compiled on first use, then kept: compiling costs ~15 µs a schema. Registration has
     /// already checked the schema against its meta-schema.
     validator: OnceLock<Result<SchemaValidator, String>>,
-
     /// The `get_tools_description` block, rendered on first use.
     description_block: OnceLock<String>,
     pub payload: T,
@@ -42,22 +49,49 @@ impl<T> Entry<T> {
         &self.spec.name
     }
 
-    /// The OpenAI `tools` entry (built when asked for: the binding renders its Python form
-    /// straight from `schema`).
-    pub fn openai(&self) -> Value {
-        openai_function(&self.spec.name, &self.spec.description, &self.schema)
+    /// The root schema (built now if this is the first use).
+    pub fn schema(&self) -> &Value {
+        self.schema
+            .get_or_init(|| root_schema(&self.spec.parameters))
+    }
+
+    /// The root schema as an owned value to hand on (a rendering): a copy of the kept one, or
+    /// one built for the occasion, which leaves nothing behind in the entry.
+    pub fn schema_value(&self) -> Value {
+        match self.schema.get() {
+            Some(schema) => schema.clone(),
+            None => root_schema(&self.spec.parameters),
+        }
+    }
+
+    /// Runs `f` on the root schema: the kept one, or one built for the occasion and dropped.
+    pub fn with_schema<R>(&self, f: impl FnOnce(&Value) -> R) -> R {
+        match self.schema.get() {
+            Some(schema) => f(schema),
+            None => f(&root_schema(&self.spec.parameters)),
+        }
+    }
+
+    /// Whether the root schema has been built (a test of the laziness).
+    pub fn schema_is_built(&self) -> bool {
+        self.schema.get().is_some()
+    }
+
+    /// Whether the validator has been compiled.
+    pub fn validator_is_compiled(&self) -> bool {
+        self.validator.get().is_some()
     }
 
     /// The `get_tools_description` block for this tool.
     pub fn description_block(&self) -> &str {
         self.description_block
-            .get_or_init(|| describe_tool(&self.spec.name, &self.spec.description, &self.schema))
+            .get_or_init(|| describe_tool(&self.spec.name, &self.spec.description, self.schema()))
     }
 
     /// The compiled validator (compiled now if this is the first use).
     pub fn validator(&self) -> Result<&SchemaValidator, String> {
         self.validator
-            .get_or_init(|| SchemaValidator::compile(&self.schema))
+            .get_or_init(|| SchemaValidator::compile(self.schema()))
             .as_ref()
             .map_err(|reason| {
                 format!(
@@ -129,47 +163,43 @@ impl<T> Registry<T> {
     /// Checks a spec and builds its entry without touching the registry.
     pub fn prepare(mut spec: ToolSpec, payload: T) -> Result<Entry<T>, RegistrationError> {
         check_tool_name(&spec.name)?;
-        if spec.input_schema.is_none() {
-            check_parameters(&spec.parameters).map_err(|reason| {
-                RegistrationError::InvalidParameters {
-                    name: spec.name.clone(),
-                    reason,
-                }
-            })?;
-        }
-        // A given root schema is moved, not copied: `spec.input_schema` is left empty and
-        // `Entry::schema` is the one place the schema lives.
-        let (schema, synthesized) = match spec.input_schema.take() {
-            Some(schema) => (schema, false),
-            None => (crate::schema::root_schema(&spec.parameters), true),
+        let invalid = |name: &str, reason| RegistrationError::InvalidSchema {
+            name: name.to_string(),
+            reason,
         };
-        // A schema synthesized from plain parameters is well-formed by construction once its
-        // type words are JSON Schema types; anything hand-written is checked against the
-        // meta-schema.
-        let plain = synthesized
-            && spec
-                .parameters
-                .iter()
-                .all(|p| p.schema.is_none() && is_type_word(&p.type_));
-        if !plain {
-            check_root(&schema).map_err(|reason| RegistrationError::InvalidSchema {
-                name: spec.name.clone(),
-                reason,
-            })?;
-        }
+        let schema = OnceLock::new();
         let validator = OnceLock::new();
-        if needs_eager_compile(&schema) {
-            // References and regexes can only be checked by compiling; a schema that has them
-            // is compiled now, so a dangling `$ref` or a bad pattern fails at registration.
-            let compiled = SchemaValidator::compile(&schema).map_err(|reason| {
-                RegistrationError::InvalidSchema {
-                    name: spec.name.clone(),
-                    reason,
-                }
-            })?;
-            let _ = validator.set(Ok(compiled));
+        let checked = match spec.input_schema.take() {
+            // A given root schema is moved, not copied: the entry is the one place it lives.
+            Some(given) => Some(given),
+            None => {
+                check_parameters(&spec.parameters).map_err(|reason| {
+                    RegistrationError::InvalidParameters {
+                        name: spec.name.clone(),
+                        reason,
+                    }
+                })?;
+                // Plain parameters (JSON Schema type words, no schema of their own) make a
+                // well-formed schema by construction: it is built when first needed. Anything
+                // else is built now, to be checked whole.
+                let plain = spec
+                    .parameters
+                    .iter()
+                    .all(|p| p.schema.is_none() && is_type_word(&p.type_));
+                (!plain).then(|| root_schema(&spec.parameters))
+            }
+        };
+        if let Some(checked) = checked {
+            check_root(&checked).map_err(|reason| invalid(&spec.name, reason))?;
+            if needs_eager_compile(&checked) {
+                // References and regexes can only be checked by compiling; a schema that has
+                // them is compiled now, so a dangling `$ref` or a bad pattern fails here.
+                let compiled = SchemaValidator::compile(&checked)
+                    .map_err(|reason| invalid(&spec.name, reason))?;
+                let _ = validator.set(Ok(compiled));
+            }
+            let _ = schema.set(checked);
         }
-
         Ok(Entry {
             spec,
             schema,
@@ -307,7 +337,10 @@ impl<T> Registry<T> {
     }
 
     pub fn openai_schema<S: AsRef<str>>(&self, names: Option<&[S]>) -> Vec<Value> {
-        self.select(names).into_iter().map(|e| e.openai()).collect()
+        self.select(names)
+            .into_iter()
+            .map(|e| openai_tool(&e.spec.name, &e.spec.description, e.schema_value()))
+            .collect()
     }
 
     /// The error text for a call to a tool that is not registered. It lists every name only for
@@ -386,187 +419,4 @@ fn edit_distance(a: &[char], b: &[char]) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::schema::ToolParameter;
-    use serde_json::json;
-
-    fn spec(name: &str) -> ToolSpec {
-        ToolSpec::new(
-            name,
-            format!("{name} tool"),
-            vec![ToolParameter::new("x", "integer", "An x")],
-        )
-    }
-
-    fn entry(name: &str, payload: u32) -> Entry<u32> {
-        Registry::prepare(spec(name), payload).unwrap()
-    }
-
-    #[test]
-    fn register_get_unregister_keep_order() {
-        let mut r = Registry::new();
-        r.register(entry("b", 1), false).unwrap();
-        r.register(entry("a", 2), false).unwrap();
-        r.register(entry("c", 3), false).unwrap();
-        assert_eq!(r.names().collect::<Vec<_>>(), ["b", "a", "c"]);
-        r.register(entry("a", 9), true).unwrap();
-        assert_eq!(
-            r.names().collect::<Vec<_>>(),
-            ["b", "a", "c"],
-            "overwrite keeps position"
-        );
-        assert_eq!(r.get("a").unwrap().payload, 9);
-        assert_eq!(r.unregister("b").unwrap().payload, 1);
-        assert!(r.unregister("b").is_none());
-        assert_eq!(r.names().collect::<Vec<_>>(), ["a", "c"]);
-        assert_eq!(r.len(), 2);
-    }
-
-    #[test]
-    fn duplicates_and_bad_names_are_refused() {
-        let mut r = Registry::new();
-        r.register(entry("a", 1), false).unwrap();
-        let err = r.register(entry("a", 2), false).unwrap_err();
-        assert!(matches!(err, RegistrationError::Duplicate { .. }));
-        assert!(err.to_string().contains("overwrite=True"));
-        assert!(matches!(
-            Registry::prepare(spec("calc\n"), 0).unwrap_err(),
-            RegistrationError::IllegalName { .. }
-        ));
-        assert_eq!(r.get("a").unwrap().payload, 1);
-    }
-
-    #[test]
-    fn register_all_is_atomic_on_conflict() {
-        let mut r = Registry::new();
-        r.register(entry("a", 1), false).unwrap();
-        let v = r.version();
-        let err = r
-            .register_all(vec![entry("b", 2), entry("a", 3)], ConflictMode::Raise)
-            .unwrap_err();
-        assert!(matches!(err, RegistrationError::Duplicate { ref name } if name == "a"));
-        assert_eq!(r.names().collect::<Vec<_>>(), ["a"]);
-        assert_eq!(r.version(), v);
-        let err = r
-            .register_all(vec![entry("b", 2), entry("b", 3)], ConflictMode::Raise)
-            .unwrap_err();
-        assert!(
-            matches!(err, RegistrationError::Duplicate { .. }),
-            "duplicates inside the batch too"
-        );
-        assert_eq!(r.len(), 1);
-    }
-
-    #[test]
-    fn register_all_skip_and_overwrite() {
-        let mut r = Registry::new();
-        r.register(entry("a", 1), false).unwrap();
-        let got = r
-            .register_all(vec![entry("a", 2), entry("b", 3)], ConflictMode::Skip)
-            .unwrap();
-        assert_eq!(got, ["b"]);
-        assert_eq!(r.get("a").unwrap().payload, 1);
-        let got = r
-            .register_all(vec![entry("a", 4)], ConflictMode::Overwrite)
-            .unwrap();
-        assert_eq!(got, ["a"]);
-        assert_eq!(r.get("a").unwrap().payload, 4);
-        assert!("bogus".parse::<ConflictMode>().is_err());
-        assert_eq!(
-            "error".parse::<ConflictMode>().unwrap(),
-            ConflictMode::Raise
-        );
-    }
-
-    #[test]
-    fn renderings_follow_selection() {
-        let mut r = Registry::new();
-        for (i, n) in ["a", "b", "c"].iter().enumerate() {
-            r.register(entry(n, i as u32), false).unwrap();
-        }
-        assert_eq!(
-            r.catalog::<&str>(None),
-            "- a: a tool\n- b: b tool\n- c: c tool"
-        );
-        let subset = ["c", "zzz", "a", "c"];
-        let names: Vec<String> = r
-            .openai_schema(Some(&subset))
-            .iter()
-            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-            .collect();
-        assert_eq!(names, ["c", "a"]);
-        assert_eq!(r.openai_schema(Some(&[] as &[&str])), Vec::<Value>::new());
-        assert_eq!(
-            r.tools_description(Some(&["b"])),
-            "- b: b tool\n    - x (integer, required): An x"
-        );
-        assert_eq!(r.tools_description(Some(&["nope"])), EMPTY_CATALOG);
-        let t = &r.openai_schema::<&str>(None)[0];
-        assert_eq!(
-            t,
-            &json!({"type": "function", "function": {"name": "a", "description": "a tool", "parameters": {"type": "object", "properties": {"x": {"type": "integer", "description": "An x"}}, "required": ["x"]}}})
-        );
-    }
-
-    #[test]
-    fn arguments_are_checked_against_the_rendered_schema() {
-        let e = entry("a", 0);
-        assert!(e.check_args(&json!({"x": 1})).is_ok());
-        let err = e.check_args(&json!({"x": "1"})).unwrap_err();
-        assert_eq!(err, "Error: tool 'a' failed parameter validation: parameter 'x': \"1\" is not of type \"integer\"");
-        let err = e.check_args(&json!({})).unwrap_err();
-        assert!(
-            err.ends_with("parameter 'x': is required but missing"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn dangling_refs_and_bad_patterns_fail_at_registration() {
-        let mut dangling = spec("dangling");
-        dangling.input_schema =
-            Some(json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}}));
-        let err = Registry::prepare(dangling, 0).unwrap_err();
-        assert!(
-            matches!(err, RegistrationError::InvalidSchema { .. }),
-            "{err}"
-        );
-        let mut bad_regex = spec("bad_regex");
-        bad_regex.input_schema = Some(
-            json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(unclosed"}}}),
-        );
-        assert!(Registry::prepare(bad_regex, 0).is_err());
-        let mut fine = spec("fine");
-        fine.input_schema = Some(
-            json!({"type": "object", "$defs": {"P": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/P"}}}),
-        );
-        let entry = Registry::prepare(fine, 0).unwrap();
-        assert!(entry.check_args(&json!({"a": 1})).is_ok());
-        assert!(entry.check_args(&json!({"a": "x"})).is_err());
-    }
-
-    #[test]
-    fn unknown_tool_message_is_bounded() {
-        let mut r = Registry::new();
-        r.register(entry("alpha", 0), false).unwrap();
-        let all = |_: &Entry<u32>| true;
-        assert_eq!(
-            r.unknown_tool_message("beta", &all),
-            "Error: tool 'beta' does not exist. Available tools: alpha."
-        );
-        for i in 0..500 {
-            r.register(entry(&format!("tool_{i}"), i), false).unwrap();
-        }
-        let msg = r.unknown_tool_message("tool_12x", &all);
-        assert!(
-            msg.contains("Closest names: tool_12,") && msg.contains("501 tools"),
-            "{msg}"
-        );
-        assert!(msg.len() < 300, "{msg}");
-        let none = |_: &Entry<u32>| false;
-        assert!(r
-            .unknown_tool_message("x", &none)
-            .contains("No tools are available"));
-    }
-}
+mod tests;

@@ -1,10 +1,11 @@
-//! Parameters and the JSON Schema built from them, plus the text and function-calling renderings.
+//! Parameters and the JSON Schema built from them, plus the text rendering of a tool
+//! (`get_tools_description`); the provider renderings are in [`crate::render`].
 //!
 //! The root schema produced here is the single source of truth: the registry renders it for the
 //! model and compiles the very same value into the validator.
 
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// One parameter of a tool, as the guide defines it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -105,23 +106,6 @@ pub fn root_schema(params: &[ToolParameter]) -> Value {
     root.insert("properties".into(), Value::Object(properties));
     root.insert("required".into(), Value::Array(required));
     Value::Object(root)
-}
-
-/// The `tools` entry for OpenAI-style function calling.
-pub fn openai_function(name: &str, description: &str, parameters: &Value) -> Value {
-    let mut function = Map::with_capacity(3);
-    function.insert("name".into(), Value::String(name.into()));
-    function.insert("description".into(), Value::String(description.into()));
-    function.insert("parameters".into(), parameters.clone());
-    let mut tool = Map::with_capacity(2);
-    tool.insert("type".into(), Value::String("function".into()));
-    tool.insert("function".into(), Value::Object(function));
-    Value::Object(tool)
-}
-
-/// Anthropic's tool form: name, description, input_schema.
-pub fn anthropic_tool(name: &str, description: &str, parameters: &Value) -> Value {
-    json!({"name": name, "description": description, "input_schema": parameters})
 }
 
 /// One line of the parameter listing in `get_tools_description`.
@@ -239,6 +223,7 @@ pub fn describe_tool(name: &str, description: &str, root: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn params() -> Vec<ToolParameter> {
         vec![

@@ -1,0 +1,180 @@
+//! What a call comes back as: running an admitted call, and turning what a tool returned or
+//! raised into the ToolResponse the model reads.
+
+use super::entry::{PyEntry, Runner};
+use crate::py::convert::py_to_value;
+use crate::py::errors::flow_control_class;
+use crate::py::response::PyToolResponse;
+use crate::py::tool::call_native;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyString};
+use serde_json::Value;
+
+pub(super) fn error_response(py: Python<'_>, text: String) -> PyResult<Py<PyToolResponse>> {
+    Py::new(py, PyToolResponse::error_text(py, text))
+}
+
+/// The class name as the model sees it in error texts: `__name__`, like the reference's
+/// `{ExcType}`; a `__qualname__` would leak `func.<locals>.` paths of the host program.
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into())
+}
+
+/// Turns an exception raised by a tool into an error response. Flow-control signals for the
+/// Agent loop and non-`Exception` errors (KeyboardInterrupt, SystemExit) propagate.
+const MAX_EXCEPTION_CHARS: usize = 2000;
+
+pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py<PyToolResponse>> {
+    let exc = err.value(py);
+    if exc.is_instance(flow_control_class(py)?.bind(py))?
+        || !exc.is_instance_of::<pyo3::exceptions::PyException>()
+    {
+        return Err(err);
+    }
+    let ty = type_name(exc);
+    let msg = exc.str().map(|s| s.to_string()).unwrap_or_default();
+    // The model needs the gist; a tool that puts a whole payload into its exception must not
+    // flood the context (the full text stays in the DEBUG log).
+    let msg = crate::validation::truncate(&msg, MAX_EXCEPTION_CHARS);
+    log_tool_exception(py, tool, &err);
+    let text = if msg.is_empty() {
+        format!("Error: tool '{tool}' raised during execution: {ty}")
+    } else {
+        format!("Error: tool '{tool}' raised during execution: {ty}: {msg}")
+    };
+    error_response(py, text)
+}
+
+/// Keeps the traceback available to developers (logger `agentmaker.tools`, level DEBUG) while
+/// the model only gets the one-line error.
+fn log_tool_exception(py: Python<'_>, tool: &str, err: &PyErr) {
+    static LOGGER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let logger = LOGGER.get_or_try_init(py, || {
+        py.import("logging")?
+            .getattr("getLogger")?
+            .call1(("agentmaker.tools",))
+            .map(Bound::unbind)
+    });
+    if let Ok(logger) = logger {
+        let kwargs = PyDict::new(py);
+        let _ = kwargs.set_item("exc_info", err.value(py));
+        let _ = logger.bind(py).call_method(
+            "debug",
+            ("tool %r raised during execution", tool),
+            Some(&kwargs),
+        );
+    }
+}
+
+/// Wraps what a Tool subclass's `run` returned: a ToolResponse, or a str as a success.
+pub fn wrap_run_result(
+    py: Python<'_>,
+    tool: &str,
+    result: Bound<'_, PyAny>,
+) -> PyResult<Py<PyToolResponse>> {
+    if let Ok(resp) = result.cast::<PyToolResponse>() {
+        return Ok(resp.clone().unbind());
+    }
+    if let Ok(s) = result.cast::<PyString>() {
+        return Py::new(
+            py,
+            PyToolResponse::new_py(
+                py,
+                s.to_str()?.to_owned(),
+                crate::response::ToolStatus::Success,
+                None,
+            ),
+        );
+    }
+    error_response(
+        py,
+        format!("Error: tool '{tool}' returned a {} instead of a ToolResponse (or str); this is a bug in the tool", type_name(&result)),
+    )
+}
+
+/// Wraps what an `@tool` function returned: str and ToolResponse as they are, None as an
+/// empty success, JSON values as JSON text with the value kept in `data`, and anything else
+/// through the Python converter (dataclasses, pydantic models).
+pub fn wrap_callable_result(
+    py: Python<'_>,
+    tool: &str,
+    result: Bound<'_, PyAny>,
+) -> PyResult<Py<PyToolResponse>> {
+    if result.is_instance_of::<PyToolResponse>() || result.is_instance_of::<PyString>() {
+        return wrap_run_result(py, tool, result);
+    }
+    if result.is_none() {
+        return Py::new(
+            py,
+            PyToolResponse::new_py(
+                py,
+                String::new(),
+                crate::response::ToolStatus::Success,
+                None,
+            ),
+        );
+    }
+    if let Ok(value) = py_to_value(&result) {
+        let text = serde_json::to_string(&value).unwrap_or_default();
+        return Py::new(
+            py,
+            PyToolResponse::new_py(
+                py,
+                text,
+                crate::response::ToolStatus::Success,
+                Some(result.unbind()),
+            ),
+        );
+    }
+    let converted = py
+        .import("agentmaker._callable")?
+        .getattr("result_to_response")?
+        .call1((tool, result))?;
+    wrap_run_result(py, tool, converted)
+}
+
+/// Runs a tool whose arguments passed `admit`, and wraps the result.
+pub(super) fn run_admitted(
+    py: Python<'_>,
+    name: &str,
+    entry: &PyEntry,
+    args: &Value,
+    parameters: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyToolResponse>> {
+    let obj = entry.payload.obj.bind(py);
+    match &entry.payload.runner {
+        Runner::Native(native) => Py::new(py, call_native(py, native, args)?),
+        Runner::Run => match obj.call_method1(pyo3::intern!(py, "run"), (parameters,)) {
+            Ok(result) => wrap_run_result(py, name, result),
+            Err(err) => exception_response(py, name, err),
+        },
+        Runner::Kwargs { func, names, null_default, integral } => {
+            let params = parameters.cast::<PyDict>()?;
+            let kwargs = PyDict::new(py);
+            for ((key, drop_null), integral) in names.iter().zip(null_default).zip(integral) {
+                if let Some(v) = params.get_item(key.bind(py))? {
+                    if *drop_null && v.is_none() {
+                        continue;
+                    }
+                    match v.cast::<pyo3::types::PyFloat>() {
+                        // Validation already accepted it as an integer, so it is integral.
+                        Ok(f) if *integral && f.value().abs() < 9.0e15 => kwargs.set_item(key.bind(py), f.value() as i64)?,
+                        _ => kwargs.set_item(key.bind(py), v)?,
+                    }
+                }
+            }
+            match func.bind(py).call((), Some(&kwargs)) {
+                Ok(result) => wrap_callable_result(py, name, result),
+                Err(err) => exception_response(py, name, err),
+            }
+        }
+        Runner::AsyncOnly => error_response(
+            py,
+            format!("Error: tool '{name}' is async-only; it must be run through the async entry point (aexecute_tool / Agent.arun)"),
+        ),
+    }
+}
