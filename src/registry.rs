@@ -209,15 +209,24 @@ impl<T> Registry<T> {
         })
     }
 
-    pub fn register(&mut self, entry: Entry<T>, overwrite: bool) -> Result<(), RegistrationError> {
-        let name = entry.spec.name.clone();
-        if !overwrite && self.entries.contains_key(&name) {
-            return Err(RegistrationError::Duplicate { name });
+    /// Adds `entry`; with `overwrite`, a tool of the same name is replaced (keeping its
+    /// position) and returned, so the caller decides where it is dropped.
+    pub fn register(
+        &mut self,
+        entry: Entry<T>,
+        overwrite: bool,
+    ) -> Result<Option<Arc<Entry<T>>>, RegistrationError> {
+        if !overwrite && self.entries.contains_key(entry.name()) {
+            return Err(RegistrationError::Duplicate {
+                name: entry.spec.name.clone(),
+            });
         }
         // IndexMap::insert keeps the original position of a replaced key.
-        self.entries.insert(name, Arc::new(entry));
+        let replaced = self
+            .entries
+            .insert(entry.spec.name.clone(), Arc::new(entry));
         self.version += 1;
-        Ok(())
+        Ok(replaced)
     }
 
     /// Registers a batch atomically: if any entry is refused, the registry is left exactly as it

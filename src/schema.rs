@@ -70,12 +70,19 @@ impl ToolParameter {
 
 /// Checks a parameter list before it becomes a schema: names must be unique and non-empty.
 pub fn check_parameters(params: &[ToolParameter]) -> Result<(), String> {
-    let mut seen = std::collections::HashSet::with_capacity(params.len());
-    for p in params {
+    // Tools have a handful of parameters: comparing with the earlier ones beats hashing them,
+    // which long lists still get.
+    let mut seen = std::collections::HashSet::new();
+    for (i, p) in params.iter().enumerate() {
         if p.name.is_empty() {
             return Err("a parameter has an empty name".into());
         }
-        if !seen.insert(p.name.as_str()) {
+        let repeated = if params.len() <= 16 {
+            params[..i].iter().any(|q| q.name == p.name)
+        } else {
+            !seen.insert(p.name.as_str())
+        };
+        if repeated {
             return Err(format!("parameter '{}' is declared twice", p.name));
         }
         if let Some(schema) = &p.schema {

@@ -235,10 +235,9 @@ impl PyToolRegistry {
     #[pyo3(signature = (tool, overwrite = false))]
     fn register(&self, py: Python<'_>, tool: &Bound<'_, PyAny>, overwrite: bool) -> PyResult<()> {
         let entry = prepare(tool)?;
-        let replaced = self.replaced(py, std::iter::once(entry.spec.name.clone()));
+        // A replaced tool is released after the lock is.
         let result = self.write(py).register(entry, overwrite);
-        drop(replaced);
-        result.map_err(|e| registration(py, e))
+        result.map(drop).map_err(|e| registration(py, e))
     }
 
     /// Register several tools at once; returns the names registered. ``on_conflict`` is

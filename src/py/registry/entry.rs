@@ -6,7 +6,9 @@ use crate::py::errors::{registration, tool_registration_error};
 use crate::py::tool::{base_methods, not_a_tool, overrides, PyTool};
 use crate::registry::{Entry, Registry};
 use crate::tool::{NativeTool, ToolSpec};
+use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::PyString;
 use serde_json::Value;
 use std::sync::Arc;
@@ -41,23 +43,42 @@ pub struct Payload {
 
 pub type PyEntry = Entry<Payload>;
 
-fn bool_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
+fn bool_attr(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> PyResult<bool> {
     obj.getattr(name)?.is_truthy()
 }
 
-/// Reads everything the registry needs from a Python tool object.
+/// `Tool.get_input_schema` as found on the base class: a tool whose class keeps it returns
+/// None, so it is not called.
+fn base_input_schema(py: Python<'_>) -> PyResult<&'static Py<PyAny>> {
+    static CELL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    CELL.get_or_try_init(py, || {
+        let base = py.get_type::<PyTool>();
+        Ok(base.getattr(intern!(py, "get_input_schema"))?.unbind())
+    })
+}
+
+/// Reads everything the registry needs from a Python tool object. Registration is on the
+/// Tool-RAG path (thousands of tools): attribute names are interned and base-class methods
+/// that a tool keeps are not called.
 pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
     let py = obj.py();
     let Ok(tool) = obj.cast::<PyTool>() else {
         return Err(not_a_tool(obj));
     };
-    let (name, description, origin, native) = {
+    // `origin` is the root of trust for permissions: a class attribute or property that shows
+    // another value than the stamped one is an attempt to forge it. Read as permissions read it.
+    let shown_obj = obj.getattr(intern!(py, "origin"))?;
+    let shown = shown_obj
+        .cast::<PyString>()
+        .ok()
+        .and_then(|s| s.to_str().ok());
+    let (name, description, native, forged) = {
         let t = tool.borrow();
         (
             t.name.clone(),
             t.description.clone(),
-            t.origin.clone(),
             t.native.clone(),
+            (shown != Some(t.origin.as_str())).then(|| t.origin.clone()),
         )
     };
     // The class name only appears in error messages: computed when one is raised.
@@ -73,38 +94,41 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
             format!("tool of class {} has no name: call super().__init__(name, description) in its __init__", cls()),
         ));
     }
-    // `origin` is the root of trust for permissions: a class attribute or property that shows
-    // another value than the stamped one is an attempt to forge it.
-    let shown_obj = obj.getattr("origin")?;
-    let shown: String = match shown_obj.extract() {
-        Ok(s) => s,
-        Err(_) => shown_obj.repr().map(|r| r.to_string()).unwrap_or_default(),
-    };
-    if shown != origin {
+    if let Some(origin) = forged {
+        let shown = match shown {
+            Some(s) => s.to_string(),
+            None => match shown_obj.extract::<String>() {
+                Ok(s) => s,
+                Err(_) => shown_obj.repr().map(|r| r.to_string()).unwrap_or_default(),
+            },
+        };
         return Err(tool_registration_error(
             py,
             format!("tool '{name}' (class {}) overrides origin with {shown:?}; origin is stamped by the framework ({origin:?}) and cannot be set by a tool", cls()),
         ));
     }
     let mut spec = ToolSpec::new(name.clone(), description, Vec::new());
-    spec.requires_confirmation = bool_attr(obj, "requires_confirmation")?;
-    spec.external_content = bool_attr(obj, "external_content")?;
-    spec.supports_parallel = bool_attr(obj, "supports_parallel")?;
+    spec.requires_confirmation = bool_attr(obj, intern!(py, "requires_confirmation"))?;
+    spec.external_content = bool_attr(obj, intern!(py, "external_content"))?;
+    spec.supports_parallel = bool_attr(obj, intern!(py, "supports_parallel"))?;
 
     let methods = base_methods(py)?;
-    let runs_natively = native.is_some() && !overrides(obj, "run", &methods.0)?;
-    if runs_natively {
+    let has_run = overrides(obj, intern!(py, "run"), &methods.0)?;
+    if let Some(native) = native.filter(|_| !has_run) {
         // Built-ins describe themselves in Rust; no Python round trip needed.
-        let native = native.expect("checked above");
         let nspec = native.spec();
         spec.parameters = nspec.parameters.clone();
         spec.input_schema = nspec.input_schema.clone();
         return build_entry(py, spec, obj, Runner::Native(native));
     }
 
-    let schema = obj.call_method0("get_input_schema")?;
+    let schema = if overrides(obj, intern!(py, "get_input_schema"), base_input_schema(py)?)? {
+        obj.call_method0(intern!(py, "get_input_schema"))?
+    } else {
+        py.None().into_bound(py)
+    };
     if schema.is_none() {
-        let params = obj.call_method0("get_parameters")?;
+        let params = obj.call_method0(intern!(py, "get_parameters"))?;
         let iter = params.try_iter().map_err(|_| {
             tool_registration_error(
                 py,
@@ -135,7 +159,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
         spec.input_schema = Some(value);
     }
 
-    let fast = obj.getattr_opt("_fast_call")?;
+    let fast = obj.getattr_opt(intern!(py, "_fast_call"))?;
     let runner = match fast.filter(|f| !f.is_none()) {
         Some(fast) => {
             // (func, names) or (func, names, names whose null means "use the default")
@@ -163,8 +187,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
             }
         }
         None => {
-            let has_run = overrides(obj, "run", &methods.0)?;
-            let has_arun = overrides(obj, "arun", &methods.1)?;
+            let has_arun = overrides(obj, intern!(py, "arun"), &methods.1)?;
             match (has_run, has_arun) {
                 (true, _) => Runner::Run,
                 (false, true) => Runner::AsyncOnly,

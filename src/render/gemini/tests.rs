@@ -117,6 +117,7 @@ fn tuples_become_a_union_of_their_element_types() {
     assert_eq!(gemini_schema(&same)["items"], json!({"type": "number"}));
 }
 
+/// `required` keeps the place it had among the copied keywords, before `properties`.
 #[test]
 fn declarations_leave_out_empty_parameters() {
     let none = json!({"type": "object", "properties": {}, "required": []});
@@ -128,7 +129,7 @@ fn declarations_leave_out_empty_parameters() {
         json!({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]});
     assert_eq!(
         text(&gemini_declaration("inc", "Add one.", &one)),
-        r#"{"name":"inc","description":"Add one.","parameters":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}}"#
+        r#"{"name":"inc","description":"Add one.","parameters":{"type":"object","required":["x"],"properties":{"x":{"type":"integer"}}}}"#
     );
 }
 
