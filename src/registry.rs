@@ -12,7 +12,7 @@
 
 use crate::error::RegistrationError;
 use crate::render::openai_tool;
-use crate::schema::{check_parameters, describe_tool, root_schema};
+use crate::schema::{check_parameters, describe_tool, root_schema, ToolParameter};
 use crate::tool::{check_tool_name, ToolSpec};
 use crate::validation::{check_root, render_failure, truncate, SchemaValidator};
 use indexmap::IndexMap;
@@ -27,40 +27,50 @@ pub const EMPTY_CATALOG: &str = "(no tools available)";
 const LIST_ALL_NAMES_UP_TO: usize = 20;
 const SUGGESTIONS: usize = 5;
 
-/// A registered tool; what derives from its spec is computed on first use and kept.
+/// A registered tool; what derives from its spec is computed on first use and kept. Only what
+/// is needed is kept, in compact form: a catalog of thousands of tools holds thousands.
 #[derive(Debug)]
 pub struct Entry<T> {
-    /// The spec; a root schema given in `spec.input_schema` is moved into `schema`.
-    pub spec: ToolSpec,
+    name: Box<str>,
+    description: Box<str>,
+    /// The parameter list the schema is built from (empty when a root schema was given).
+    parameters: Box<[ToolParameter]>,
+    pub requires_confirmation: bool,
+    pub external_content: bool,
+    pub supports_parallel: bool,
     /// The root schema: what the model sees and what the validator is compiled from. Set at
-    /// registration when it was given or had to be checked whole; built from `spec.parameters`
-    /// on first use otherwise.
-    schema: OnceLock<Value>,
+    /// registration when it was given or had to be checked whole; built from `parameters` on
+    /// first use otherwise.
+    schema: OnceLock<Box<Value>>,
     /// Compiled on first use, then kept: compiling costs ~15 µs a schema. Registration has
     /// already checked the schema against its meta-schema.
-    validator: OnceLock<Result<SchemaValidator, String>>,
+    validator: OnceLock<Box<Result<SchemaValidator, String>>>,
     /// The `get_tools_description` block, rendered on first use.
-    description_block: OnceLock<String>,
+    description_block: OnceLock<Box<str>>,
     pub payload: T,
 }
 
 impl<T> Entry<T> {
     pub fn name(&self) -> &str {
-        &self.spec.name
+        &self.name
+    }
+
+    pub fn description(&self) -> &str {
+        &self.description
     }
 
     /// The root schema (built now if this is the first use).
     pub fn schema(&self) -> &Value {
         self.schema
-            .get_or_init(|| root_schema(&self.spec.parameters))
+            .get_or_init(|| Box::new(root_schema(&self.parameters)))
     }
 
     /// The root schema as an owned value to hand on (a rendering): a copy of the kept one, or
     /// one built for the occasion, which leaves nothing behind in the entry.
     pub fn schema_value(&self) -> Value {
         match self.schema.get() {
-            Some(schema) => schema.clone(),
-            None => root_schema(&self.spec.parameters),
+            Some(schema) => Value::clone(schema),
+            None => root_schema(&self.parameters),
         }
     }
 
@@ -68,7 +78,7 @@ impl<T> Entry<T> {
     pub fn with_schema<R>(&self, f: impl FnOnce(&Value) -> R) -> R {
         match self.schema.get() {
             Some(schema) => f(schema),
-            None => f(&root_schema(&self.spec.parameters)),
+            None => f(&root_schema(&self.parameters)),
         }
     }
 
@@ -85,18 +95,19 @@ impl<T> Entry<T> {
     /// The `get_tools_description` block for this tool.
     pub fn description_block(&self) -> &str {
         self.description_block
-            .get_or_init(|| describe_tool(&self.spec.name, &self.spec.description, self.schema()))
+            .get_or_init(|| describe_tool(&self.name, &self.description, self.schema()).into())
     }
 
     /// The compiled validator (compiled now if this is the first use).
     pub fn validator(&self) -> Result<&SchemaValidator, String> {
         self.validator
-            .get_or_init(|| SchemaValidator::compile(self.schema()))
+            .get_or_init(|| Box::new(SchemaValidator::compile(self.schema())))
+            .as_ref()
             .as_ref()
             .map_err(|reason| {
                 format!(
                     "Error: tool '{}' has an input schema that cannot be compiled: {reason}",
-                    self.spec.name
+                    self.name
                 )
             })
     }
@@ -108,7 +119,7 @@ impl<T> Entry<T> {
             return Ok(());
         }
         let issues = validator.issues(args);
-        Err(render_failure(&self.spec.name, &issues))
+        Err(render_failure(&self.name, &issues))
     }
 }
 
@@ -196,12 +207,17 @@ impl<T> Registry<T> {
                 // them is compiled now, so a dangling `$ref` or a bad pattern fails here.
                 let compiled = SchemaValidator::compile(&checked)
                     .map_err(|reason| invalid(&spec.name, reason))?;
-                let _ = validator.set(Ok(compiled));
+                let _ = validator.set(Box::new(Ok(compiled)));
             }
-            let _ = schema.set(checked);
+            let _ = schema.set(Box::new(checked));
         }
         Ok(Entry {
-            spec,
+            name: spec.name.into(),
+            description: spec.description.into(),
+            parameters: spec.parameters.into(),
+            requires_confirmation: spec.requires_confirmation,
+            external_content: spec.external_content,
+            supports_parallel: spec.supports_parallel,
             schema,
             validator,
             description_block: OnceLock::new(),
@@ -218,13 +234,13 @@ impl<T> Registry<T> {
     ) -> Result<Option<Arc<Entry<T>>>, RegistrationError> {
         if !overwrite && self.entries.contains_key(entry.name()) {
             return Err(RegistrationError::Duplicate {
-                name: entry.spec.name.clone(),
+                name: entry.name().to_string(),
             });
         }
         // IndexMap::insert keeps the original position of a replaced key.
         let replaced = self
             .entries
-            .insert(entry.spec.name.clone(), Arc::new(entry));
+            .insert(entry.name().to_string(), Arc::new(entry));
         self.version += 1;
         Ok(replaced)
     }
@@ -240,7 +256,7 @@ impl<T> Registry<T> {
             self.entries.keys().map(String::as_str).collect();
         let mut keep = Vec::with_capacity(entries.len());
         for entry in &entries {
-            let name = entry.spec.name.as_str();
+            let name = entry.name();
             let conflict = !taken.insert(name);
             match (conflict, mode) {
                 (true, ConflictMode::Raise) => {
@@ -255,9 +271,9 @@ impl<T> Registry<T> {
         let mut registered = Vec::new();
         for (entry, keep) in entries.into_iter().zip(keep) {
             if keep {
-                registered.push(entry.spec.name.clone());
+                registered.push(entry.name().to_string());
                 self.entries
-                    .insert(entry.spec.name.clone(), Arc::new(entry));
+                    .insert(entry.name().to_string(), Arc::new(entry));
             }
         }
         if !registered.is_empty() {
@@ -331,7 +347,7 @@ impl<T> Registry<T> {
         }
         let lines: Vec<String> = selected
             .iter()
-            .map(|e| format!("- {}: {}", e.spec.name, e.spec.description))
+            .map(|e| format!("- {}: {}", e.name, e.description))
             .collect();
         lines.join("\n")
     }
@@ -348,7 +364,7 @@ impl<T> Registry<T> {
     pub fn openai_schema<S: AsRef<str>>(&self, names: Option<&[S]>) -> Vec<Value> {
         self.select(names)
             .into_iter()
-            .map(|e| openai_tool(&e.spec.name, &e.spec.description, e.schema_value()))
+            .map(|e| openai_tool(&e.name, &e.description, e.schema_value()))
             .collect()
     }
 
@@ -362,7 +378,7 @@ impl<T> Registry<T> {
             .entries
             .values()
             .filter(|e| visible(e))
-            .map(|e| e.spec.name.as_str())
+            .map(|e| e.name())
             .collect();
         if candidates.is_empty() {
             return format!("Error: tool '{shown}' does not exist. No tools are available.");

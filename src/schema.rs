@@ -15,9 +15,10 @@ pub struct ToolParameter {
     pub type_: String,
     pub description: String,
     pub required: bool,
-    pub default: Option<Value>,
+    /// Boxed, like `schema`: most parameters have neither, and a registry keeps every tool's.
+    pub default: Option<Box<Value>>,
     /// A full property schema used verbatim when present (enum, items, nested objects survive).
-    pub schema: Option<Value>,
+    pub schema: Option<Box<Value>>,
 }
 
 impl ToolParameter {
@@ -38,12 +39,12 @@ impl ToolParameter {
 
     pub fn optional(mut self, default: Option<Value>) -> Self {
         self.required = false;
-        self.default = default;
+        self.default = default.map(Box::new);
         self
     }
 
     pub fn with_schema(mut self, schema: Value) -> Self {
-        self.schema = Some(schema);
+        self.schema = Some(Box::new(schema));
         self
     }
 
@@ -51,7 +52,7 @@ impl ToolParameter {
     /// parameter is optional and has a non-null default (falsy defaults such as 0 are kept).
     pub fn property_schema(&self) -> Value {
         if let Some(schema) = &self.schema {
-            return schema.clone();
+            return Value::clone(schema);
         }
         let mut prop = Map::new();
         prop.insert("type".into(), Value::String(self.type_.clone()));
@@ -61,7 +62,7 @@ impl ToolParameter {
         );
         if !self.required {
             if let Some(default) = self.default.as_ref().filter(|d| !d.is_null()) {
-                prop.insert("default".into(), default.clone());
+                prop.insert("default".into(), Value::clone(default));
             }
         }
         Value::Object(prop)

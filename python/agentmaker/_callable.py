@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentmaker._native import Tool, ToolParameter, ToolResponse
-from agentmaker._signature import CallableSpec, analyze, is_coroutine_function, to_response
+from agentmaker._signature import CallableSpec, _is_async, analyze, to_response
 from agentmaker.errors import ToolRegistrationError
 
 __all__ = ["DictFunctionTool", "FunctionTool", "from_callable", "function_tool", "result_to_response", "tool"]
@@ -27,7 +27,7 @@ _FLAG_SET = frozenset(_FLAGS)
 
 
 def _check_flags(flags: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
-    if flags.keys() == _FLAG_SET:  # what @tool passes
+    if not flags or flags.keys() == _FLAG_SET:  # what register_function and @tool pass
         return
     unknown = sorted(set(flags) - set(allowed))
     if unknown:
@@ -38,6 +38,8 @@ def _check_flags(flags: dict[str, Any], allowed: tuple[str, ...], where: str) ->
 
 
 def _apply_flags(obj: Tool, flags: dict[str, Any]) -> None:
+    if not flags:
+        return
     for key in ("requires_confirmation", "external_content", "supports_parallel", "stop_after_tool_call"):
         if flags.get(key):  # the class attributes already say False
             setattr(obj, key, True)
@@ -168,8 +170,7 @@ class DictFunctionTool(Tool):
                 )
         self._func = func
         self._params = list(parameters)
-        call = getattr(type(func), "__call__", None)  # noqa: B004 - the class's own __call__
-        self._is_async = is_coroutine_function(func) or is_coroutine_function(call)
+        self._is_async = _is_async(func, func)
         _apply_flags(self, flags)
         functools.update_wrapper(self, func, assigned=("__doc__",), updated=())
 

@@ -264,7 +264,7 @@ impl PyToolRegistry {
         for tool in iter {
             entries.push(prepare(&tool?)?);
         }
-        let replaced = self.replaced(py, entries.iter().map(|e| e.spec.name.clone()));
+        let replaced = self.replaced(py, entries.iter().map(|e| e.name().to_string()));
         let result = self.write(py).register_all(entries, mode);
         drop(replaced);
         result.map_err(|e| registration(py, e))
@@ -421,7 +421,7 @@ impl PyToolRegistry {
         parameters: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyToolResponse>> {
         match self.admit(py, name, parameters)? {
-            Ok((entry, args)) => run_admitted(py, &entry.spec.name, &entry, &args, parameters),
+            Ok((entry, args)) => run_admitted(py, entry.name(), &entry, &args, parameters),
             Err(resp) => Ok(resp),
         }
     }
@@ -436,7 +436,7 @@ impl PyToolRegistry {
     ) -> PyResult<(Py<PyToolResponse>, bool)> {
         match self.admit(py, name, parameters)? {
             Ok((entry, args)) => Ok((
-                run_admitted(py, &entry.spec.name, &entry, &args, parameters)?,
+                run_admitted(py, entry.name(), &entry, &args, parameters)?,
                 true,
             )),
             Err(resp) => Ok((resp, false)),
@@ -463,7 +463,7 @@ impl PyToolRegistry {
             Runner::Native(native) if native.awaitable() => "dual",
             Runner::Native(_) => "sync",
             Runner::AsyncOnly => "async",
-            Runner::Run | Runner::Kwargs { .. } => {
+            Runner::Run | Runner::Kwargs(_) => {
                 let is_async = obj
                     .getattr_opt(pyo3::intern!(py, "is_async"))
                     .ok()
@@ -550,7 +550,7 @@ impl PyToolRegistry {
             }
         }
         let kind = match entry.payload.runner {
-            Runner::Kwargs { .. } => "callable",
+            Runner::Kwargs(_) => "callable",
             _ => "tool",
         };
         Ok((entry.payload.obj.clone_ref(py), kind)
@@ -588,8 +588,8 @@ impl PyToolRegistry {
         if let Ok(reg) = self.inner.try_read() {
             for entry in reg.entries() {
                 visit.call(&entry.payload.obj)?;
-                if let Runner::Kwargs { func, .. } = &entry.payload.runner {
-                    visit.call(func)?;
+                if let Runner::Kwargs(call) = &entry.payload.runner {
+                    visit.call(&call.func)?;
                 }
             }
         }

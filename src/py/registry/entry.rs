@@ -19,19 +19,22 @@ pub enum Runner {
     Native(Arc<dyn NativeTool>),
     /// A Tool subclass: `run(parameters)`; the result must be a ToolResponse or a str.
     Run,
-    /// An `@tool` function whose arguments need no conversion: `func(**kwargs)` called straight
-    /// from Rust, the result converted like any `@tool` result. `null_default[i]`: a null for
-    /// `names[i]` means "use the function's default", so the key is left out of the call.
-    Kwargs {
-        func: Py<PyAny>,
-        names: Vec<Py<PyString>>,
-        null_default: Vec<bool>,
-        /// `integral[i]`: the schema says `integer`, so an integral float such as `3.0` (valid
-        /// JSON Schema integer) reaches the function as the int `3`, as its annotation promises.
-        integral: Vec<bool>,
-    },
+    /// An `@tool` function whose arguments need no conversion (boxed: most tools are not).
+    Kwargs(Box<KwargsCall>),
     /// A tool that only implements `arun`.
     AsyncOnly,
+}
+
+/// `func(**kwargs)` called straight from Rust, the result converted like any `@tool` result.
+pub struct KwargsCall {
+    pub func: Py<PyAny>,
+    pub names: Vec<Py<PyString>>,
+    /// `null_default[i]`: a null for `names[i]` means "use the function's default", so the key
+    /// is left out of the call.
+    pub null_default: Vec<bool>,
+    /// `integral[i]`: the schema says `integer`, so an integral float such as `3.0` (valid
+    /// JSON Schema integer) reaches the function as the int `3`, as its annotation promises.
+    pub integral: Vec<bool>,
 }
 
 pub struct Payload {
@@ -176,7 +179,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
                 .iter()
                 .map(|n| props.and_then(|p| p.get(n)).is_some_and(is_integer_schema))
                 .collect();
-            Runner::Kwargs {
+            Runner::Kwargs(Box::new(KwargsCall {
                 func,
                 names: names
                     .iter()
@@ -184,7 +187,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
                     .collect(),
                 null_default,
                 integral,
-            }
+            }))
         }
         None => {
             let has_arun = overrides(obj, intern!(py, "arun"), &methods.1)?;

@@ -1,7 +1,7 @@
 //! What a call comes back as: running an admitted call, and turning what a tool returned or
 //! raised into the ToolResponse the model reads.
 
-use super::entry::{PyEntry, Runner};
+use super::entry::{KwargsCall, PyEntry, Runner};
 use crate::py::convert::py_to_value;
 use crate::py::errors::flow_control_class;
 use crate::py::response::PyToolResponse;
@@ -152,7 +152,8 @@ pub(super) fn run_admitted(
             Ok(result) => wrap_run_result(py, name, result),
             Err(err) => exception_response(py, name, err),
         },
-        Runner::Kwargs { func, names, null_default, integral } => {
+        Runner::Kwargs(call) => {
+            let KwargsCall { func, names, null_default, integral } = &**call;
             let params = parameters.cast::<PyDict>()?;
             let kwargs = PyDict::new(py);
             for ((key, drop_null), integral) in names.iter().zip(null_default).zip(integral) {

@@ -51,15 +51,15 @@ fn converted(entry: &PyEntry) -> &Converted {
 
 fn strict<'a>(py: Python<'_>, entry: &'a PyEntry) -> PyResult<&'a (Py<PyAny>, Option<String>)> {
     converted(entry).strict.get_or_try_init(py, || {
-        let (form, reason) = entry
-            .with_schema(|schema| strict_tool(&entry.spec.name, &entry.spec.description, schema));
+        let (form, reason) =
+            entry.with_schema(|schema| strict_tool(entry.name(), entry.description(), schema));
         Ok((value_to_py(py, &form)?.unbind(), reason))
     })
 }
 
 /// One tool's form, converted now if this is the first use.
 pub fn form<'py>(py: Python<'py>, entry: &PyEntry, kind: Kind) -> PyResult<Bound<'py, PyAny>> {
-    let (name, description) = (&entry.spec.name, &entry.spec.description);
+    let (name, description) = (entry.name(), entry.description());
     let forms = converted(entry);
     let cell = match kind {
         Kind::Strict => return Ok(strict(py, entry)?.0.bind(py).clone()),
@@ -100,7 +100,7 @@ pub fn strict_fallbacks<'py>(
     let out = PyDict::new(py);
     for entry in entries {
         if let (_, Some(reason)) = strict(py, entry)? {
-            out.set_item(&entry.spec.name, reason)?;
+            out.set_item(entry.name(), reason)?;
         }
     }
     Ok(out)
