@@ -12,7 +12,9 @@
 
 use crate::error::RegistrationError;
 use crate::render::openai_tool;
-use crate::schema::{check_parameters, describe_tool, root_schema, ToolParameter};
+use crate::schema::{
+    check_parameters, describe_tool, root_schema, write_root_schema, JsonSink, ToolParameter,
+};
 use crate::tool::{check_tool_name, ToolSpec};
 use crate::validation::{check_root, render_failure, truncate, SchemaValidator};
 use indexmap::IndexMap;
@@ -71,6 +73,15 @@ impl<T> Entry<T> {
         match self.schema.get() {
             Some(schema) => Value::clone(schema),
             None => root_schema(&self.parameters),
+        }
+    }
+
+    /// Writes the root schema into `sink`: the kept one, or straight from the parameters
+    /// (nothing is kept).
+    pub fn write_schema<S: JsonSink>(&self, sink: &mut S) -> Result<S::Out, S::Error> {
+        match self.schema.get() {
+            Some(schema) => sink.value(schema),
+            None => write_root_schema(&self.parameters, sink),
         }
     }
 

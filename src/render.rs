@@ -13,7 +13,7 @@ mod strict;
 
 pub use anthropic::anthropic_tool;
 pub use gemini::{gemini_declaration, gemini_schema};
-pub use openai::openai_tool;
+pub use openai::{openai_tool, write_openai_tool};
 pub use strict::{strict_schema, strict_tool, NotStrict};
 
 use serde_json::{Map, Value};

@@ -4,8 +4,11 @@
 //! The root schema produced here is the single source of truth: the registry renders it for the
 //! model and compiles the very same value into the validator.
 
+mod sink;
+
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
+pub use sink::{to_value, JsonSink, ValueSink};
 
 /// One parameter of a tool, as the guide defines it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -51,21 +54,22 @@ impl ToolParameter {
     /// The property schema: `schema` verbatim, else type + description, plus the default when the
     /// parameter is optional and has a non-null default (falsy defaults such as 0 are kept).
     pub fn property_schema(&self) -> Value {
+        to_value(|sink| self.write_property(sink))
+    }
+
+    fn write_property<S: JsonSink>(&self, sink: &mut S) -> Result<S::Out, S::Error> {
         if let Some(schema) = &self.schema {
-            return Value::clone(schema);
+            return sink.value(schema);
         }
-        let mut prop = Map::new();
-        prop.insert("type".into(), Value::String(self.type_.clone()));
-        prop.insert(
-            "description".into(),
-            Value::String(self.description.clone()),
-        );
+        let mut prop = Vec::with_capacity(3);
+        prop.push(("type", sink.string(&self.type_)?));
+        prop.push(("description", sink.string(&self.description)?));
         if !self.required {
             if let Some(default) = self.default.as_ref().filter(|d| !d.is_null()) {
-                prop.insert("default".into(), Value::clone(default));
+                prop.push(("default", sink.value(default)?));
             }
         }
-        Value::Object(prop)
+        sink.object(prop)
     }
 }
 
@@ -100,20 +104,28 @@ pub fn check_parameters(params: &[ToolParameter]) -> Result<(), String> {
 
 /// `{"type": "object", "properties": {...}, "required": [...]}`; `required` is always present.
 pub fn root_schema(params: &[ToolParameter]) -> Value {
-    let mut properties = Map::with_capacity(params.len());
+    to_value(|sink| write_root_schema(params, sink))
+}
+
+/// [`root_schema`] written into any sink.
+pub fn write_root_schema<S: JsonSink>(
+    params: &[ToolParameter],
+    sink: &mut S,
+) -> Result<S::Out, S::Error> {
+    let mut properties = Vec::with_capacity(params.len());
     let mut required = Vec::new();
     for p in params {
-        properties.insert(p.name.clone(), p.property_schema());
+        properties.push((p.name.as_str(), p.write_property(sink)?));
         if p.required {
-            required.push(Value::String(p.name.clone()));
+            required.push(sink.string(&p.name)?);
         }
     }
-    // Built by hand rather than with `json!`, which serializes its arguments (a deep copy).
-    let mut root = Map::with_capacity(3);
-    root.insert("type".into(), Value::String("object".into()));
-    root.insert("properties".into(), Value::Object(properties));
-    root.insert("required".into(), Value::Array(required));
-    Value::Object(root)
+    let root = vec![
+        ("type", sink.string("object")?),
+        ("properties", sink.object(properties)?),
+        ("required", sink.array(required)?),
+    ];
+    sink.object(root)
 }
 
 /// One line of the parameter listing in `get_tools_description`.

@@ -192,10 +192,7 @@ pub fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, P
                 PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
             }
         }
-        Value::String(s) => match schema_word(py, s) {
-            Some(word) => word.clone().into_any(),
-            None => PyString::new(py, s).into_any(),
-        },
+        Value::String(s) => py_str(py, s).into_any(),
         Value::Array(items) => {
             let items = items
                 .iter()
@@ -206,15 +203,51 @@ pub fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, P
         Value::Object(map) => {
             let dict = PyDict::new(py);
             for (k, v) in map {
-                let value = value_to_py(py, v)?;
-                match schema_word(py, k) {
-                    Some(key) => dict.set_item(key, value)?,
-                    None => dict.set_item(k, value)?,
-                }
+                dict.set_item(py_str(py, k), value_to_py(py, v)?)?;
             }
             dict.into_any()
         }
     })
+}
+
+/// A str, interned when it is one of the words every schema repeats.
+fn py_str<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
+    match schema_word(py, text) {
+        Some(word) => word.clone(),
+        None => PyString::new(py, text),
+    }
+}
+
+/// Writes synthesized schemas straight into Python objects (see [`crate::schema::JsonSink`]).
+pub struct PySink<'py>(pub Python<'py>);
+
+impl<'py> crate::schema::JsonSink for PySink<'py> {
+    type Out = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn string(&mut self, text: &str) -> PyResult<Self::Out> {
+        Ok(py_str(self.0, text).into_any())
+    }
+
+    fn boolean(&mut self, value: bool) -> PyResult<Self::Out> {
+        Ok(PyBool::new(self.0, value).to_owned().into_any())
+    }
+
+    fn value(&mut self, value: &Value) -> PyResult<Self::Out> {
+        value_to_py(self.0, value)
+    }
+
+    fn array(&mut self, items: Vec<Self::Out>) -> PyResult<Self::Out> {
+        Ok(PyList::new(self.0, items)?.into_any())
+    }
+
+    fn object(&mut self, entries: Vec<(&str, Self::Out)>) -> PyResult<Self::Out> {
+        let dict = PyDict::new(self.0);
+        for (key, value) in entries {
+            dict.set_item(py_str(self.0, key), value)?;
+        }
+        Ok(dict.into_any())
+    }
 }
 
 /// The words every rendered schema repeats (keywords, type names, the provider wrappers' keys)

@@ -1,6 +1,7 @@
 //! OpenAI function calling: `{"type": "function", "function": {name, description, parameters}}`.
 
-use serde_json::{Map, Value};
+use crate::schema::{to_value, JsonSink};
+use serde_json::Value;
 
 /// One entry of the OpenAI `tools` list, with the root schema as `parameters` (taken by value:
 /// the caller decides whether the schema it renders is a copy).
@@ -15,17 +16,29 @@ pub(super) fn function_entry(
     parameters: Value,
     strict: bool,
 ) -> Value {
-    let mut function = Map::with_capacity(4);
-    function.insert("name".into(), Value::String(name.into()));
-    function.insert("description".into(), Value::String(description.into()));
-    function.insert("parameters".into(), parameters);
+    to_value(|sink| write_openai_tool(name, description, parameters, strict, sink))
+}
+
+/// The entry written into any sink, around `parameters` already written into it.
+pub fn write_openai_tool<S: JsonSink>(
+    name: &str,
+    description: &str,
+    parameters: S::Out,
+    strict: bool,
+    sink: &mut S,
+) -> Result<S::Out, S::Error> {
+    let mut function = Vec::with_capacity(4);
+    function.push(("name", sink.string(name)?));
+    function.push(("description", sink.string(description)?));
+    function.push(("parameters", parameters));
     if strict {
-        function.insert("strict".into(), Value::Bool(true));
+        function.push(("strict", sink.boolean(true)?));
     }
-    let mut tool = Map::with_capacity(2);
-    tool.insert("type".into(), Value::String("function".into()));
-    tool.insert("function".into(), Value::Object(function));
-    Value::Object(tool)
+    let tool = vec![
+        ("type", sink.string("function")?),
+        ("function", sink.object(function)?),
+    ];
+    sink.object(tool)
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 //! tools keep theirs. The forms are shared between calls: treat them as read-only.
 
 use super::entry::PyEntry;
-use crate::py::convert::value_to_py;
-use crate::render::{anthropic_tool, gemini_declaration, openai_tool, strict_tool};
+use crate::py::convert::{value_to_py, PySink};
+use crate::render::{anthropic_tool, gemini_declaration, strict_tool, write_openai_tool};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString};
@@ -70,7 +70,14 @@ pub fn form<'py>(py: Python<'py>, entry: &PyEntry, kind: Kind) -> PyResult<Bound
     let form = cell.get_or_try_init(py, || {
         // A schema not yet built for validation is built for this rendering and dropped.
         let value = match kind {
-            Kind::OpenAi => openai_tool(name, description, entry.schema_value()),
+            Kind::OpenAi => {
+                // Written straight into Python objects: no intermediate value to build and drop.
+                let mut sink = PySink(py);
+                let parameters = entry.write_schema(&mut sink)?;
+                return Ok(
+                    write_openai_tool(name, description, parameters, false, &mut sink)?.unbind(),
+                );
+            }
             Kind::Anthropic => anthropic_tool(name, description, entry.schema_value()),
             _ => entry.with_schema(|schema| gemini_declaration(name, description, schema)),
         };
@@ -79,12 +86,38 @@ pub fn form<'py>(py: Python<'py>, entry: &PyEntry, kind: Kind) -> PyResult<Bound
     Ok(form.bind(py).clone())
 }
 
+/// Python's cyclic garbage collector paused while a rendering builds its dicts: they hold no
+/// cycles, and a first rendering of a thousand tools makes thousands of containers, which would
+/// otherwise set off several collections (each walking every young object) on the way.
+struct GcPause {
+    was_enabled: bool,
+}
+
+impl GcPause {
+    fn new(_py: Python<'_>) -> Self {
+        // SAFETY: called with the GIL held (the `Python` token proves it).
+        GcPause {
+            was_enabled: unsafe { pyo3::ffi::PyGC_Disable() } != 0,
+        }
+    }
+}
+
+impl Drop for GcPause {
+    fn drop(&mut self) {
+        if self.was_enabled {
+            // SAFETY: dropped on the thread that made it, which still holds the GIL.
+            unsafe { pyo3::ffi::PyGC_Enable() };
+        }
+    }
+}
+
 /// The forms of `entries`, in their order.
 pub fn forms<'py>(
     py: Python<'py>,
     entries: &[Arc<PyEntry>],
     kind: Kind,
 ) -> PyResult<Bound<'py, PyList>> {
+    let _pause = (entries.len() > 64).then(|| GcPause::new(py));
     let items = entries
         .iter()
         .map(|entry| form(py, entry, kind))
