@@ -33,7 +33,8 @@ const SUGGESTIONS: usize = 5;
 /// is needed is kept, in compact form: a catalog of thousands of tools holds thousands.
 #[derive(Debug)]
 pub struct Entry<T> {
-    name: Box<str>,
+    /// Shared with the registry's key: one allocation for both.
+    name: Arc<str>,
     description: Box<str>,
     /// The parameter list the schema is built from (empty when a root schema was given).
     parameters: Box<[ToolParameter]>,
@@ -163,7 +164,7 @@ impl FromStr for ConflictMode {
 
 #[derive(Debug)]
 pub struct Registry<T> {
-    entries: IndexMap<String, Arc<Entry<T>>>,
+    entries: IndexMap<Arc<str>, Arc<Entry<T>>>,
     /// Bumped on every change, so renderings cached by callers know when to rebuild.
     version: u64,
 }
@@ -243,15 +244,19 @@ impl<T> Registry<T> {
         entry: Entry<T>,
         overwrite: bool,
     ) -> Result<Option<Arc<Entry<T>>>, RegistrationError> {
-        if !overwrite && self.entries.contains_key(entry.name()) {
-            return Err(RegistrationError::Duplicate {
-                name: entry.name().to_string(),
-            });
-        }
-        // IndexMap::insert keeps the original position of a replaced key.
-        let replaced = self
-            .entries
-            .insert(entry.name().to_string(), Arc::new(entry));
+        // One hash of the name; a replaced tool keeps its position.
+        let replaced = match self.entries.entry(Arc::clone(&entry.name)) {
+            indexmap::map::Entry::Occupied(_) if !overwrite => {
+                return Err(RegistrationError::Duplicate {
+                    name: entry.name().to_string(),
+                })
+            }
+            indexmap::map::Entry::Occupied(mut slot) => Some(slot.insert(Arc::new(entry))),
+            indexmap::map::Entry::Vacant(slot) => {
+                slot.insert(Arc::new(entry));
+                None
+            }
+        };
         self.version += 1;
         Ok(replaced)
     }
@@ -264,7 +269,7 @@ impl<T> Registry<T> {
         mode: ConflictMode,
     ) -> Result<Vec<String>, RegistrationError> {
         let mut taken: std::collections::HashSet<&str> =
-            self.entries.keys().map(String::as_str).collect();
+            self.entries.keys().map(|k| &**k).collect();
         let mut keep = Vec::with_capacity(entries.len());
         for entry in &entries {
             let name = entry.name();
@@ -284,7 +289,7 @@ impl<T> Registry<T> {
             if keep {
                 registered.push(entry.name().to_string());
                 self.entries
-                    .insert(entry.name().to_string(), Arc::new(entry));
+                    .insert(Arc::clone(&entry.name), Arc::new(entry));
             }
         }
         if !registered.is_empty() {
@@ -322,7 +327,7 @@ impl<T> Registry<T> {
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.entries.keys().map(String::as_str)
+        self.entries.keys().map(|k| &**k)
     }
 
     pub fn entries(&self) -> impl Iterator<Item = &Arc<Entry<T>>> {

@@ -132,6 +132,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
     };
     if schema.is_none() {
         let params = obj.call_method0(intern!(py, "get_parameters"))?;
+        spec.parameters.reserve_exact(params.len().unwrap_or(0));
         let iter = params.try_iter().map_err(|_| {
             tool_registration_error(
                 py,
