@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from harness import per_call_us  # stdlib only: importable by the reference's Python too
+
 GROUP = "vs-ref"
 N_REGISTER = 1000
 N_MEMORY = 10_000
@@ -46,22 +48,6 @@ def _best_us(fn, *, repeat: int, setup=None) -> float:
         start = time.perf_counter_ns()
         fn(state)
         samples.append((time.perf_counter_ns() - start) / 1000)
-    return min(samples)
-
-
-def _per_call_us(fn, number: int = 20_000, repeat: int = 7) -> float:
-    for _ in range(1000):
-        fn()
-    gc.disable()
-    try:
-        samples = []
-        for _ in range(repeat):
-            start = time.perf_counter_ns()
-            for _ in range(number):
-                fn()
-            samples.append((time.perf_counter_ns() - start) / number / 1000)
-    finally:
-        gc.enable()
     return min(samples)
 
 
@@ -108,8 +94,8 @@ def worker_times(side: str) -> dict[str, float]:
     reg = ToolRegistry()
     reg.register(AddTool("add"))
     args = {"a": 2, "b": 3}
-    floor = _per_call_us(lambda: add(**args))
-    execute = _per_call_us(lambda: reg.execute_tool("add", args), number=20_000 if side == "ours" else 2000)
+    floor = per_call_us(lambda: add(**args))
+    execute = per_call_us(lambda: reg.execute_tool("add", args), number=20_000 if side == "ours" else 2000)
     return {
         "register_us": register / N_REGISTER,
         "register_function_us": register_function / N_REGISTER,
@@ -186,13 +172,13 @@ def _reference_python() -> str | None:
     named = os.environ.get("AGENTMAKER_REFERENCE_PYTHON")
     for candidate in [named] if named else ["python3.12", "python3.13"]:
         path = shutil.which(candidate)
-        if path and subprocess.run([path, "-c", ""], capture_output=True).returncode == 0:
+        if path and subprocess.run([path, "-c", ""], check=False, capture_output=True).returncode == 0:
             return path
     return None
 
 
 def _run_side(cmd: list[str], env: dict[str, str], job: str) -> dict[str, float]:
-    done = subprocess.run(cmd + [job], env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(cmd + [job], check=False, env=env, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} {job} failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -1,8 +1,9 @@
 //! JSON text in the shape Python's `json.dumps(value, ensure_ascii=False)` gives it: `", "` and
 //! `": "` separators and floats written like Python's `repr` (`1e+16`, `1e-05`, `3.0`). Notes a
 //! renderer adds to a description (a default, the allowed values) read the way the schemas'
-//! authors wrote them in Python.
+//! authors wrote them in Python. Floats use the calculator's `repr` (one implementation).
 
+use crate::builtins::calculator::float_repr;
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -58,44 +59,6 @@ fn write_str(out: &mut String, text: &str) {
     out.push_str(&serde_json::to_string(text).expect("a str always serializes"));
 }
 
-/// Python's `repr(float)`: the shortest digits that round-trip, positional for decimal
-/// exponents from -4 to 15, scientific (`d.ddde+XX`, at least two exponent digits) otherwise.
-fn float_repr(f: f64) -> String {
-    if !f.is_finite() {
-        // Never in a parsed JSON value; Python would write these words.
-        return if f.is_nan() {
-            "NaN".into()
-        } else if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    // `{:e}` gives the shortest round-trip digits: `1.5e-7`, `-3e0`.
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci
-        .split_once('e')
-        .expect("`{:e}` always writes an exponent");
-    let exp: i32 = exp.parse().expect("`{:e}` writes an integer exponent");
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let sign = if f.is_sign_negative() { "-" } else { "" };
-    if (-4..16).contains(&exp) {
-        let point = exp + 1;
-        let body = if point <= 0 {
-            format!("0.{}{digits}", "0".repeat((-point) as usize))
-        } else if digits.len() <= point as usize {
-            format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
-        } else {
-            let (int, frac) = digits.split_at(point as usize);
-            format!("{int}.{frac}")
-        };
-        format!("{sign}{body}")
-    } else {
-        let exp_sign = if exp < 0 { '-' } else { '+' };
-        format!("{sign}{mantissa}e{exp_sign}{:02}", exp.abs())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,22 +66,11 @@ mod tests {
 
     #[test]
     fn floats_are_written_like_python_repr() {
-        let cases = [
-            (3.0, "3.0"),
-            (-0.0, "-0.0"),
-            (0.5, "0.5"),
-            (123.456, "123.456"),
-            (1e15, "1000000000000000.0"),
-            (1e16, "1e+16"),
-            (1.5e300, "1.5e+300"),
-            (0.0001, "0.0001"),
-            (0.00001, "1e-05"),
-            (-2.5e-7, "-2.5e-07"),
-            (0.1 + 0.2, "0.30000000000000004"),
-        ];
-        for (value, python) in cases {
-            assert_eq!(float_repr(value), python, "{value}");
-        }
+        let value = json!([3.0, -0.0, 1e16, 0.00001, -2.5e-7, 0.1, 1e15]);
+        assert_eq!(
+            dumps(&value),
+            "[3.0, -0.0, 1e+16, 1e-05, -2.5e-07, 0.1, 1000000000000000.0]"
+        );
     }
 
     #[test]
