@@ -111,6 +111,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
         ));
     }
     let mut spec = ToolSpec::new(name.clone(), description, Vec::new());
+    // Read now so that a flag property that raises fails registration, not a later call.
     spec.requires_confirmation = bool_attr(obj, intern!(py, "requires_confirmation"))?;
     spec.external_content = bool_attr(obj, intern!(py, "external_content"))?;
     spec.supports_parallel = bool_attr(obj, intern!(py, "supports_parallel"))?;
