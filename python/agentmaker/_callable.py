@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 from collections.abc import Callable
 from typing import Any
 
 from agentmaker._native import Tool, ToolParameter, ToolResponse
-from agentmaker._signature import CallableSpec, _is_async, analyze, to_response
+from agentmaker._signature import CallableSpec, _is_async, analyze, is_coroutine_function, to_response
 from agentmaker.errors import ToolRegistrationError
 
 __all__ = ["DictFunctionTool", "FunctionTool", "from_callable", "function_tool", "result_to_response", "tool"]
@@ -170,7 +171,12 @@ class DictFunctionTool(Tool):
                 )
         self._func = func
         self._params = list(parameters)
-        self._is_async = _is_async(func, func)
+        # For a plain function the code flags and marks say it all; _is_async would read the
+        # function's __dict__, which makes one (64 bytes a tool in a large catalog).
+        if type(func) is types.FunctionType:
+            self._is_async = is_coroutine_function(func)
+        else:
+            self._is_async = _is_async(func, func)
         _apply_flags(self, flags)
         functools.update_wrapper(self, func, assigned=("__doc__",), updated=())
 

@@ -192,16 +192,15 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
             }))
         }
         None => {
-            let has_arun = overrides(obj, intern!(py, "arun"), &methods.1)?;
-            match (has_run, has_arun) {
-                (true, _) => Runner::Run,
-                (false, true) => Runner::AsyncOnly,
-                (false, false) => {
-                    return Err(tool_registration_error(
-                        py,
-                        format!("tool '{name}' (class {}) implements neither run() nor arun(); override at least one", cls()),
-                    ))
-                }
+            if has_run {
+                Runner::Run
+            } else if overrides(obj, intern!(py, "arun"), &methods.1)? {
+                Runner::AsyncOnly
+            } else {
+                return Err(tool_registration_error(
+                    py,
+                    format!("tool '{name}' (class {}) implements neither run() nor arun(); override at least one", cls()),
+                ));
             }
         }
     };
