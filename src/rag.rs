@@ -2,13 +2,15 @@
 //!
 //! - [`bm25::Bm25Index`]: lexical ranking (Okapi BM25) with the tokenizer in [`tokenize`]
 //!   (identifier splitting, Unicode lowercase, CJK character n-grams).
-//! - [`dense::DenseIndex`]: cosine similarity over caller-supplied embeddings.
+//! - [`dense::DenseIndex`]: exact cosine similarity over caller-supplied embeddings (an `i8`
+//!   pre-scan with an error bound picks the rows worth scoring in `f32`, see `kernels`).
 //!
 //! Fusing the two rankings and mapping hits to tools happens in the Python front
 //! (`agentmaker.rag`), where the embedder and the tool registry live.
 
 pub mod bm25;
 pub mod dense;
+mod kernels;
 pub mod tokenize;
 
 pub use bm25::Bm25Index;

@@ -11,6 +11,7 @@
 //! called, and each derived form costs a few hundred bytes to kilobytes.
 
 use crate::error::RegistrationError;
+use crate::null_optional::drop_null_optionals;
 use crate::render::openai_tool;
 use crate::schema::{
     check_parameters, describe_tool, root_schema, write_root_schema, JsonSink, ToolParameter,
@@ -125,11 +126,19 @@ impl<T> Entry<T> {
             })
     }
 
-    /// Validates `args`; on failure, the error text for the model.
-    pub fn check_args(&self, args: &Value) -> Result<(), String> {
+    /// Validates `args`; on failure, the error text for the model. A `null` sent for an
+    /// optional property whose schema refuses null (what OpenAI's strict rendering lets the
+    /// model send for "use the default") is removed from `args` first; `Ok(true)` says that
+    /// happened, so the caller hands the tool the pruned arguments. Arguments that validate as
+    /// they are cost nothing more.
+    pub fn check_args(&self, args: &mut Value) -> Result<bool, String> {
         let validator = self.validator()?;
         if validator.is_valid(args) {
-            return Ok(());
+            return Ok(false);
+        }
+        let pruned = drop_null_optionals(self.schema(), args);
+        if pruned && validator.is_valid(args) {
+            return Ok(true);
         }
         let issues = validator.issues(args);
         Err(render_failure(&self.name, &issues))

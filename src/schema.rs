@@ -14,7 +14,8 @@ pub use sink::{to_value, JsonSink, ValueSink};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolParameter {
     pub name: String,
-    /// JSON Schema type word: string, integer, number, boolean, array, object.
+    /// JSON Schema type word: string, integer, number, boolean, array, object, null, or `any`
+    /// (no type constraint; the property schema then has no `type`).
     pub type_: String,
     pub description: String,
     pub required: bool,
@@ -62,7 +63,10 @@ impl ToolParameter {
             return sink.value(schema);
         }
         let mut prop = Vec::with_capacity(3);
-        prop.push(("type", sink.string(&self.type_)?));
+        // `any` is not a JSON Schema type: it means no type constraint at all.
+        if self.type_ != "any" {
+            prop.push(("type", sink.string(&self.type_)?));
+        }
         prop.push(("description", sink.string(&self.description)?));
         if !self.required {
             if let Some(default) = self.default.as_ref().filter(|d| !d.is_null()) {

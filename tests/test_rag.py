@@ -9,6 +9,7 @@ from agentmaker import (
     Agent,
     HybridRetriever,
     ToolConfigError,
+    ToolParameter,
     ToolPermissions,
     ToolRegistry,
     ToolRetriever,
@@ -164,7 +165,7 @@ def concept_embedder(calls: list[int] | None = None):
 
 
 def test_embedder_adds_semantic_matches_by_rank_fusion():
-    r = HybridRetriever(concept_embedder(), alpha=0.5)
+    r = HybridRetriever(concept_embedder(), alpha=0.5, fusion="rrf")
     r.add(list(DOCS), list(DOCS.values()))
     # No query word appears in the fx document, but the embedding links "cash"/"euros" to money.
     hits = r.search("swap my cash into euros")
@@ -178,7 +179,7 @@ def test_embedder_adds_semantic_matches_by_rank_fusion():
     # Unrelated in both spaces: nothing (min_similarity filters zero cosines).
     assert r.search("quantum chromodynamics") == []
     # alpha=0 ignores the embedding side entirely.
-    lexical_only = HybridRetriever(concept_embedder(), alpha=0.0)
+    lexical_only = HybridRetriever(concept_embedder(), alpha=0.0, fusion="rrf")
     lexical_only.add(list(DOCS), list(DOCS.values()))
     assert lexical_only.search("swap my cash into euros") == []
 
@@ -534,3 +535,32 @@ def test_agent_never_shows_denied_tools_in_subset_or_search_results():
     assert all("convert_currency" not in r.tool_names for r in llm.requests)
     tool_messages = [m["content"] for m in result.messages if m["role"] == "tool"]
     assert tool_messages == [search.output]
+
+
+def test_tool_text_indexes_parameter_descriptions_and_enum_values():
+    from agentmaker._tool_rag import tool_text
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "unit": {"type": "string", "description": "Temperature unit", "enum": ["celsius", "fahrenheit"]},
+            "level": {"type": "integer", "enum": [1, 2]},
+            "odd": "not a schema",
+        },
+    }
+    assert tool_text("get_weather", "Current weather", schema) == (
+        "get_weather: Current weather unit level odd Temperature unit celsius fahrenheit 1 2"
+    )
+    reg = ToolRegistry()
+    reg.register_function(
+        lambda p: "",
+        "ride",
+        "Book a ride",
+        [
+            ToolParameter(
+                "kind", "string", "ride type", schema={"type": "string", "enum": ["Plus", "Comfort"]}
+            )
+        ],
+    )
+    reg.register_function(lambda p: "", "other", "Book a table", [])
+    assert ToolRetriever(reg).retrieve("I need a Comfort car") == ["ride"]

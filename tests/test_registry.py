@@ -133,7 +133,7 @@ def test_bad_parameter_lists_are_refused():
 
     class BadType(Echo):
         def get_parameters(self):
-            return [ToolParameter("a", "nonsense-type", "")]
+            return [ToolParameter("a", "string", "", schema={"type": "nonsense-type"})]
 
     reg = ToolRegistry()
     with pytest.raises(ToolRegistrationError, match="every item must be a ToolParameter"):

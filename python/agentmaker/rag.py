@@ -3,7 +3,8 @@
 :class:`HybridRetriever` ranks documents by BM25 keyword relevance (the Rust ``Bm25Index``:
 identifiers split on ``_``/``.``/camelCase/digits, Unicode lowercase, Chinese/Japanese/Korean
 matched on character unigrams and bigrams). Give it an ``embedder`` and it also ranks by cosine
-similarity of embeddings, and fuses the two rankings by reciprocal-rank fusion.
+similarity of embeddings, and fuses the two rankings (confidence-weighted normalised scores by
+default, see :mod:`agentmaker._fusion`).
 
 The tool side lives in :mod:`agentmaker._tool_rag` (:class:`ToolRetriever`,
 :class:`ToolSearchTool`) and is re-exported here.
@@ -25,9 +26,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentmaker._fusion import FUSIONS, merge_in_turns, score_fusion, split_request
 from agentmaker._native import Bm25Index, DenseIndex
 
 if TYPE_CHECKING:
+    from agentmaker._tool_budget import estimate_tokens
     from agentmaker._tool_rag import ToolRetriever, ToolSearchTool, relative_cutoff, score_threshold
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "RetrievalHit",
     "ToolRetriever",
     "ToolSearchTool",
+    "estimate_tokens",
     "relative_cutoff",
     "score_threshold",
 ]
@@ -46,7 +50,9 @@ Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
 @dataclass(frozen=True, slots=True)
 class RetrievalHit:
     """One search result. ``score`` is the BM25 score when no embedder is set, else the fused
-    reciprocal-rank score; ``lexical_score``/``dense_score`` are the parts (None if that side did
+    score (0..1 for ``fusion="confidence"``; for a multi-part request, the score in the part's
+    ranking that placed the hit, so scores need not decrease down the list; the reciprocal-rank
+    score for ``fusion="rrf"``); ``lexical_score``/``dense_score`` are the parts (None if that side did
     not find the document)."""
 
     id: str
@@ -95,13 +101,16 @@ class HybridRetriever:
     """BM25 keyword search, optionally fused with embedding similarity.
 
     - ``embedder``: see the module docs; None (the default) means keyword search only.
-    - ``alpha`` (0..1, default 0.5): weight of the embedding ranking in the fusion; the keyword
-      ranking gets ``1 - alpha``. A document's fused score is
+    - ``alpha`` (0..1, default 0.5): weight of the embedding side in the fusion; the keyword side
+      gets ``1 - alpha``. 0 never calls the embedder at search time; 1 ranks by embeddings only.
+    - ``fusion``: ``"confidence"`` (default) adds each side's scores normalised to 0..1 over its
+      candidates, weighted by ``alpha`` and by how clearly that side prefers its best hit, and
+      searches a multi-part request part by part too (see :mod:`agentmaker._fusion`: on BFCL it
+      is never below keyword-only on any category). ``"rrf"`` is reciprocal-rank fusion:
       ``(1 - alpha) / (rrf_k + lexical_rank) + alpha / (rrf_k + dense_rank)`` (ranks from 1; a
-      side that did not return the document adds nothing). Ranks, not raw scores, are fused,
-      because BM25 scores and cosines live on unrelated scales.
+      side that did not return the document adds nothing).
     - ``k1``, ``b``: BM25 parameters (see ``Bm25Index``: term saturation, length normalisation).
-    - ``rrf_k`` (default 60): damping of the fusion; larger values flatten rank differences.
+    - ``rrf_k`` (default 60): damping of ``fusion="rrf"``; larger values flatten rank differences.
     - ``candidates`` (default 50): how many hits each side contributes before fusing.
     - ``min_similarity`` (default 0.0): embedding hits at or below this cosine are ignored, so
       an unrelated query can still come back empty.
@@ -122,6 +131,7 @@ class HybridRetriever:
         candidates: int = 50,
         min_similarity: float = 0.0,
         batch_size: int = 256,
+        fusion: str = "confidence",
     ) -> None:
         if embedder is not None and not callable(embedder):
             raise TypeError(
@@ -139,6 +149,9 @@ class HybridRetriever:
             or not (rrf_k > 0 and math.isfinite(rrf_k))
         ):
             raise ValueError(f"rrf_k must be a positive number, got {rrf_k!r}")
+        if fusion not in FUSIONS:
+            raise ValueError(f"fusion must be one of {FUSIONS}, got {fusion!r}")
+        self.fusion = fusion
         self.candidates = check_top_k(candidates, "candidates")
         self.batch_size = check_top_k(batch_size, "batch_size")
         Bm25Index(k1, b)  # validates k1 and b now rather than on the first add
@@ -270,11 +283,48 @@ class HybridRetriever:
                     hits.append(RetrievalHit(doc_id, score, doc[0], doc[1], scope, score, None))
             return hits
         n = max(top_k, self.candidates)
-        lexical = sc.lexical.search(query, n) if self.alpha < 1.0 else []
+        if self.fusion == "rrf":
+            fused = self._rrf(sc, query, n)
+        else:
+            fused = self._confidence_fusion(sc, query, n)
+        hits = []
+        for doc_id, score, lex, den in fused:
+            doc = docs.get(doc_id)
+            if doc is not None:
+                hits.append(RetrievalHit(doc_id, score, doc[0], doc[1], scope, lex, den))
+                if len(hits) == top_k:
+                    break
+        return hits
+
+    def _sides(self, sc: _Scope, text: str, vector: list[float] | None, n: int) -> tuple[list, list]:
+        lexical = sc.lexical.search(text, n) if self.alpha < 1.0 else []
         dense: list[tuple[str, float]] = []
-        if self.alpha > 0.0 and len(sc.dense):
-            qvec = self._embed([query])[0]
-            dense = [(i, s) for i, s in sc.dense.search(qvec, n) if s > self.min_similarity]
+        if vector is not None and sc.dense is not None:
+            dense = [(i, s) for i, s in sc.dense.search(vector, n) if s > self.min_similarity]
+        return lexical, dense
+
+    def _confidence_fusion(self, sc: _Scope, query: str, n: int) -> list[tuple[str, float, Any, Any]]:
+        parts = split_request(query) if self.alpha > 0.0 else []
+        texts = [query, *parts]
+        use_dense = self.alpha > 0.0 and sc.dense is not None and len(sc.dense) > 0
+        vectors: list[Any] = self._embed(texts) if use_dense else [None] * len(texts)
+        lex_scores: dict[str, float] = {}
+        dense_scores: dict[str, float] = {}
+        rankings = []
+        for text, vector in zip(texts, vectors):
+            lexical, dense = self._sides(sc, text, vector, n)
+            for store, ranking in ((lex_scores, lexical), (dense_scores, dense)):
+                for doc_id, raw in ranking:
+                    store.setdefault(doc_id, raw)
+            rankings.append(score_fusion(lexical, dense, self.alpha))
+        merged = merge_in_turns(rankings[0], rankings[1:]) if parts else rankings[0]
+        return [(d, s, lex_scores.get(d), dense_scores.get(d)) for d, s in merged]
+
+    def _rrf(self, sc: _Scope, query: str, n: int) -> list[tuple[str, float, Any, Any]]:
+        vector = (
+            self._embed([query])[0] if self.alpha > 0.0 and sc.dense is not None and len(sc.dense) else None
+        )
+        lexical, dense = self._sides(sc, query, vector, n)
         fused: dict[str, list[Any]] = {}  # id -> [score, best rank, lexical score, dense score]
         for weight, ranking, slot in ((1.0 - self.alpha, lexical, 2), (self.alpha, dense, 3)):
             for rank, (doc_id, raw) in enumerate(ranking, 1):
@@ -286,18 +336,15 @@ class HybridRetriever:
                 entry[slot] = raw
         # Equal fused scores: the better single rank wins, then the lexical order, then the id.
         order = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[1][1], kv[1][2] is None, kv[0]))
-        hits = []
-        for doc_id, (score, _, lex, den) in order:
-            doc = docs.get(doc_id)
-            if doc is not None:
-                hits.append(RetrievalHit(doc_id, score, doc[0], doc[1], scope, lex, den))
-                if len(hits) == top_k:
-                    break
-        return hits
+        return [(d, e[0], e[2], e[3]) for d, e in order]
 
 
 def __getattr__(name: str) -> Any:
     # The tool classes live in _tool_rag, which imports this module: re-export them lazily.
+    if name == "estimate_tokens":
+        from agentmaker._tool_budget import estimate_tokens
+
+        return estimate_tokens
     if name in ("ToolRetriever", "ToolSearchTool", "relative_cutoff", "score_threshold"):
         from agentmaker import _tool_rag
 

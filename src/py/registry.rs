@@ -16,6 +16,7 @@ use crate::py::response::PyToolResponse;
 use crate::py::tool::call_native;
 use crate::registry::{ConflictMode, Registry};
 use entry::{prepare, Payload, PyEntry, Runner};
+pub use outcome::_tool_result;
 pub(crate) use outcome::type_name;
 use outcome::{
     error_response, exception_response, run_admitted, wrap_callable_result, wrap_run_result,
@@ -29,9 +30,10 @@ use render::{Kind, Rendered};
 use serde_json::Value;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-/// A call that passed lookup and validation (the entry and the arguments as JSON), or the error
-/// response for the model.
-type Admission = Result<(Arc<PyEntry>, Value), Py<PyToolResponse>>;
+/// A call that passed lookup and validation (the entry, the arguments as JSON and, when
+/// validation dropped nulls meaning "use the default", the pruned arguments as a new dict for
+/// the tool), or the error response for the model.
+type Admission = Result<(Arc<PyEntry>, Value, Option<Py<PyAny>>), Py<PyToolResponse>>;
 
 #[pyclass(module = "agentmaker._native", name = "ToolRegistry", subclass, frozen)]
 pub struct PyToolRegistry {
@@ -112,7 +114,7 @@ impl PyToolRegistry {
                 ),
             )?));
         }
-        let args = match py_to_value(parameters) {
+        let mut args = match py_to_value(parameters) {
             Ok(v) => v,
             Err(e) => {
                 return Ok(Err(error_response(
@@ -121,10 +123,12 @@ impl PyToolRegistry {
                 )?))
             }
         };
-        if let Err(text) = entry.check_args(&args) {
-            return Ok(Err(error_response(py, text)?));
-        }
-        Ok(Ok((entry, args)))
+        let pruned = match entry.check_args(&mut args) {
+            Ok(false) => None,
+            Ok(true) => Some(value_to_py(py, &args)?.unbind()),
+            Err(text) => return Ok(Err(error_response(py, text)?)),
+        };
+        Ok(Ok((entry, args, pruned)))
     }
 
     /// The texts cached for the current registry version (built with no lock held). The cache
@@ -421,7 +425,10 @@ impl PyToolRegistry {
         parameters: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyToolResponse>> {
         match self.admit(py, name, parameters)? {
-            Ok((entry, args)) => run_admitted(py, entry.name(), &entry, &args, parameters),
+            Ok((entry, args, pruned)) => {
+                let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
+                run_admitted(py, entry.name(), &entry, &args, params)
+            }
             Err(resp) => Ok(resp),
         }
     }
@@ -435,10 +442,10 @@ impl PyToolRegistry {
         parameters: &Bound<'_, PyAny>,
     ) -> PyResult<(Py<PyToolResponse>, bool)> {
         match self.admit(py, name, parameters)? {
-            Ok((entry, args)) => Ok((
-                run_admitted(py, entry.name(), &entry, &args, parameters)?,
-                true,
-            )),
+            Ok((entry, args, pruned)) => {
+                let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
+                Ok((run_admitted(py, entry.name(), &entry, &args, params)?, true))
+            }
             Err(resp) => Ok((resp, false)),
         }
     }
@@ -478,54 +485,11 @@ impl PyToolRegistry {
         Some((obj.clone().unbind(), kind))
     }
 
-    /// For ``aexecute_tool``: if ``name`` is a registered MCP tool and a loop runs, an unsent
-    /// ``McpCallFuture`` on it, which sends the call (``_send_mcp``) on first use; else None
-    /// (the caller makes the coroutine).
-    fn _mcp_unsent<'py>(
-        slf: &Bound<'py, Self>,
-        name: &Bound<'py, PyAny>,
-        parameters: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let py = slf.py();
-        let Ok(Ok(text)) = name.cast::<PyString>().map(|n| n.to_str()) else {
-            return Ok(None);
-        };
-        let is_mcp = slf
-            .get()
-            .entry(py, text)
-            .is_some_and(|entry| mcp_tool(py, &entry).is_some());
-        if !is_mcp {
-            return Ok(None);
-        }
-        let lazy = (slf, name, parameters).into_pyobject(py)?.into_any();
-        crate::py::mcp::completion::unsent_call(py, lazy)
-    }
-
-    /// Checks the arguments and sends the MCP call for ``future`` (an ``McpCallFuture`` of the
-    /// loop that will settle it); refused arguments settle it with the error response at once.
-    /// False if ``name`` is no longer an MCP tool (it was replaced): nothing is done then.
-    fn _send_mcp(
-        &self,
-        py: Python<'_>,
-        future: &Bound<'_, PyAny>,
-        name: &Bound<'_, PyAny>,
-        parameters: &Bound<'_, PyAny>,
-    ) -> PyResult<bool> {
-        match self.admit(py, name, parameters)? {
-            Err(resp) => {
-                future.call_method1(pyo3::intern!(py, "set_result"), (resp,))?;
-                Ok(true)
-            }
-            Ok((entry, args)) => match mcp_tool(py, &entry) {
-                Some(mcp) => mcp.get().start_into(py, future, args).map(|()| true),
-                None => Ok(false),
-            },
-        }
-    }
-
-    /// For the async path: an error ToolResponse, or the tool object to await ``arun`` on
-    /// (with its kind for :meth:`_wrap`), or, for an MCP tool, its call already sent: an
-    /// awaitable resolving to the ToolResponse. (Rust built-ins that never block are run right
+    /// For the async path: an error ToolResponse, or ``(tool, kind, parameters)``: the tool
+    /// object to await ``arun(parameters)`` on, its kind for :meth:`_wrap`, and the arguments to
+    /// pass (the caller's dict, or a pruned copy when validation dropped nulls that mean "use
+    /// the default"), or, for an MCP tool, its call already sent: an awaitable resolving to the
+    /// ToolResponse. (Rust built-ins that never block are run right
     /// here; the Agent runs those inline and never asks.)
     fn _admit<'py>(
         &self,
@@ -533,7 +497,7 @@ impl PyToolRegistry {
         name: &Bound<'py, PyAny>,
         parameters: &Bound<'py, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (entry, args) = match self.admit(py, name, parameters)? {
+        let (entry, args, pruned) = match self.admit(py, name, parameters)? {
             Ok(ok) => ok,
             Err(resp) => return Ok(resp.into_any()),
         };
@@ -553,7 +517,8 @@ impl PyToolRegistry {
             Runner::Kwargs(_) => "callable",
             _ => "tool",
         };
-        Ok((entry.payload.obj.clone_ref(py), kind)
+        let params = pruned.unwrap_or_else(|| parameters.clone().unbind());
+        Ok((entry.payload.obj.clone_ref(py), kind, params)
             .into_pyobject(py)?
             .into_any()
             .unbind())

@@ -11,9 +11,14 @@
 //!   letter↔digit changes (`sha256` → sha, 256). Parts are lowercased (full Unicode lowercase).
 //! - Full-width ASCII (`Ｆｏｏ１`) is folded to ASCII first, as IMEs often produce it.
 //! - Scripts written without spaces (Han, Kana, Hangul, Thai, Lao, Khmer, Myanmar) have no word
-//!   boundaries we could find without a dictionary, so each run emits every character (unigram)
-//!   and every adjacent pair (bigram). A Chinese query then matches a Chinese description on the
+//!   boundaries we could find without a dictionary (a segmenter would bring a dictionary per
+//!   language), so each run emits every unit (unigram) and every adjacent pair (bigram). A unit
+//!   is a character together with the vowel signs and tone marks written on it (Thai `ต้`, not
+//!   `ต` and `้`). A Chinese or Thai query then matches a description in that language on the
 //!   shared characters, and pairs reward matching word order.
+//! - Latin-script words, identifiers and numbers inside such a run (`使用mbox系统`, `LG ThinQ 에어컨`)
+//!   are cut out as words of their own and go through the same rules as in English text, so an
+//!   English or code-like term in a foreign-language request counts as much as in an English one.
 //! - English parts of four letters or more go through a small suffix stripper (plural `s`/`es`/
 //!   `ies`, `ed`, `ing`, final `e`) so `currencies` meets `currency` and `converting` meets
 //!   `convert`. It is deliberately crude: queries and documents pass through the same function,
@@ -76,6 +81,14 @@ enum Kind {
 }
 
 fn kind(c: char) -> Kind {
+    if c.is_ascii() {
+        return match c {
+            '0'..='9' => Kind::Digit,
+            'A'..='Z' => Kind::Upper,
+            'a'..='z' => Kind::Lower,
+            _ => Kind::Other,
+        };
+    }
     if c.is_numeric() {
         Kind::Digit
     } else if c.is_uppercase() {
@@ -92,6 +105,17 @@ pub fn tokenize_into(text: &str, out: &mut Vec<String>) {
     let mut word: Vec<char> = Vec::new();
     let mut unspaced: Vec<char> = Vec::new();
     for raw in text.chars() {
+        if raw.is_ascii() {
+            // Most catalog text: no width folding or script lookup needed.
+            if raw.is_ascii_alphanumeric() {
+                flush_unspaced(&mut unspaced, out);
+                word.push(raw);
+            } else {
+                flush_word(&mut word, out);
+                flush_unspaced(&mut unspaced, out);
+            }
+            continue;
+        }
         let c = fold_width(raw);
         if is_unspaced_script(c) {
             flush_word(&mut word, out);
@@ -115,13 +139,37 @@ pub fn tokenize(text: &str) -> Vec<String> {
     out
 }
 
+/// Vowel signs, tone marks and other combining marks of the unspaced scripts that are not
+/// Han/Kana/Hangul (Thai, Lao, Myanmar, Khmer). They belong to the letter before them: a mark on
+/// its own matches every syllable carrying it, which is noise, so it joins that letter's unit.
+fn is_unspaced_mark(c: char) -> bool {
+    matches!(c as u32,
+        0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E             // Thai
+        | 0x0EB1 | 0x0EB4..=0x0EBC | 0x0EC8..=0x0ECE           // Lao
+        | 0x102B..=0x103E | 0x1056..=0x1059 | 0x105E..=0x1060  // Myanmar
+        | 0x1062..=0x1064 | 0x1067..=0x106D | 0x1071..=0x1074
+        | 0x1082..=0x108D | 0x108F | 0x109A..=0x109D
+        | 0x17B4..=0x17D3 | 0x17DD) // Khmer
+}
+
 fn flush_unspaced(run: &mut Vec<char>, out: &mut Vec<String>) {
-    for (i, &c) in run.iter().enumerate() {
-        out.push(c.to_lowercase().collect());
-        if let Some(&next) = run.get(i + 1) {
-            let mut pair = String::with_capacity(8);
-            pair.push(c);
-            pair.push(next);
+    if run.is_empty() {
+        return;
+    }
+    // Units: a letter with the marks that follow it (a mark at the start stands alone).
+    let mut units: Vec<String> = Vec::with_capacity(run.len());
+    for &c in run.iter() {
+        match units.last_mut() {
+            Some(unit) if is_unspaced_mark(c) => unit.push(c),
+            _ => units.push(c.to_lowercase().collect()),
+        }
+    }
+    for (i, unit) in units.iter().enumerate() {
+        out.push(unit.clone());
+        if let Some(next) = units.get(i + 1) {
+            let mut pair = String::with_capacity(unit.len() + next.len());
+            pair.push_str(unit);
+            pair.push_str(next);
             out.push(pair);
         }
     }
@@ -277,6 +325,24 @@ mod tests {
         // Punctuation splits runs; Latin words inside stay words.
         assert_eq!(t("上海，weather好"), ["上", "上海", "海", "weather", "好"]);
         assert_eq!(t("날씨"), ["날", "날씨", "씨"]);
+    }
+
+    #[test]
+    fn thai_marks_stay_on_their_letter_and_latin_words_inside_runs_are_whole() {
+        // ต้อง = ต + ้ (tone mark) + อ + ง: three units, the mark never alone.
+        assert_eq!(t("ต้อง"), ["ต้", "ต้อ", "อ", "อง", "ง"]);
+        assert_eq!(t("รีด"), ["รี", "รีด", "ด"]);
+        // Khmer and Myanmar vowel signs too.
+        assert_eq!(t("កា"), ["កា"]);
+        assert_eq!(t("မြန်"), ["မြ", "မြန်", "န်"]);
+        // A code-like or English word inside Thai/CJK text is a word, split and stemmed as usual.
+        let mixed = t("ขอรหัสservice_idหน่อย");
+        let at = mixed.iter().position(|w| w == "servic").unwrap();
+        assert_eq!(mixed[at - 1..at + 3], ["ส", "servic", "id", "ห"]);
+        assert_eq!(
+            t("使用getUserInfo接口"),
+            ["使", "使用", "用", "get", "user", "info", "接", "接口", "口"]
+        );
     }
 
     #[test]

@@ -2,10 +2,13 @@
 //! nullable, `additionalProperties: false` on every object, and only the keywords strict mode
 //! knows.
 //!
-//! Inferred schemas already make defaulted parameters nullable (null means "use the default"),
-//! so the strict form accepts nothing the registry's own schema refuses. A schema that cannot be
-//! made strict (an open `dict[str, T]`, a fixed tuple, `Any`, a keyword strict mode lacks) gets
-//! [`NotStrict`] with the reason, and the tool is rendered without `strict`.
+//! The strict form makes every optional property nullable (unless its type already admits null)
+//! and mentions its default in the description; the registry's validation treats a null sent
+//! for an optional property whose own schema refuses null as "absent" and drops it before the
+//! tool runs (`Entry::check_args`), so the default applies. The plain renderings never add null.
+//! A schema that cannot be made strict (an open `dict[str, T]`, a fixed tuple, `Any`, a keyword
+//! strict mode lacks) gets [`NotStrict`] with the reason, and the tool is rendered without
+//! `strict`.
 
 use super::openai::function_entry;
 use super::{effective_root, pyjson, truthy, with_note};

@@ -38,20 +38,21 @@ pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py
     let ty = type_name(exc);
     let msg = exc.str().map(|s| s.to_string()).unwrap_or_default();
     // The model needs the gist; a tool that puts a whole payload into its exception must not
-    // flood the context (the full text stays in the DEBUG log).
+    // flood the context (the full text stays in the logged traceback).
     let msg = crate::validation::truncate(&msg, MAX_EXCEPTION_CHARS);
-    log_tool_exception(py, tool, &err);
     let text = if msg.is_empty() {
         format!("Error: tool '{tool}' raised during execution: {ty}")
     } else {
         format!("Error: tool '{tool}' raised during execution: {ty}: {msg}")
     };
+    log_tool_exception(py, tool, &err, &text);
     error_response(py, text)
 }
 
-/// Keeps the traceback available to developers (logger `agentmaker.tools`, level DEBUG) while
-/// the model only gets the one-line error.
-fn log_tool_exception(py: Python<'_>, tool: &str, err: &PyErr) {
+/// The model gets the one-line error; the developer gets the traceback: a WARNING with
+/// `exc_info` on the `agentmaker.tools` logger (a child of `agentmaker`). Flow-control signals
+/// never get here.
+fn log_tool_exception(py: Python<'_>, tool: &str, err: &PyErr, told: &str) {
     static LOGGER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let logger = LOGGER.get_or_try_init(py, || {
         py.import("logging")?
@@ -60,11 +61,23 @@ fn log_tool_exception(py: Python<'_>, tool: &str, err: &PyErr) {
             .map(Bound::unbind)
     });
     if let Ok(logger) = logger {
+        let exc = err.value(py);
+        // The traceback travels beside the exception in a PyErr: put it back on the exception,
+        // so the log record (and anyone holding the exception) sees where the tool failed.
+        if let Some(tb) = err.traceback(py) {
+            if exc.getattr("__traceback__").is_ok_and(|t| t.is_none()) {
+                let _ = exc.setattr("__traceback__", tb);
+            }
+        }
         let kwargs = PyDict::new(py);
-        let _ = kwargs.set_item("exc_info", err.value(py));
+        let _ = kwargs.set_item("exc_info", exc);
         let _ = logger.bind(py).call_method(
-            "debug",
-            ("tool %r raised during execution", tool),
+            "warning",
+            (
+                "tool %r raised an exception; the model was told: %s",
+                tool,
+                told,
+            ),
             Some(&kwargs),
         );
     }
@@ -97,8 +110,10 @@ pub fn wrap_run_result(
 }
 
 /// Wraps what an `@tool` function returned: str and ToolResponse as they are, None as an
-/// empty success, JSON values as JSON text with the value kept in `data`, and anything else
-/// through the Python converter (dataclasses, pydantic models).
+/// empty success, JSON values as compact JSON text with the value kept in `data`, and anything
+/// else through `agentmaker._results.result_to_response` (dataclasses, pydantic models, Enums
+/// ... or an error response naming a type that has no JSON form). The one owner of these rules:
+/// Python reaches it through `_tool_result`.
 pub fn wrap_callable_result(
     py: Python<'_>,
     tool: &str,
@@ -130,11 +145,25 @@ pub fn wrap_callable_result(
             ),
         );
     }
-    let converted = py
-        .import("agentmaker._callable")?
-        .getattr("result_to_response")?
-        .call1((tool, result))?;
+    static CONVERT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let convert = CONVERT.get_or_try_init(py, || {
+        py.import("agentmaker._results")?
+            .getattr("result_to_response")
+            .map(Bound::unbind)
+    })?;
+    let converted = convert.bind(py).call1((tool, result))?;
     wrap_run_result(py, tool, converted)
+}
+
+/// `_native._tool_result(tool, value)`: a tool function's return value as its ToolResponse
+/// (the rules of [`wrap_callable_result`]), for the callable tools run from Python.
+#[pyfunction]
+pub fn _tool_result(
+    py: Python<'_>,
+    tool: &str,
+    value: Bound<'_, PyAny>,
+) -> PyResult<Py<PyToolResponse>> {
+    wrap_callable_result(py, tool, value)
 }
 
 /// Runs a tool whose arguments passed `admit`, and wraps the result.
