@@ -17,6 +17,7 @@ pub mod policy;
 pub mod prompts;
 pub mod rag;
 pub mod registry;
+pub mod render;
 pub mod response;
 pub mod runtime;
 pub mod schema;

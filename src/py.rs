@@ -14,6 +14,7 @@ mod permissions;
 mod policy;
 mod rag;
 mod registry;
+mod render;
 mod response;
 mod search;
 mod tool;
@@ -59,6 +60,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<rag::PyDenseIndex>()?;
     m.add_function(wrap_pyfunction!(policy::check_run_limits, m)?)?;
     m.add_function(wrap_pyfunction!(docstring::parse_docstring, m)?)?;
+    m.add_function(wrap_pyfunction!(render::render_strict_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(render::render_gemini_schema, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_tool_result, m)?)?;
     Ok(())
 }

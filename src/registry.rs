@@ -1,12 +1,21 @@
 //! The tool registry: tools keyed by name in registration order, each with its schema, compiled
-//! validator and renderings prepared once at registration.
+//! validator and text rendering derived on first use and then kept.
 //!
 //! The registry is generic over the payload that says how to run a tool, so the core can hold
 //! Rust tools and the binding can hold Python objects with the same rules.
+//!
+//! Registration does only what must happen then: the name rule, the parameter list's checks and,
+//! for a hand-written schema, the meta-schema check (so a bad tool is refused at `register`).
+//! Building the root schema from plain parameters, compiling the validator and rendering are
+//! deferred to first use: with thousands of registered tools (a Tool-RAG catalog) most are never
+//! called, and each derived form costs a few hundred bytes to kilobytes.
 
 use crate::error::RegistrationError;
 use crate::null_optional::drop_null_optionals;
-use crate::schema::{check_parameters, describe_tool, openai_function};
+use crate::render::openai_tool;
+use crate::schema::{
+    check_parameters, describe_tool, root_schema, write_root_schema, JsonSink, ToolParameter,
+};
 use crate::tool::{check_tool_name, ToolSpec};
 use crate::validation::{check_root, render_failure, truncate, SchemaValidator};
 use indexmap::IndexMap;
@@ -21,49 +30,98 @@ pub const EMPTY_CATALOG: &str = "(no tools available)";
 const LIST_ALL_NAMES_UP_TO: usize = 20;
 const SUGGESTIONS: usize = 5;
 
-/// A registered tool with everything derivable from its spec computed once.
+/// A registered tool; what derives from its spec is computed on first use and kept. Only what
+/// is needed is kept, in compact form: a catalog of thousands of tools holds thousands. (The
+/// spec's flags are not kept: the executor reads them from the tool object at each call.)
 #[derive(Debug)]
 pub struct Entry<T> {
-    pub spec: ToolSpec,
-    /// The root schema: what the model sees and what the validator is compiled from (a root
-    /// schema given in `spec.input_schema` is moved here).
-    pub schema: Value,
-    /// Compiled on first use, then kept: compiling costs ~15 µs a schema, which would make
-    /// registering thousands of tools slow for tools that are never called. Registration has
+    /// Shared with the registry's key: one allocation for both.
+    name: Arc<str>,
+    description: Box<str>,
+    /// The parameter list the schema is built from (empty when a root schema was given).
+    parameters: Box<[ToolParameter]>,
+    /// The root schema: what the model sees and what the validator is compiled from. Set at
+    /// registration when it was given or had to be checked whole; built from `parameters` on
+    /// first use otherwise.
+    schema: OnceLock<Box<Value>>,
+    /// Compiled on first use, then kept: compiling costs ~15 µs a schema. Registration has
     /// already checked the schema against its meta-schema.
-    validator: OnceLock<Result<SchemaValidator, String>>,
-
+    validator: OnceLock<Box<Result<SchemaValidator, String>>>,
     /// The `get_tools_description` block, rendered on first use.
-    description_block: OnceLock<String>,
+    // A thin pointer on purpose: a `String` or `Box<str>` here (24 or 16 bytes) pushes every
+    // entry into the next allocation size class; the extra box is paid only when rendered.
+    #[allow(clippy::box_collection)]
+    description_block: OnceLock<Box<String>>,
     pub payload: T,
 }
 
 impl<T> Entry<T> {
     pub fn name(&self) -> &str {
-        &self.spec.name
+        &self.name
     }
 
-    /// The OpenAI `tools` entry (built when asked for: the binding renders its Python form
-    /// straight from `schema`).
-    pub fn openai(&self) -> Value {
-        openai_function(&self.spec.name, &self.spec.description, &self.schema)
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The root schema (built now if this is the first use).
+    pub fn schema(&self) -> &Value {
+        self.schema
+            .get_or_init(|| Box::new(root_schema(&self.parameters)))
+    }
+
+    /// The root schema as an owned value to hand on (a rendering): a copy of the kept one, or
+    /// one built for the occasion, which leaves nothing behind in the entry.
+    pub fn schema_value(&self) -> Value {
+        match self.schema.get() {
+            Some(schema) => Value::clone(schema),
+            None => root_schema(&self.parameters),
+        }
+    }
+
+    /// Writes the root schema into `sink`: the kept one, or straight from the parameters
+    /// (nothing is kept).
+    pub fn write_schema<S: JsonSink>(&self, sink: &mut S) -> Result<S::Out, S::Error> {
+        match self.schema.get() {
+            Some(schema) => sink.value(schema),
+            None => write_root_schema(&self.parameters, sink),
+        }
+    }
+
+    /// Runs `f` on the root schema: the kept one, or one built for the occasion and dropped.
+    pub fn with_schema<R>(&self, f: impl FnOnce(&Value) -> R) -> R {
+        match self.schema.get() {
+            Some(schema) => f(schema),
+            None => f(&root_schema(&self.parameters)),
+        }
+    }
+
+    /// Whether the root schema has been built (a test of the laziness).
+    pub fn schema_is_built(&self) -> bool {
+        self.schema.get().is_some()
+    }
+
+    /// Whether the validator has been compiled.
+    pub fn validator_is_compiled(&self) -> bool {
+        self.validator.get().is_some()
     }
 
     /// The `get_tools_description` block for this tool.
     pub fn description_block(&self) -> &str {
         self.description_block
-            .get_or_init(|| describe_tool(&self.spec.name, &self.spec.description, &self.schema))
+            .get_or_init(|| Box::new(describe_tool(&self.name, &self.description, self.schema())))
     }
 
     /// The compiled validator (compiled now if this is the first use).
     pub fn validator(&self) -> Result<&SchemaValidator, String> {
         self.validator
-            .get_or_init(|| SchemaValidator::compile(&self.schema))
+            .get_or_init(|| Box::new(SchemaValidator::compile(self.schema())))
+            .as_ref()
             .as_ref()
             .map_err(|reason| {
                 format!(
                     "Error: tool '{}' has an input schema that cannot be compiled: {reason}",
-                    self.spec.name
+                    self.name
                 )
             })
     }
@@ -78,12 +136,12 @@ impl<T> Entry<T> {
         if validator.is_valid(args) {
             return Ok(false);
         }
-        let pruned = drop_null_optionals(&self.schema, args);
+        let pruned = drop_null_optionals(self.schema(), args);
         if pruned && validator.is_valid(args) {
             return Ok(true);
         }
         let issues = validator.issues(args);
-        Err(render_failure(&self.spec.name, &issues))
+        Err(render_failure(&self.name, &issues))
     }
 }
 
@@ -116,7 +174,7 @@ impl FromStr for ConflictMode {
 
 #[derive(Debug)]
 pub struct Registry<T> {
-    entries: IndexMap<String, Arc<Entry<T>>>,
+    entries: IndexMap<Arc<str>, Arc<Entry<T>>>,
     /// Bumped on every change, so renderings cached by callers know when to rebuild.
     version: u64,
 }
@@ -138,49 +196,47 @@ impl<T> Registry<T> {
     /// Checks a spec and builds its entry without touching the registry.
     pub fn prepare(mut spec: ToolSpec, payload: T) -> Result<Entry<T>, RegistrationError> {
         check_tool_name(&spec.name)?;
-        if spec.input_schema.is_none() {
-            check_parameters(&spec.parameters).map_err(|reason| {
-                RegistrationError::InvalidParameters {
-                    name: spec.name.clone(),
-                    reason,
-                }
-            })?;
-        }
-        // A given root schema is moved, not copied: `spec.input_schema` is left empty and
-        // `Entry::schema` is the one place the schema lives.
-        let (schema, synthesized) = match spec.input_schema.take() {
-            Some(schema) => (schema, false),
-            None => (crate::schema::root_schema(&spec.parameters), true),
+        let invalid = |name: &str, reason| RegistrationError::InvalidSchema {
+            name: name.to_string(),
+            reason,
         };
-        // A schema synthesized from plain parameters is well-formed by construction once its
-        // type words are JSON Schema types; anything hand-written is checked against the
-        // meta-schema.
-        let plain = synthesized
-            && spec
-                .parameters
-                .iter()
-                .all(|p| p.schema.is_none() && is_type_word(&p.type_));
-        if !plain {
-            check_root(&schema).map_err(|reason| RegistrationError::InvalidSchema {
-                name: spec.name.clone(),
-                reason,
-            })?;
-        }
+        let schema = OnceLock::new();
         let validator = OnceLock::new();
-        if needs_eager_compile(&schema) {
-            // References and regexes can only be checked by compiling; a schema that has them
-            // is compiled now, so a dangling `$ref` or a bad pattern fails at registration.
-            let compiled = SchemaValidator::compile(&schema).map_err(|reason| {
-                RegistrationError::InvalidSchema {
-                    name: spec.name.clone(),
-                    reason,
-                }
-            })?;
-            let _ = validator.set(Ok(compiled));
+        let checked = match spec.input_schema.take() {
+            // A given root schema is moved, not copied: the entry is the one place it lives.
+            Some(given) => Some(given),
+            None => {
+                check_parameters(&spec.parameters).map_err(|reason| {
+                    RegistrationError::InvalidParameters {
+                        name: spec.name.clone(),
+                        reason,
+                    }
+                })?;
+                // Plain parameters (JSON Schema type words, no schema of their own) make a
+                // well-formed schema by construction: it is built when first needed. Anything
+                // else is built now, to be checked whole.
+                let plain = spec
+                    .parameters
+                    .iter()
+                    .all(|p| p.schema.is_none() && is_type_word(&p.type_));
+                (!plain).then(|| root_schema(&spec.parameters))
+            }
+        };
+        if let Some(checked) = checked {
+            check_root(&checked).map_err(|reason| invalid(&spec.name, reason))?;
+            if needs_eager_compile(&checked) {
+                // References and regexes can only be checked by compiling; a schema that has
+                // them is compiled now, so a dangling `$ref` or a bad pattern fails here.
+                let compiled = SchemaValidator::compile(&checked)
+                    .map_err(|reason| invalid(&spec.name, reason))?;
+                let _ = validator.set(Box::new(Ok(compiled)));
+            }
+            let _ = schema.set(Box::new(checked));
         }
-
         Ok(Entry {
-            spec,
+            name: spec.name.into(),
+            description: spec.description.into(),
+            parameters: spec.parameters.into(),
             schema,
             validator,
             description_block: OnceLock::new(),
@@ -188,15 +244,28 @@ impl<T> Registry<T> {
         })
     }
 
-    pub fn register(&mut self, entry: Entry<T>, overwrite: bool) -> Result<(), RegistrationError> {
-        let name = entry.spec.name.clone();
-        if !overwrite && self.entries.contains_key(&name) {
-            return Err(RegistrationError::Duplicate { name });
-        }
-        // IndexMap::insert keeps the original position of a replaced key.
-        self.entries.insert(name, Arc::new(entry));
+    /// Adds `entry`; with `overwrite`, a tool of the same name is replaced (keeping its
+    /// position) and returned, so the caller decides where it is dropped.
+    pub fn register(
+        &mut self,
+        entry: Entry<T>,
+        overwrite: bool,
+    ) -> Result<Option<Arc<Entry<T>>>, RegistrationError> {
+        // One hash of the name; a replaced tool keeps its position.
+        let replaced = match self.entries.entry(Arc::clone(&entry.name)) {
+            indexmap::map::Entry::Occupied(_) if !overwrite => {
+                return Err(RegistrationError::Duplicate {
+                    name: entry.name().to_string(),
+                })
+            }
+            indexmap::map::Entry::Occupied(mut slot) => Some(slot.insert(Arc::new(entry))),
+            indexmap::map::Entry::Vacant(slot) => {
+                slot.insert(Arc::new(entry));
+                None
+            }
+        };
         self.version += 1;
-        Ok(())
+        Ok(replaced)
     }
 
     /// Registers a batch atomically: if any entry is refused, the registry is left exactly as it
@@ -207,10 +276,10 @@ impl<T> Registry<T> {
         mode: ConflictMode,
     ) -> Result<Vec<String>, RegistrationError> {
         let mut taken: std::collections::HashSet<&str> =
-            self.entries.keys().map(String::as_str).collect();
+            self.entries.keys().map(|k| &**k).collect();
         let mut keep = Vec::with_capacity(entries.len());
         for entry in &entries {
-            let name = entry.spec.name.as_str();
+            let name = entry.name();
             let conflict = !taken.insert(name);
             match (conflict, mode) {
                 (true, ConflictMode::Raise) => {
@@ -225,9 +294,9 @@ impl<T> Registry<T> {
         let mut registered = Vec::new();
         for (entry, keep) in entries.into_iter().zip(keep) {
             if keep {
-                registered.push(entry.spec.name.clone());
+                registered.push(entry.name().to_string());
                 self.entries
-                    .insert(entry.spec.name.clone(), Arc::new(entry));
+                    .insert(Arc::clone(&entry.name), Arc::new(entry));
             }
         }
         if !registered.is_empty() {
@@ -265,7 +334,7 @@ impl<T> Registry<T> {
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.entries.keys().map(String::as_str)
+        self.entries.keys().map(|k| &**k)
     }
 
     pub fn entries(&self) -> impl Iterator<Item = &Arc<Entry<T>>> {
@@ -301,7 +370,7 @@ impl<T> Registry<T> {
         }
         let lines: Vec<String> = selected
             .iter()
-            .map(|e| format!("- {}: {}", e.spec.name, e.spec.description))
+            .map(|e| format!("- {}: {}", e.name, e.description))
             .collect();
         lines.join("\n")
     }
@@ -316,7 +385,10 @@ impl<T> Registry<T> {
     }
 
     pub fn openai_schema<S: AsRef<str>>(&self, names: Option<&[S]>) -> Vec<Value> {
-        self.select(names).into_iter().map(|e| e.openai()).collect()
+        self.select(names)
+            .into_iter()
+            .map(|e| openai_tool(&e.name, &e.description, e.schema_value()))
+            .collect()
     }
 
     /// The error text for a call to a tool that is not registered. It lists every name only for
@@ -329,7 +401,7 @@ impl<T> Registry<T> {
             .entries
             .values()
             .filter(|e| visible(e))
-            .map(|e| e.spec.name.as_str())
+            .map(|e| e.name())
             .collect();
         if candidates.is_empty() {
             return format!("Error: tool '{shown}' does not exist. No tools are available.");
@@ -395,187 +467,4 @@ fn edit_distance(a: &[char], b: &[char]) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::schema::ToolParameter;
-    use serde_json::json;
-
-    fn spec(name: &str) -> ToolSpec {
-        ToolSpec::new(
-            name,
-            format!("{name} tool"),
-            vec![ToolParameter::new("x", "integer", "An x")],
-        )
-    }
-
-    fn entry(name: &str, payload: u32) -> Entry<u32> {
-        Registry::prepare(spec(name), payload).unwrap()
-    }
-
-    #[test]
-    fn register_get_unregister_keep_order() {
-        let mut r = Registry::new();
-        r.register(entry("b", 1), false).unwrap();
-        r.register(entry("a", 2), false).unwrap();
-        r.register(entry("c", 3), false).unwrap();
-        assert_eq!(r.names().collect::<Vec<_>>(), ["b", "a", "c"]);
-        r.register(entry("a", 9), true).unwrap();
-        assert_eq!(
-            r.names().collect::<Vec<_>>(),
-            ["b", "a", "c"],
-            "overwrite keeps position"
-        );
-        assert_eq!(r.get("a").unwrap().payload, 9);
-        assert_eq!(r.unregister("b").unwrap().payload, 1);
-        assert!(r.unregister("b").is_none());
-        assert_eq!(r.names().collect::<Vec<_>>(), ["a", "c"]);
-        assert_eq!(r.len(), 2);
-    }
-
-    #[test]
-    fn duplicates_and_bad_names_are_refused() {
-        let mut r = Registry::new();
-        r.register(entry("a", 1), false).unwrap();
-        let err = r.register(entry("a", 2), false).unwrap_err();
-        assert!(matches!(err, RegistrationError::Duplicate { .. }));
-        assert!(err.to_string().contains("overwrite=True"));
-        assert!(matches!(
-            Registry::prepare(spec("calc\n"), 0).unwrap_err(),
-            RegistrationError::IllegalName { .. }
-        ));
-        assert_eq!(r.get("a").unwrap().payload, 1);
-    }
-
-    #[test]
-    fn register_all_is_atomic_on_conflict() {
-        let mut r = Registry::new();
-        r.register(entry("a", 1), false).unwrap();
-        let v = r.version();
-        let err = r
-            .register_all(vec![entry("b", 2), entry("a", 3)], ConflictMode::Raise)
-            .unwrap_err();
-        assert!(matches!(err, RegistrationError::Duplicate { ref name } if name == "a"));
-        assert_eq!(r.names().collect::<Vec<_>>(), ["a"]);
-        assert_eq!(r.version(), v);
-        let err = r
-            .register_all(vec![entry("b", 2), entry("b", 3)], ConflictMode::Raise)
-            .unwrap_err();
-        assert!(
-            matches!(err, RegistrationError::Duplicate { .. }),
-            "duplicates inside the batch too"
-        );
-        assert_eq!(r.len(), 1);
-    }
-
-    #[test]
-    fn register_all_skip_and_overwrite() {
-        let mut r = Registry::new();
-        r.register(entry("a", 1), false).unwrap();
-        let got = r
-            .register_all(vec![entry("a", 2), entry("b", 3)], ConflictMode::Skip)
-            .unwrap();
-        assert_eq!(got, ["b"]);
-        assert_eq!(r.get("a").unwrap().payload, 1);
-        let got = r
-            .register_all(vec![entry("a", 4)], ConflictMode::Overwrite)
-            .unwrap();
-        assert_eq!(got, ["a"]);
-        assert_eq!(r.get("a").unwrap().payload, 4);
-        assert!("bogus".parse::<ConflictMode>().is_err());
-        assert_eq!(
-            "error".parse::<ConflictMode>().unwrap(),
-            ConflictMode::Raise
-        );
-    }
-
-    #[test]
-    fn renderings_follow_selection() {
-        let mut r = Registry::new();
-        for (i, n) in ["a", "b", "c"].iter().enumerate() {
-            r.register(entry(n, i as u32), false).unwrap();
-        }
-        assert_eq!(
-            r.catalog::<&str>(None),
-            "- a: a tool\n- b: b tool\n- c: c tool"
-        );
-        let subset = ["c", "zzz", "a", "c"];
-        let names: Vec<String> = r
-            .openai_schema(Some(&subset))
-            .iter()
-            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-            .collect();
-        assert_eq!(names, ["c", "a"]);
-        assert_eq!(r.openai_schema(Some(&[] as &[&str])), Vec::<Value>::new());
-        assert_eq!(
-            r.tools_description(Some(&["b"])),
-            "- b: b tool\n    - x (integer, required): An x"
-        );
-        assert_eq!(r.tools_description(Some(&["nope"])), EMPTY_CATALOG);
-        let t = &r.openai_schema::<&str>(None)[0];
-        assert_eq!(
-            t,
-            &json!({"type": "function", "function": {"name": "a", "description": "a tool", "parameters": {"type": "object", "properties": {"x": {"type": "integer", "description": "An x"}}, "required": ["x"]}}})
-        );
-    }
-
-    #[test]
-    fn arguments_are_checked_against_the_rendered_schema() {
-        let e = entry("a", 0);
-        assert!(e.check_args(&mut json!({"x": 1})).is_ok());
-        let err = e.check_args(&mut json!({"x": "1"})).unwrap_err();
-        assert_eq!(err, "Error: tool 'a' failed parameter validation: parameter 'x': \"1\" is not of type \"integer\"");
-        let err = e.check_args(&mut json!({})).unwrap_err();
-        assert!(
-            err.ends_with("parameter 'x': is required but missing"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn dangling_refs_and_bad_patterns_fail_at_registration() {
-        let mut dangling = spec("dangling");
-        dangling.input_schema =
-            Some(json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}}));
-        let err = Registry::prepare(dangling, 0).unwrap_err();
-        assert!(
-            matches!(err, RegistrationError::InvalidSchema { .. }),
-            "{err}"
-        );
-        let mut bad_regex = spec("bad_regex");
-        bad_regex.input_schema = Some(
-            json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(unclosed"}}}),
-        );
-        assert!(Registry::prepare(bad_regex, 0).is_err());
-        let mut fine = spec("fine");
-        fine.input_schema = Some(
-            json!({"type": "object", "$defs": {"P": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/P"}}}),
-        );
-        let entry = Registry::prepare(fine, 0).unwrap();
-        assert!(entry.check_args(&mut json!({"a": 1})).is_ok());
-        assert!(entry.check_args(&mut json!({"a": "x"})).is_err());
-    }
-
-    #[test]
-    fn unknown_tool_message_is_bounded() {
-        let mut r = Registry::new();
-        r.register(entry("alpha", 0), false).unwrap();
-        let all = |_: &Entry<u32>| true;
-        assert_eq!(
-            r.unknown_tool_message("beta", &all),
-            "Error: tool 'beta' does not exist. Available tools: alpha."
-        );
-        for i in 0..500 {
-            r.register(entry(&format!("tool_{i}"), i), false).unwrap();
-        }
-        let msg = r.unknown_tool_message("tool_12x", &all);
-        assert!(
-            msg.contains("Closest names: tool_12,") && msg.contains("501 tools"),
-            "{msg}"
-        );
-        assert!(msg.len() < 300, "{msg}");
-        let none = |_: &Entry<u32>| false;
-        assert!(r
-            .unknown_tool_message("x", &none)
-            .contains("No tools are available"));
-    }
-}
+mod tests;

@@ -1,10 +1,14 @@
-//! Parameters and the JSON Schema built from them, plus the text and function-calling renderings.
+//! Parameters and the JSON Schema built from them, plus the text rendering of a tool
+//! (`get_tools_description`); the provider renderings are in [`crate::render`].
 //!
 //! The root schema produced here is the single source of truth: the registry renders it for the
 //! model and compiles the very same value into the validator.
 
+mod sink;
+
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
+pub use sink::{to_value, JsonSink, ValueSink};
 
 /// One parameter of a tool, as the guide defines it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -15,9 +19,10 @@ pub struct ToolParameter {
     pub type_: String,
     pub description: String,
     pub required: bool,
-    pub default: Option<Value>,
+    /// Boxed, like `schema`: most parameters have neither, and a registry keeps every tool's.
+    pub default: Option<Box<Value>>,
     /// A full property schema used verbatim when present (enum, items, nested objects survive).
-    pub schema: Option<Value>,
+    pub schema: Option<Box<Value>>,
 }
 
 impl ToolParameter {
@@ -38,47 +43,55 @@ impl ToolParameter {
 
     pub fn optional(mut self, default: Option<Value>) -> Self {
         self.required = false;
-        self.default = default;
+        self.default = default.map(Box::new);
         self
     }
 
     pub fn with_schema(mut self, schema: Value) -> Self {
-        self.schema = Some(schema);
+        self.schema = Some(Box::new(schema));
         self
     }
 
     /// The property schema: `schema` verbatim, else type + description, plus the default when the
     /// parameter is optional and has a non-null default (falsy defaults such as 0 are kept).
     pub fn property_schema(&self) -> Value {
+        to_value(|sink| self.write_property(sink))
+    }
+
+    fn write_property<S: JsonSink>(&self, sink: &mut S) -> Result<S::Out, S::Error> {
         if let Some(schema) = &self.schema {
-            return schema.clone();
+            return sink.value(schema);
         }
-        let mut prop = Map::new();
+        let mut prop = Vec::with_capacity(3);
         // `any` is not a JSON Schema type: it means no type constraint at all.
         if self.type_ != "any" {
-            prop.insert("type".into(), Value::String(self.type_.clone()));
+            prop.push(("type", sink.string(&self.type_)?));
         }
-        prop.insert(
-            "description".into(),
-            Value::String(self.description.clone()),
-        );
+        prop.push(("description", sink.string(&self.description)?));
         if !self.required {
             if let Some(default) = self.default.as_ref().filter(|d| !d.is_null()) {
-                prop.insert("default".into(), default.clone());
+                prop.push(("default", sink.value(default)?));
             }
         }
-        Value::Object(prop)
+        sink.object(prop)
     }
 }
 
 /// Checks a parameter list before it becomes a schema: names must be unique and non-empty.
 pub fn check_parameters(params: &[ToolParameter]) -> Result<(), String> {
-    let mut seen = std::collections::HashSet::with_capacity(params.len());
-    for p in params {
+    // Tools have a handful of parameters: comparing with the earlier ones beats hashing them,
+    // which long lists still get.
+    let mut seen = std::collections::HashSet::new();
+    for (i, p) in params.iter().enumerate() {
         if p.name.is_empty() {
             return Err("a parameter has an empty name".into());
         }
-        if !seen.insert(p.name.as_str()) {
+        let repeated = if params.len() <= 16 {
+            params[..i].iter().any(|q| q.name == p.name)
+        } else {
+            !seen.insert(p.name.as_str())
+        };
+        if repeated {
             return Err(format!("parameter '{}' is declared twice", p.name));
         }
         if let Some(schema) = &p.schema {
@@ -95,37 +108,28 @@ pub fn check_parameters(params: &[ToolParameter]) -> Result<(), String> {
 
 /// `{"type": "object", "properties": {...}, "required": [...]}`; `required` is always present.
 pub fn root_schema(params: &[ToolParameter]) -> Value {
-    let mut properties = Map::with_capacity(params.len());
+    to_value(|sink| write_root_schema(params, sink))
+}
+
+/// [`root_schema`] written into any sink.
+pub fn write_root_schema<S: JsonSink>(
+    params: &[ToolParameter],
+    sink: &mut S,
+) -> Result<S::Out, S::Error> {
+    let mut properties = Vec::with_capacity(params.len());
     let mut required = Vec::new();
     for p in params {
-        properties.insert(p.name.clone(), p.property_schema());
+        properties.push((p.name.as_str(), p.write_property(sink)?));
         if p.required {
-            required.push(Value::String(p.name.clone()));
+            required.push(sink.string(&p.name)?);
         }
     }
-    // Built by hand rather than with `json!`, which serializes its arguments (a deep copy).
-    let mut root = Map::with_capacity(3);
-    root.insert("type".into(), Value::String("object".into()));
-    root.insert("properties".into(), Value::Object(properties));
-    root.insert("required".into(), Value::Array(required));
-    Value::Object(root)
-}
-
-/// The `tools` entry for OpenAI-style function calling.
-pub fn openai_function(name: &str, description: &str, parameters: &Value) -> Value {
-    let mut function = Map::with_capacity(3);
-    function.insert("name".into(), Value::String(name.into()));
-    function.insert("description".into(), Value::String(description.into()));
-    function.insert("parameters".into(), parameters.clone());
-    let mut tool = Map::with_capacity(2);
-    tool.insert("type".into(), Value::String("function".into()));
-    tool.insert("function".into(), Value::Object(function));
-    Value::Object(tool)
-}
-
-/// Anthropic's tool form: name, description, input_schema.
-pub fn anthropic_tool(name: &str, description: &str, parameters: &Value) -> Value {
-    json!({"name": name, "description": description, "input_schema": parameters})
+    let root = vec![
+        ("type", sink.string("object")?),
+        ("properties", sink.object(properties)?),
+        ("required", sink.array(required)?),
+    ];
+    sink.object(root)
 }
 
 /// One line of the parameter listing in `get_tools_description`.
@@ -243,6 +247,7 @@ pub fn describe_tool(name: &str, description: &str, root: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn params() -> Vec<ToolParameter> {
         vec![

@@ -789,6 +789,24 @@ def test_unregistered_tools_are_released():
     assert ref() is None
 
 
+def test_tools_are_released_after_every_rendering():
+    reg = make(Echo("a"), Echo("b"))
+    ref = weakref.ref(reg.get("a"))
+    kept = [
+        reg.to_openai_schema(strict=True),
+        reg.to_anthropic_schema(),
+        reg.to_gemini_schema(["a"]),
+        reg.strict_fallbacks(),
+        reg.get_tools_description(),
+        reg.get_catalog(),
+    ]
+    reg.unregister("a")
+    gc.collect()
+    assert ref() is None
+    assert [t["name"] for t in reg.to_anthropic_schema()] == ["b"]
+    assert kept[1][0]["name"] == "a"  # what was handed out stays valid
+
+
 # subclassing, pickling, copying ----------------------------------------------------------------
 
 

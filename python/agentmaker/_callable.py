@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypedDict, TypeVar, overload
 
 from agentmaker._native import Tool, ToolParameter, ToolResponse
-from agentmaker._signature import CallableSpec, analyze, is_coroutine_function, to_response
+from agentmaker._signature import CallableSpec, _is_async, analyze, is_coroutine_function, to_response
 from agentmaker.errors import ToolRegistrationError
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ _FLAG_SET = frozenset(_FLAGS)
 
 
 def _check_flags(flags: Mapping[str, object], allowed: tuple[str, ...], where: str) -> None:
-    if flags.keys() == _FLAG_SET:  # what @tool passes
+    if not flags or flags.keys() == _FLAG_SET:  # what register_function and @tool pass
         return
     unknown = sorted(set(flags) - set(allowed))
     if unknown:
@@ -62,6 +63,8 @@ def _check_flags(flags: Mapping[str, object], allowed: tuple[str, ...], where: s
 
 
 def _apply_flags(obj: Tool, flags: Mapping[str, object]) -> None:
+    if not flags:
+        return
     for key in ("requires_confirmation", "external_content", "supports_parallel", "stop_after_tool_call"):
         if flags.get(key):  # the class attributes already say False
             setattr(obj, key, True)
@@ -232,8 +235,12 @@ class DictFunctionTool(Tool):
                 )
         self._func = func
         self._params = list(parameters)
-        call = getattr(type(func), "__call__", None)  # noqa: B004 - the class's own __call__
-        self._is_async = is_coroutine_function(func) or is_coroutine_function(call)
+        # For a plain function the code flags and marks say it all; _is_async would read the
+        # function's __dict__, which makes one (64 bytes a tool in a large catalog).
+        if type(func) is types.FunctionType:
+            self._is_async = is_coroutine_function(func)
+        else:
+            self._is_async = _is_async(func, func)
         _apply_flags(self, flags)
         functools.update_wrapper(self, func, assigned=("__doc__",), updated=())
 

@@ -22,44 +22,10 @@ __all__ = ["ToolRegistry"]
 class ToolRegistry(_NativeRegistry):
     """Holds the tools an agent may call, keyed by name, in registration order.
 
-    Registration checks the name rule ``^[a-zA-Z0-9_-]{1,64}$``, builds the tool's JSON Schema
-    and compiles its validator once; every rendering and every call reuses them.
+    Registration checks the name rule and the tool's parameters or schema; the schema, its
+    validator and the provider renderings (``to_openai_schema``, ``to_anthropic_schema``,
+    ``to_gemini_schema``) are built on first use and reused until the tool is registered again.
     """
-
-    def to_openai_schema(
-        self, names: Iterable[str] | None = None, strict: bool = False
-    ) -> list[dict[str, Any]]:
-        """The ``tools`` argument for OpenAI-style function calling.
-
-        ``names`` renders only those tools, in that order. ``strict=True`` renders each tool in
-        OpenAI's strict form where its schema allows it (see :meth:`strict_fallbacks` for the
-        tools that could not be, and why). The returned dicts are cached and shared between
-        calls: copy one before mutating it.
-        """
-        if not strict:
-            return self._openai_tools(names)
-        return self._provider_forms().render(self._openai_tools(names), "strict", names is None)
-
-    def to_anthropic_schema(self, names: Iterable[str] | None = None) -> list[dict[str, Any]]:
-        """Anthropic's ``tools`` list: ``{"name", "description", "input_schema"}`` per tool."""
-        return self._provider_forms().render(self._openai_tools(names), "anthropic", names is None)
-
-    def to_gemini_schema(self, names: Iterable[str] | None = None) -> list[dict[str, Any]]:
-        """Gemini function declarations (``{"name", "description", "parameters"}``), with each
-        schema reduced to the subset Gemini accepts ($refs inlined, nullable instead of null)."""
-        return self._provider_forms().render(self._openai_tools(names), "gemini", names is None)
-
-    def strict_fallbacks(self, names: Iterable[str] | None = None) -> dict[str, str]:
-        """Tools that ``to_openai_schema(strict=True)`` renders without ``strict``, with the reason."""
-        return self._provider_forms().strict_reasons(self._openai_tools(names))
-
-    def _provider_forms(self) -> Any:
-        forms = self.__dict__.get("_forms_cache")
-        if forms is None:
-            from agentmaker._render import ProviderForms
-
-            forms = self.__dict__["_forms_cache"] = ProviderForms()
-        return forms
 
     async def aexecute_tool(self, name: str, parameters: dict[str, Any]) -> ToolResponse:
         """Async :meth:`execute_tool`: async tools (and MCP calls) are awaited on the running

@@ -22,6 +22,8 @@ use crate::schema::ToolParameter;
 use crate::tool::{NativeTool, ToolSpec};
 
 pub use lexer::SyntaxKind;
+/// Python's `repr(float)`, also used where rendered schemas quote a value as Python would.
+pub(crate) use number::float_repr;
 pub use number::{MathError, Number, MAX_INT_DIGITS};
 
 /// Bounds on the input. Together with [`MAX_INT_DIGITS`] they keep every evaluation to about a

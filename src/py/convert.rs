@@ -199,20 +199,95 @@ pub fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, P
                 PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
             }
         }
-        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::String(s) => py_str(py, s).into_any(),
         Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(value_to_py(py, item)?)?;
-            }
-            list.into_any()
+            let items = items
+                .iter()
+                .map(|item| value_to_py(py, item))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
         }
         Value::Object(map) => {
             let dict = PyDict::new(py);
             for (k, v) in map {
-                dict.set_item(k, value_to_py(py, v)?)?;
+                dict.set_item(py_str(py, k), value_to_py(py, v)?)?;
             }
             dict.into_any()
         }
+    })
+}
+
+/// A str, interned when it is one of the words every schema repeats.
+fn py_str<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
+    match schema_word(py, text) {
+        Some(word) => word.clone(),
+        None => PyString::new(py, text),
+    }
+}
+
+/// Writes synthesized schemas straight into Python objects (see [`crate::schema::JsonSink`]).
+pub struct PySink<'py>(pub Python<'py>);
+
+impl<'py> crate::schema::JsonSink for PySink<'py> {
+    type Out = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn string(&mut self, text: &str) -> PyResult<Self::Out> {
+        Ok(py_str(self.0, text).into_any())
+    }
+
+    fn boolean(&mut self, value: bool) -> PyResult<Self::Out> {
+        Ok(PyBool::new(self.0, value).to_owned().into_any())
+    }
+
+    fn value(&mut self, value: &Value) -> PyResult<Self::Out> {
+        value_to_py(self.0, value)
+    }
+
+    fn array(&mut self, items: Vec<Self::Out>) -> PyResult<Self::Out> {
+        Ok(PyList::new(self.0, items)?.into_any())
+    }
+
+    fn object(&mut self, entries: Vec<(&str, Self::Out)>) -> PyResult<Self::Out> {
+        let dict = PyDict::new(self.0);
+        for (key, value) in entries {
+            dict.set_item(py_str(self.0, key), value)?;
+        }
+        Ok(dict.into_any())
+    }
+}
+
+/// The words every rendered schema repeats (keywords, type names, the provider wrappers' keys)
+/// as interned strings: converting them costs no allocation and no hashing, and a thousand
+/// rendered tools share one copy of each.
+fn schema_word<'py>(py: Python<'py>, word: &str) -> Option<&'py Bound<'py, PyString>> {
+    Some(match word {
+        "type" => pyo3::intern!(py, "type"),
+        "description" => pyo3::intern!(py, "description"),
+        "properties" => pyo3::intern!(py, "properties"),
+        "required" => pyo3::intern!(py, "required"),
+        "items" => pyo3::intern!(py, "items"),
+        "default" => pyo3::intern!(py, "default"),
+        "enum" => pyo3::intern!(py, "enum"),
+        "anyOf" => pyo3::intern!(py, "anyOf"),
+        "additionalProperties" => pyo3::intern!(py, "additionalProperties"),
+        "$ref" => pyo3::intern!(py, "$ref"),
+        "$defs" => pyo3::intern!(py, "$defs"),
+        "format" => pyo3::intern!(py, "format"),
+        "title" => pyo3::intern!(py, "title"),
+        "nullable" => pyo3::intern!(py, "nullable"),
+        "object" => pyo3::intern!(py, "object"),
+        "string" => pyo3::intern!(py, "string"),
+        "integer" => pyo3::intern!(py, "integer"),
+        "number" => pyo3::intern!(py, "number"),
+        "boolean" => pyo3::intern!(py, "boolean"),
+        "array" => pyo3::intern!(py, "array"),
+        "null" => pyo3::intern!(py, "null"),
+        "function" => pyo3::intern!(py, "function"),
+        "name" => pyo3::intern!(py, "name"),
+        "parameters" => pyo3::intern!(py, "parameters"),
+        "strict" => pyo3::intern!(py, "strict"),
+        "input_schema" => pyo3::intern!(py, "input_schema"),
+        _ => return None,
     })
 }

@@ -153,8 +153,8 @@ impl PyToolParameter {
             type_: self.type_.clone(),
             description: self.description.clone(),
             required: self.required,
-            default,
-            schema,
+            default: default.map(Box::new),
+            schema: schema.map(Box::new),
         })
     }
 }

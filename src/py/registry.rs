@@ -1,69 +1,39 @@
 //! `ToolRegistry` for Python: the core registry holding Python tool objects and Rust built-ins.
 //!
 //! The hot path (`execute_tool`) does one lookup, one JSON conversion of the arguments, one
-//! validation with the validator compiled at registration, and one call. Renderings are cached
-//! per registry version; each tool's OpenAI dict is built once and shared, so treat the dicts
-//! returned by `to_openai_schema()` as read-only (copy before mutating).
+//! validation with the tool's validator (compiled on its first call), and one call.
+//! Registration reads and checks the tool (`entry`); renderings are converted per tool on first
+//! use (`render`); running a call and wrapping what it returns is in `outcome`.
+
+mod entry;
+mod outcome;
+mod render;
 
 use crate::py::convert::{py_to_value, value_to_py};
-use crate::py::errors::{flow_control_class, registration, tool_registration_error};
+use crate::py::errors::{registration, tool_registration_error};
 use crate::py::mcp::PyMcpTool;
 use crate::py::response::PyToolResponse;
-use crate::py::tool::{base_methods, call_native, not_a_tool, overrides, PyTool};
-use crate::registry::{ConflictMode, Entry, Registry};
-use crate::tool::{NativeTool, ToolSpec};
+use crate::py::tool::call_native;
+use crate::registry::{ConflictMode, Registry};
+use entry::{prepare, Payload, PyEntry, Runner};
+pub use outcome::_tool_result;
+pub(crate) use outcome::type_name;
+use outcome::{
+    error_response, exception_response, run_admitted, wrap_callable_result, wrap_run_result,
+};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::sync::{MutexExt, RwLockExt};
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
+use render::{Kind, Rendered};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
-
-/// How a registered tool is run on the sync path.
-pub enum Runner {
-    /// A Rust built-in: called directly with the GIL released.
-    Native(Arc<dyn NativeTool>),
-    /// A Tool subclass: `run(parameters)`; the result must be a ToolResponse or a str.
-    Run,
-    /// An `@tool` function whose arguments need no conversion: `func(**kwargs)` called straight
-    /// from Rust, the result converted like any `@tool` result. `null_default[i]`: a null for
-    /// `names[i]` means "use the function's default", so the key is left out of the call.
-    Kwargs {
-        func: Py<PyAny>,
-        names: Vec<Py<PyString>>,
-        null_default: Vec<bool>,
-        /// `integral[i]`: the schema says `integer`, so an integral float such as `3.0` (valid
-        /// JSON Schema integer) reaches the function as the int `3`, as its annotation promises.
-        integral: Vec<bool>,
-    },
-    /// A tool that only implements `arun`.
-    AsyncOnly,
-}
-
-pub struct Payload {
-    pub obj: Py<PyAny>,
-    pub runner: Runner,
-    /// The OpenAI dict, converted to Python on first use and then shared.
-    openai_py: PyOnceLock<Py<PyAny>>,
-}
-
-type PyEntry = Entry<Payload>;
 
 /// A call that passed lookup and validation (the entry, the arguments as JSON and, when
 /// validation dropped nulls meaning "use the default", the pruned arguments as a new dict for
 /// the tool), or the error response for the model.
 type Admission = Result<(Arc<PyEntry>, Value, Option<Py<PyAny>>), Py<PyToolResponse>>;
-
-struct Rendered {
-    version: u64,
-    openai: Vec<Py<PyAny>>,
-    index: HashMap<String, usize>,
-    description: Py<PyString>,
-    catalog: Py<PyString>,
-}
 
 #[pyclass(module = "agentmaker._native", name = "ToolRegistry", subclass, frozen)]
 pub struct PyToolRegistry {
@@ -71,370 +41,9 @@ pub struct PyToolRegistry {
     rendered: Mutex<Option<Arc<Rendered>>>,
 }
 
-fn bool_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
-    obj.getattr(name)?.is_truthy()
-}
-
-/// Reads everything the registry needs from a Python tool object.
-fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
-    let py = obj.py();
-    let Ok(tool) = obj.cast::<PyTool>() else {
-        return Err(not_a_tool(obj));
-    };
-    let (name, description, origin, native) = {
-        let t = tool.borrow();
-        (
-            t.name.clone(),
-            t.description.clone(),
-            t.origin.clone(),
-            t.native.clone(),
-        )
-    };
-    // The class name only appears in error messages: computed when one is raised.
-    let cls = || {
-        obj.get_type()
-            .qualname()
-            .map(|n| n.to_string())
-            .unwrap_or_default()
-    };
-    if name.is_empty() {
-        return Err(tool_registration_error(
-            py,
-            format!("tool of class {} has no name: call super().__init__(name, description) in its __init__", cls()),
-        ));
-    }
-    // `origin` is the root of trust for permissions: a class attribute or property that shows
-    // another value than the stamped one is an attempt to forge it.
-    let shown_obj = obj.getattr("origin")?;
-    let shown: String = match shown_obj.extract() {
-        Ok(s) => s,
-        Err(_) => shown_obj.repr().map(|r| r.to_string()).unwrap_or_default(),
-    };
-    if shown != origin {
-        return Err(tool_registration_error(
-            py,
-            format!("tool '{name}' (class {}) overrides origin with {shown:?}; origin is stamped by the framework ({origin:?}) and cannot be set by a tool", cls()),
-        ));
-    }
-    let mut spec = ToolSpec::new(name.clone(), description, Vec::new());
-    spec.requires_confirmation = bool_attr(obj, "requires_confirmation")?;
-    spec.external_content = bool_attr(obj, "external_content")?;
-    spec.supports_parallel = bool_attr(obj, "supports_parallel")?;
-
-    let methods = base_methods(py)?;
-    let runs_natively = native.is_some() && !overrides(obj, "run", &methods.0)?;
-    if runs_natively {
-        // Built-ins describe themselves in Rust; no Python round trip needed.
-        let native = native.expect("checked above");
-        let nspec = native.spec();
-        spec.parameters = nspec.parameters.clone();
-        spec.input_schema = nspec.input_schema.clone();
-        return build_entry(py, spec, obj, Runner::Native(native));
-    }
-
-    let schema = obj.call_method0("get_input_schema")?;
-    if schema.is_none() {
-        let params = obj.call_method0("get_parameters")?;
-        let iter = params.try_iter().map_err(|_| {
-            tool_registration_error(
-                py,
-                format!("get_parameters() of tool '{name}' must return a list of ToolParameter"),
-            )
-        })?;
-        for item in iter {
-            let item = item?;
-            let Ok(param) = item.cast::<crate::py::parameter::PyToolParameter>() else {
-                let ty = item.get_type().qualname()?.to_string();
-                return Err(tool_registration_error(
-                    py,
-                    format!("get_parameters() of tool '{name}' returned a {ty}; every item must be a ToolParameter"),
-                ));
-            };
-            spec.parameters.push(param.borrow().to_core(py, &name)?);
-        }
-    } else {
-        let value = py_to_value(&schema).map_err(|e| {
-            tool_registration_error(
-                py,
-                format!(
-                    "get_input_schema() of tool '{name}' returned something that is not JSON: {}",
-                    e.describe()
-                ),
-            )
-        })?;
-        spec.input_schema = Some(value);
-    }
-
-    let fast = obj.getattr_opt("_fast_call")?;
-    let runner = match fast.filter(|f| !f.is_none()) {
-        Some(fast) => {
-            // (func, names) or (func, names, names whose null means "use the default")
-            let (func, names, nulls): (Py<PyAny>, Vec<String>, Vec<String>) = match fast.extract() {
-                Ok(triple) => triple,
-                Err(_) => {
-                    let (func, names): (Py<PyAny>, Vec<String>) = fast.extract()?;
-                    (func, names, Vec::new())
-                }
-            };
-            let null_default = names.iter().map(|n| nulls.contains(n)).collect();
-            let props = spec.input_schema.as_ref().and_then(|s| s.get("properties"));
-            let integral = names
-                .iter()
-                .map(|n| props.and_then(|p| p.get(n)).is_some_and(is_integer_schema))
-                .collect();
-            Runner::Kwargs {
-                func,
-                names: names
-                    .iter()
-                    .map(|n| PyString::intern(py, n).unbind())
-                    .collect(),
-                null_default,
-                integral,
-            }
-        }
-        None => {
-            let has_run = overrides(obj, "run", &methods.0)?;
-            let has_arun = overrides(obj, "arun", &methods.1)?;
-            match (has_run, has_arun) {
-                (true, _) => Runner::Run,
-                (false, true) => Runner::AsyncOnly,
-                (false, false) => {
-                    return Err(tool_registration_error(
-                        py,
-                        format!("tool '{name}' (class {}) implements neither run() nor arun(); override at least one", cls()),
-                    ))
-                }
-            }
-        }
-    };
-    build_entry(py, spec, obj, runner)
-}
-
-fn build_entry(
-    py: Python<'_>,
-    spec: ToolSpec,
-    obj: &Bound<'_, PyAny>,
-    runner: Runner,
-) -> PyResult<PyEntry> {
-    let payload = Payload {
-        obj: obj.clone().unbind(),
-        runner,
-        openai_py: PyOnceLock::new(),
-    };
-    Registry::prepare(spec, payload).map_err(|e| registration(py, e))
-}
-
-fn error_response(py: Python<'_>, text: String) -> PyResult<Py<PyToolResponse>> {
-    Py::new(py, PyToolResponse::error_text(py, text))
-}
-
-/// The class name as the model sees it in error texts: `__name__`, like the reference's
-/// `{ExcType}`; a `__qualname__` would leak `func.<locals>.` paths of the host program.
-pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "object".into())
-}
-
-/// Turns an exception raised by a tool into an error response. Flow-control signals for the
-/// Agent loop and non-`Exception` errors (KeyboardInterrupt, SystemExit) propagate.
-const MAX_EXCEPTION_CHARS: usize = 2000;
-
 /// The entry's tool as an MCP tool, if it is one.
 fn mcp_tool<'py>(py: Python<'py>, entry: &PyEntry) -> Option<Bound<'py, PyMcpTool>> {
     entry.payload.obj.bind(py).cast::<PyMcpTool>().ok().cloned()
-}
-
-pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py<PyToolResponse>> {
-    let exc = err.value(py);
-    if exc.is_instance(flow_control_class(py)?.bind(py))?
-        || !exc.is_instance_of::<pyo3::exceptions::PyException>()
-    {
-        return Err(err);
-    }
-    let ty = type_name(exc);
-    let msg = exc.str().map(|s| s.to_string()).unwrap_or_default();
-    // The model needs the gist; a tool that puts a whole payload into its exception must not
-    // flood the context (the full text stays in the logged traceback).
-    let msg = crate::validation::truncate(&msg, MAX_EXCEPTION_CHARS);
-    let text = if msg.is_empty() {
-        format!("Error: tool '{tool}' raised during execution: {ty}")
-    } else {
-        format!("Error: tool '{tool}' raised during execution: {ty}: {msg}")
-    };
-    log_tool_exception(py, tool, &err, &text);
-    error_response(py, text)
-}
-
-/// The model gets the one-line error; the developer gets the traceback: a WARNING with
-/// `exc_info` on the `agentmaker.tools` logger (a child of `agentmaker`). Flow-control signals
-/// never get here.
-fn log_tool_exception(py: Python<'_>, tool: &str, err: &PyErr, told: &str) {
-    static LOGGER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let logger = LOGGER.get_or_try_init(py, || {
-        py.import("logging")?
-            .getattr("getLogger")?
-            .call1(("agentmaker.tools",))
-            .map(Bound::unbind)
-    });
-    if let Ok(logger) = logger {
-        let exc = err.value(py);
-        // The traceback travels beside the exception in a PyErr: put it back on the exception,
-        // so the log record (and anyone holding the exception) sees where the tool failed.
-        if let Some(tb) = err.traceback(py) {
-            if exc.getattr("__traceback__").is_ok_and(|t| t.is_none()) {
-                let _ = exc.setattr("__traceback__", tb);
-            }
-        }
-        let kwargs = PyDict::new(py);
-        let _ = kwargs.set_item("exc_info", exc);
-        let _ = logger.bind(py).call_method(
-            "warning",
-            (
-                "tool %r raised an exception; the model was told: %s",
-                tool,
-                told,
-            ),
-            Some(&kwargs),
-        );
-    }
-}
-
-/// Wraps what a Tool subclass's `run` returned: a ToolResponse, or a str as a success.
-pub fn wrap_run_result(
-    py: Python<'_>,
-    tool: &str,
-    result: Bound<'_, PyAny>,
-) -> PyResult<Py<PyToolResponse>> {
-    if let Ok(resp) = result.cast::<PyToolResponse>() {
-        return Ok(resp.clone().unbind());
-    }
-    if let Ok(s) = result.cast::<PyString>() {
-        return Py::new(
-            py,
-            PyToolResponse::new_py(
-                py,
-                s.to_str()?.to_owned(),
-                crate::response::ToolStatus::Success,
-                None,
-            ),
-        );
-    }
-    error_response(
-        py,
-        format!("Error: tool '{tool}' returned a {} instead of a ToolResponse (or str); this is a bug in the tool", type_name(&result)),
-    )
-}
-
-/// Wraps what an `@tool` function returned: str and ToolResponse as they are, None as an
-/// empty success, JSON values as compact JSON text with the value kept in `data`, and anything
-/// else through `agentmaker._results.result_to_response` (dataclasses, pydantic models, Enums
-/// ... or an error response naming a type that has no JSON form). The one owner of these rules:
-/// Python reaches it through `_tool_result`.
-pub fn wrap_callable_result(
-    py: Python<'_>,
-    tool: &str,
-    result: Bound<'_, PyAny>,
-) -> PyResult<Py<PyToolResponse>> {
-    if result.is_instance_of::<PyToolResponse>() || result.is_instance_of::<PyString>() {
-        return wrap_run_result(py, tool, result);
-    }
-    if result.is_none() {
-        return Py::new(
-            py,
-            PyToolResponse::new_py(
-                py,
-                String::new(),
-                crate::response::ToolStatus::Success,
-                None,
-            ),
-        );
-    }
-    if let Ok(value) = py_to_value(&result) {
-        let text = serde_json::to_string(&value).unwrap_or_default();
-        return Py::new(
-            py,
-            PyToolResponse::new_py(
-                py,
-                text,
-                crate::response::ToolStatus::Success,
-                Some(result.unbind()),
-            ),
-        );
-    }
-    static CONVERT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let convert = CONVERT.get_or_try_init(py, || {
-        py.import("agentmaker._results")?
-            .getattr("result_to_response")
-            .map(Bound::unbind)
-    })?;
-    let converted = convert.bind(py).call1((tool, result))?;
-    wrap_run_result(py, tool, converted)
-}
-
-/// `_native._tool_result(tool, value)`: a tool function's return value as its ToolResponse
-/// (the rules of [`wrap_callable_result`]), for the callable tools run from Python.
-#[pyfunction]
-pub fn _tool_result(
-    py: Python<'_>,
-    tool: &str,
-    value: Bound<'_, PyAny>,
-) -> PyResult<Py<PyToolResponse>> {
-    wrap_callable_result(py, tool, value)
-}
-
-/// Runs a tool whose arguments passed `admit`, and wraps the result.
-/// `{"type": "integer"}` or `{"type": ["integer", "null"]}`.
-fn is_integer_schema(prop: &Value) -> bool {
-    match prop.get("type") {
-        Some(Value::String(t)) => t == "integer",
-        Some(Value::Array(ts)) => {
-            ts.iter().any(|t| t == "integer") && !ts.iter().any(|t| t == "number")
-        }
-        _ => false,
-    }
-}
-
-fn run_admitted(
-    py: Python<'_>,
-    name: &str,
-    entry: &PyEntry,
-    args: &Value,
-    parameters: &Bound<'_, PyAny>,
-) -> PyResult<Py<PyToolResponse>> {
-    let obj = entry.payload.obj.bind(py);
-    match &entry.payload.runner {
-        Runner::Native(native) => Py::new(py, call_native(py, native, args)?),
-        Runner::Run => match obj.call_method1(pyo3::intern!(py, "run"), (parameters,)) {
-            Ok(result) => wrap_run_result(py, name, result),
-            Err(err) => exception_response(py, name, err),
-        },
-        Runner::Kwargs { func, names, null_default, integral } => {
-            let params = parameters.cast::<PyDict>()?;
-            let kwargs = PyDict::new(py);
-            for ((key, drop_null), integral) in names.iter().zip(null_default).zip(integral) {
-                if let Some(v) = params.get_item(key.bind(py))? {
-                    if *drop_null && v.is_none() {
-                        continue;
-                    }
-                    match v.cast::<pyo3::types::PyFloat>() {
-                        // Validation already accepted it as an integer, so it is integral.
-                        Ok(f) if *integral && f.value().abs() < 9.0e15 => kwargs.set_item(key.bind(py), f.value() as i64)?,
-                        _ => kwargs.set_item(key.bind(py), v)?,
-                    }
-                }
-            }
-            match func.bind(py).call((), Some(&kwargs)) {
-                Ok(result) => wrap_callable_result(py, name, result),
-                Err(err) => exception_response(py, name, err),
-            }
-        }
-        Runner::AsyncOnly => error_response(
-            py,
-            format!("Error: tool '{name}' is async-only; it must be run through the async entry point (aexecute_tool / Agent.arun)"),
-        ),
-    }
 }
 
 impl PyToolRegistry {
@@ -522,7 +131,9 @@ impl PyToolRegistry {
         Ok(Ok((entry, args, pruned)))
     }
 
-    fn rendered<R>(&self, py: Python<'_>, f: impl FnOnce(&Rendered) -> R) -> PyResult<R> {
+    /// The texts cached for the current registry version (built with no lock held). The cache
+    /// holds no tool: an unregistered tool is released at once.
+    fn rendered(&self, py: Python<'_>) -> Arc<Rendered> {
         let current = self.read(py).version();
         let cached = self
             .rendered
@@ -530,67 +141,65 @@ impl PyToolRegistry {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         if let Some(r) = cached.filter(|r| r.version == current) {
-            return Ok(f(&r));
+            return r;
         }
-        // Snapshot under the read lock (plain Rust), build the Python objects with no lock held:
-        // the first conversion of an entry's dict initialises a `PyOnceLock`, which detaches.
-        let (version, entries, description, catalog) = {
+        let fresh = {
             let reg = self.read(py);
-            let entries: Vec<Arc<PyEntry>> = reg.entries().cloned().collect();
-            (
-                reg.version(),
-                entries,
-                reg.tools_description::<&str>(None),
-                reg.catalog::<&str>(None),
-            )
+            Arc::new(Rendered::new(reg.version()))
         };
-        let mut openai = Vec::with_capacity(entries.len());
-        let mut index = HashMap::with_capacity(entries.len());
-        for (i, entry) in entries.iter().enumerate() {
-            let dict = entry
-                .payload
-                .openai_py
-                .get_or_try_init(py, || openai_py(py, entry).map(Bound::unbind))?;
-            openai.push(dict.clone_ref(py));
-            index.insert(entry.spec.name.clone(), i);
-        }
-        let fresh = Arc::new(Rendered {
-            version,
-            openai,
-            index,
-            description: PyString::new(py, &description).unbind(),
-            catalog: PyString::new(py, &catalog).unbind(),
-        });
         let stale = {
             let mut cache = self
                 .rendered
                 .lock_py_attached(py)
                 .unwrap_or_else(PoisonError::into_inner);
-            if cache.as_ref().is_some_and(|c| c.version > version) {
+            if cache.as_ref().is_some_and(|c| c.version > fresh.version) {
                 None
             } else {
                 cache.replace(Arc::clone(&fresh))
             }
         };
         drop(stale);
-        drop(entries);
-        Ok(f(&fresh))
+        fresh
     }
-}
 
-/// The OpenAI `tools` entry as a Python dict, built straight from the root schema.
-fn openai_py<'py>(py: Python<'py>, entry: &PyEntry) -> PyResult<Bound<'py, PyAny>> {
-    let function = PyDict::new(py);
-    function.set_item(pyo3::intern!(py, "name"), &entry.spec.name)?;
-    function.set_item(pyo3::intern!(py, "description"), &entry.spec.description)?;
-    function.set_item(
-        pyo3::intern!(py, "parameters"),
-        value_to_py(py, &entry.schema)?,
-    )?;
-    let tool = PyDict::new(py);
-    tool.set_item(pyo3::intern!(py, "type"), pyo3::intern!(py, "function"))?;
-    tool.set_item(pyo3::intern!(py, "function"), function)?;
-    Ok(tool.into_any())
+    /// The entries `names` selects (every entry for None), in order.
+    fn selected(
+        &self,
+        py: Python<'_>,
+        names: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<Arc<PyEntry>>> {
+        Ok(match names_arg(names)? {
+            None => self.read(py).entries().cloned().collect(),
+            Some(names) => self
+                .read(py)
+                .select(Some(&names))
+                .into_iter()
+                .cloned()
+                .collect(),
+        })
+    }
+
+    /// The catalog or the description of every tool, cached for the registry version.
+    fn registry_text(&self, py: Python<'_>, catalog: bool) -> PyResult<Py<PyString>> {
+        let rendered = self.rendered(py);
+        let cell = if catalog {
+            &rendered.catalog
+        } else {
+            &rendered.description
+        };
+        let text = cell.get_or_try_init(py, || {
+            let text = {
+                let reg = self.read(py);
+                if catalog {
+                    reg.catalog::<&str>(None)
+                } else {
+                    reg.tools_description::<&str>(None)
+                }
+            };
+            PyResult::Ok(PyString::new(py, &text).unbind())
+        })?;
+        Ok(text.clone_ref(py))
+    }
 }
 
 fn names_arg(names: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<String>>> {
@@ -630,10 +239,9 @@ impl PyToolRegistry {
     #[pyo3(signature = (tool, overwrite = false))]
     fn register(&self, py: Python<'_>, tool: &Bound<'_, PyAny>, overwrite: bool) -> PyResult<()> {
         let entry = prepare(tool)?;
-        let replaced = self.replaced(py, std::iter::once(entry.spec.name.clone()));
+        // A replaced tool is released after the lock is.
         let result = self.write(py).register(entry, overwrite);
-        drop(replaced);
-        result.map_err(|e| registration(py, e))
+        result.map(drop).map_err(|e| registration(py, e))
     }
 
     /// Register several tools at once; returns the names registered. ``on_conflict`` is
@@ -660,7 +268,7 @@ impl PyToolRegistry {
         for tool in iter {
             entries.push(prepare(&tool?)?);
         }
-        let replaced = self.replaced(py, entries.iter().map(|e| e.spec.name.clone()));
+        let replaced = self.replaced(py, entries.iter().map(|e| e.name().to_string()));
         let result = self.write(py).register_all(entries, mode);
         drop(replaced);
         result.map_err(|e| registration(py, e))
@@ -712,7 +320,7 @@ impl PyToolRegistry {
     /// The root JSON Schema of a tool's arguments (the one validation uses), or None.
     fn get_schema<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.entry(py, name)
-            .map(|e| value_to_py(py, &e.schema))
+            .map(|e| value_to_py(py, e.schema()))
             .transpose()
     }
 
@@ -724,7 +332,7 @@ impl PyToolRegistry {
         names: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyString>> {
         match names_arg(names)? {
-            None => self.rendered(py, |r| r.catalog.clone_ref(py)),
+            None => self.registry_text(py, true),
             Some(names) => {
                 let text = self.read(py).catalog(Some(&names));
                 Ok(PyString::new(py, &text).unbind())
@@ -741,7 +349,7 @@ impl PyToolRegistry {
         names: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyString>> {
         match names_arg(names)? {
-            None => self.rendered(py, |r| r.description.clone_ref(py)),
+            None => self.registry_text(py, false),
             Some(names) => {
                 let text = self.read(py).tools_description(Some(&names));
                 Ok(PyString::new(py, &text).unbind())
@@ -749,27 +357,52 @@ impl PyToolRegistry {
         }
     }
 
-    /// The ``tools`` argument for OpenAI-style function calling. ``names`` selects a subset in
-    /// that order (duplicates and unknown names are dropped). The dicts are shared between calls.
+    /// The ``tools`` argument for OpenAI-style function calling.
+    ///
+    /// ``names`` renders only those tools, in that order (duplicates and unknown names are
+    /// dropped). ``strict=True`` renders each tool in OpenAI's strict form where its schema
+    /// allows it (see :meth:`strict_fallbacks` for the tools that could not be, and why). The
+    /// returned dicts are cached and shared between calls: copy one before mutating it.
+    #[pyo3(signature = (names = None, strict = false))]
+    fn to_openai_schema<'py>(
+        &self,
+        py: Python<'py>,
+        names: Option<&Bound<'py, PyAny>>,
+        strict: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let kind = if strict { Kind::Strict } else { Kind::OpenAi };
+        render::forms(py, &self.selected(py, names)?, kind)
+    }
+
+    /// Anthropic's ``tools`` list: ``{"name", "description", "input_schema"}`` per tool.
     #[pyo3(signature = (names = None))]
-    fn _openai_tools<'py>(
+    fn to_anthropic_schema<'py>(
         &self,
         py: Python<'py>,
         names: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let names = names_arg(names)?;
-        self.rendered(py, |r| match names {
-            None => PyList::new(py, r.openai.iter().map(|d| d.bind(py))),
-            Some(names) => {
-                let mut seen = std::collections::HashSet::new();
-                let picked = names
-                    .iter()
-                    .filter(|n| seen.insert(n.as_str()))
-                    .filter_map(|n| r.index.get(n))
-                    .map(|&i| r.openai[i].bind(py));
-                PyList::new(py, picked)
-            }
-        })?
+        render::forms(py, &self.selected(py, names)?, Kind::Anthropic)
+    }
+
+    /// Gemini function declarations (``{"name", "description", "parameters"}``), with each
+    /// schema reduced to the subset Gemini accepts ($refs inlined, nullable instead of null).
+    #[pyo3(signature = (names = None))]
+    fn to_gemini_schema<'py>(
+        &self,
+        py: Python<'py>,
+        names: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        render::forms(py, &self.selected(py, names)?, Kind::Gemini)
+    }
+
+    /// Tools that ``to_openai_schema(strict=True)`` renders without ``strict``, with the reason.
+    #[pyo3(signature = (names = None))]
+    fn strict_fallbacks<'py>(
+        &self,
+        py: Python<'py>,
+        names: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        render::strict_fallbacks(py, &self.selected(py, names)?)
     }
 
     /// Validate arguments for a tool without running it: an error ToolResponse, or None when
@@ -794,7 +427,7 @@ impl PyToolRegistry {
         match self.admit(py, name, parameters)? {
             Ok((entry, args, pruned)) => {
                 let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
-                run_admitted(py, &entry.spec.name, &entry, &args, params)
+                run_admitted(py, entry.name(), &entry, &args, params)
             }
             Err(resp) => Ok(resp),
         }
@@ -811,10 +444,7 @@ impl PyToolRegistry {
         match self.admit(py, name, parameters)? {
             Ok((entry, args, pruned)) => {
                 let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
-                Ok((
-                    run_admitted(py, &entry.spec.name, &entry, &args, params)?,
-                    true,
-                ))
+                Ok((run_admitted(py, entry.name(), &entry, &args, params)?, true))
             }
             Err(resp) => Ok((resp, false)),
         }
@@ -840,7 +470,7 @@ impl PyToolRegistry {
             Runner::Native(native) if native.awaitable() => "dual",
             Runner::Native(_) => "sync",
             Runner::AsyncOnly => "async",
-            Runner::Run | Runner::Kwargs { .. } => {
+            Runner::Run | Runner::Kwargs(_) => {
                 let is_async = obj
                     .getattr_opt(pyo3::intern!(py, "is_async"))
                     .ok()
@@ -884,7 +514,7 @@ impl PyToolRegistry {
             }
         }
         let kind = match entry.payload.runner {
-            Runner::Kwargs { .. } => "callable",
+            Runner::Kwargs(_) => "callable",
             _ => "tool",
         };
         let params = pruned.unwrap_or_else(|| parameters.clone().unbind());
@@ -923,8 +553,8 @@ impl PyToolRegistry {
         if let Ok(reg) = self.inner.try_read() {
             for entry in reg.entries() {
                 visit.call(&entry.payload.obj)?;
-                if let Runner::Kwargs { func, .. } = &entry.payload.runner {
-                    visit.call(func)?;
+                if let Runner::Kwargs(call) = &entry.payload.runner {
+                    visit.call(&call.func)?;
                 }
             }
         }

@@ -62,7 +62,10 @@ pub fn base_methods(py: Python<'_>) -> PyResult<&'static (Py<PyAny>, Py<PyAny>)>
     })
 }
 
-pub fn overrides(obj: &Bound<'_, PyAny>, method: &str, base: &Py<PyAny>) -> PyResult<bool> {
+pub fn overrides<'py, N>(obj: &Bound<'py, PyAny>, method: N, base: &Py<PyAny>) -> PyResult<bool>
+where
+    N: IntoPyObject<'py, Target = pyo3::types::PyString>,
+{
     Ok(!obj.get_type().getattr(method)?.is(base))
 }
 

@@ -1,0 +1,233 @@
+//! Reading a Python tool object into a registry entry: what `register` checks and keeps.
+
+use super::render::Forms;
+use crate::py::convert::py_to_value;
+use crate::py::errors::{registration, tool_registration_error};
+use crate::py::tool::{base_methods, not_a_tool, overrides, PyTool};
+use crate::registry::{Entry, Registry};
+use crate::tool::{NativeTool, ToolSpec};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyString;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// How a registered tool is run on the sync path.
+pub enum Runner {
+    /// A Rust built-in: called directly with the GIL released.
+    Native(Arc<dyn NativeTool>),
+    /// A Tool subclass: `run(parameters)`; the result must be a ToolResponse or a str.
+    Run,
+    /// An `@tool` function whose arguments need no conversion (boxed: most tools are not).
+    Kwargs(Box<KwargsCall>),
+    /// A tool that only implements `arun`.
+    AsyncOnly,
+}
+
+/// `func(**kwargs)` called straight from Rust, the result converted like any `@tool` result.
+pub struct KwargsCall {
+    pub func: Py<PyAny>,
+    pub names: Vec<Py<PyString>>,
+    /// `null_default[i]`: a null for `names[i]` means "use the function's default", so the key
+    /// is left out of the call.
+    pub null_default: Vec<bool>,
+    /// `integral[i]`: the schema says `integer`, so an integral float such as `3.0` (valid
+    /// JSON Schema integer) reaches the function as the int `3`, as its annotation promises.
+    pub integral: Vec<bool>,
+}
+
+pub struct Payload {
+    pub obj: Py<PyAny>,
+    pub runner: Runner,
+    /// The provider renderings, converted to Python on first use and then shared.
+    pub forms: Forms,
+}
+
+pub type PyEntry = Entry<Payload>;
+
+fn bool_attr(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> PyResult<bool> {
+    obj.getattr(name)?.is_truthy()
+}
+
+/// `Tool.get_input_schema` as found on the base class: a tool whose class keeps it returns
+/// None, so it is not called.
+fn base_input_schema(py: Python<'_>) -> PyResult<&'static Py<PyAny>> {
+    static CELL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    CELL.get_or_try_init(py, || {
+        let base = py.get_type::<PyTool>();
+        Ok(base.getattr(intern!(py, "get_input_schema"))?.unbind())
+    })
+}
+
+/// Reads everything the registry needs from a Python tool object. Registration is on the
+/// Tool-RAG path (thousands of tools): attribute names are interned and base-class methods
+/// that a tool keeps are not called.
+pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
+    let py = obj.py();
+    let Ok(tool) = obj.cast::<PyTool>() else {
+        return Err(not_a_tool(obj));
+    };
+    // `origin` is the root of trust for permissions: a class attribute or property that shows
+    // another value than the stamped one is an attempt to forge it. Read as permissions read it.
+    let shown_obj = obj.getattr(intern!(py, "origin"))?;
+    let shown = shown_obj
+        .cast::<PyString>()
+        .ok()
+        .and_then(|s| s.to_str().ok());
+    let (name, description, native, forged) = {
+        let t = tool.borrow();
+        (
+            t.name.clone(),
+            t.description.clone(),
+            t.native.clone(),
+            (shown != Some(t.origin.as_str())).then(|| t.origin.clone()),
+        )
+    };
+    // The class name only appears in error messages: computed when one is raised.
+    let cls = || {
+        obj.get_type()
+            .qualname()
+            .map(|n| n.to_string())
+            .unwrap_or_default()
+    };
+    if name.is_empty() {
+        return Err(tool_registration_error(
+            py,
+            format!("tool of class {} has no name: call super().__init__(name, description) in its __init__", cls()),
+        ));
+    }
+    if let Some(origin) = forged {
+        let shown = match shown {
+            Some(s) => s.to_string(),
+            None => match shown_obj.extract::<String>() {
+                Ok(s) => s,
+                Err(_) => shown_obj.repr().map(|r| r.to_string()).unwrap_or_default(),
+            },
+        };
+        return Err(tool_registration_error(
+            py,
+            format!("tool '{name}' (class {}) overrides origin with {shown:?}; origin is stamped by the framework ({origin:?}) and cannot be set by a tool", cls()),
+        ));
+    }
+    let mut spec = ToolSpec::new(name.clone(), description, Vec::new());
+    // Read now so that a flag property that raises fails registration, not a later call.
+    spec.requires_confirmation = bool_attr(obj, intern!(py, "requires_confirmation"))?;
+    spec.external_content = bool_attr(obj, intern!(py, "external_content"))?;
+    spec.supports_parallel = bool_attr(obj, intern!(py, "supports_parallel"))?;
+
+    let methods = base_methods(py)?;
+    let has_run = overrides(obj, intern!(py, "run"), &methods.0)?;
+    if let Some(native) = native.filter(|_| !has_run) {
+        // Built-ins describe themselves in Rust; no Python round trip needed.
+        let nspec = native.spec();
+        spec.parameters = nspec.parameters.clone();
+        spec.input_schema = nspec.input_schema.clone();
+        return build_entry(py, spec, obj, Runner::Native(native));
+    }
+
+    let schema = if overrides(obj, intern!(py, "get_input_schema"), base_input_schema(py)?)? {
+        obj.call_method0(intern!(py, "get_input_schema"))?
+    } else {
+        py.None().into_bound(py)
+    };
+    if schema.is_none() {
+        let params = obj.call_method0(intern!(py, "get_parameters"))?;
+        spec.parameters.reserve_exact(params.len().unwrap_or(0));
+        let iter = params.try_iter().map_err(|_| {
+            tool_registration_error(
+                py,
+                format!("get_parameters() of tool '{name}' must return a list of ToolParameter"),
+            )
+        })?;
+        for item in iter {
+            let item = item?;
+            let Ok(param) = item.cast::<crate::py::parameter::PyToolParameter>() else {
+                let ty = item.get_type().qualname()?.to_string();
+                return Err(tool_registration_error(
+                    py,
+                    format!("get_parameters() of tool '{name}' returned a {ty}; every item must be a ToolParameter"),
+                ));
+            };
+            spec.parameters.push(param.borrow().to_core(py, &name)?);
+        }
+    } else {
+        let value = py_to_value(&schema).map_err(|e| {
+            tool_registration_error(
+                py,
+                format!(
+                    "get_input_schema() of tool '{name}' returned something that is not JSON: {}",
+                    e.describe()
+                ),
+            )
+        })?;
+        spec.input_schema = Some(value);
+    }
+
+    let fast = obj.getattr_opt(intern!(py, "_fast_call"))?;
+    let runner = match fast.filter(|f| !f.is_none()) {
+        Some(fast) => {
+            // (func, names) or (func, names, names whose null means "use the default")
+            let (func, names, nulls): (Py<PyAny>, Vec<String>, Vec<String>) = match fast.extract() {
+                Ok(triple) => triple,
+                Err(_) => {
+                    let (func, names): (Py<PyAny>, Vec<String>) = fast.extract()?;
+                    (func, names, Vec::new())
+                }
+            };
+            let null_default = names.iter().map(|n| nulls.contains(n)).collect();
+            let props = spec.input_schema.as_ref().and_then(|s| s.get("properties"));
+            let integral = names
+                .iter()
+                .map(|n| props.and_then(|p| p.get(n)).is_some_and(is_integer_schema))
+                .collect();
+            Runner::Kwargs(Box::new(KwargsCall {
+                func,
+                names: names
+                    .iter()
+                    .map(|n| PyString::intern(py, n).unbind())
+                    .collect(),
+                null_default,
+                integral,
+            }))
+        }
+        None => {
+            if has_run {
+                Runner::Run
+            } else if overrides(obj, intern!(py, "arun"), &methods.1)? {
+                Runner::AsyncOnly
+            } else {
+                return Err(tool_registration_error(
+                    py,
+                    format!("tool '{name}' (class {}) implements neither run() nor arun(); override at least one", cls()),
+                ));
+            }
+        }
+    };
+    build_entry(py, spec, obj, runner)
+}
+
+fn build_entry(
+    py: Python<'_>,
+    spec: ToolSpec,
+    obj: &Bound<'_, PyAny>,
+    runner: Runner,
+) -> PyResult<PyEntry> {
+    let payload = Payload {
+        obj: obj.clone().unbind(),
+        runner,
+        forms: Forms::default(),
+    };
+    Registry::prepare(spec, payload).map_err(|e| registration(py, e))
+}
+
+/// `{"type": "integer"}` or `{"type": ["integer", "null"]}`.
+fn is_integer_schema(prop: &Value) -> bool {
+    match prop.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(ts)) => {
+            ts.iter().any(|t| t == "integer") && !ts.iter().any(|t| t == "number")
+        }
+        _ => false,
+    }
+}

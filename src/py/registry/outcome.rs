@@ -1,0 +1,210 @@
+//! What a call comes back as: running an admitted call, and turning what a tool returned or
+//! raised into the ToolResponse the model reads.
+
+use super::entry::{KwargsCall, PyEntry, Runner};
+use crate::py::convert::py_to_value;
+use crate::py::errors::flow_control_class;
+use crate::py::response::PyToolResponse;
+use crate::py::tool::call_native;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyString};
+use serde_json::Value;
+
+pub(super) fn error_response(py: Python<'_>, text: String) -> PyResult<Py<PyToolResponse>> {
+    Py::new(py, PyToolResponse::error_text(py, text))
+}
+
+/// The class name as the model sees it in error texts: `__name__`, like the reference's
+/// `{ExcType}`; a `__qualname__` would leak `func.<locals>.` paths of the host program.
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into())
+}
+
+/// Turns an exception raised by a tool into an error response. Flow-control signals for the
+/// Agent loop and non-`Exception` errors (KeyboardInterrupt, SystemExit) propagate.
+const MAX_EXCEPTION_CHARS: usize = 2000;
+
+pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py<PyToolResponse>> {
+    let exc = err.value(py);
+    if exc.is_instance(flow_control_class(py)?.bind(py))?
+        || !exc.is_instance_of::<pyo3::exceptions::PyException>()
+    {
+        return Err(err);
+    }
+    let ty = type_name(exc);
+    let msg = exc.str().map(|s| s.to_string()).unwrap_or_default();
+    // The model needs the gist; a tool that puts a whole payload into its exception must not
+    // flood the context (the full text stays in the logged traceback).
+    let msg = crate::validation::truncate(&msg, MAX_EXCEPTION_CHARS);
+    let text = if msg.is_empty() {
+        format!("Error: tool '{tool}' raised during execution: {ty}")
+    } else {
+        format!("Error: tool '{tool}' raised during execution: {ty}: {msg}")
+    };
+    log_tool_exception(py, tool, &err, &text);
+    error_response(py, text)
+}
+
+/// The model gets the one-line error; the developer gets the traceback: a WARNING with
+/// `exc_info` on the `agentmaker.tools` logger (a child of `agentmaker`). Flow-control signals
+/// never get here.
+fn log_tool_exception(py: Python<'_>, tool: &str, err: &PyErr, told: &str) {
+    static LOGGER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let logger = LOGGER.get_or_try_init(py, || {
+        py.import("logging")?
+            .getattr("getLogger")?
+            .call1(("agentmaker.tools",))
+            .map(Bound::unbind)
+    });
+    if let Ok(logger) = logger {
+        let exc = err.value(py);
+        // The traceback travels beside the exception in a PyErr: put it back on the exception,
+        // so the log record (and anyone holding the exception) sees where the tool failed.
+        if let Some(tb) = err.traceback(py) {
+            if exc.getattr("__traceback__").is_ok_and(|t| t.is_none()) {
+                let _ = exc.setattr("__traceback__", tb);
+            }
+        }
+        let kwargs = PyDict::new(py);
+        let _ = kwargs.set_item("exc_info", exc);
+        let _ = logger.bind(py).call_method(
+            "warning",
+            (
+                "tool %r raised an exception; the model was told: %s",
+                tool,
+                told,
+            ),
+            Some(&kwargs),
+        );
+    }
+}
+
+/// Wraps what a Tool subclass's `run` returned: a ToolResponse, or a str as a success.
+pub fn wrap_run_result(
+    py: Python<'_>,
+    tool: &str,
+    result: Bound<'_, PyAny>,
+) -> PyResult<Py<PyToolResponse>> {
+    if let Ok(resp) = result.cast::<PyToolResponse>() {
+        return Ok(resp.clone().unbind());
+    }
+    if let Ok(s) = result.cast::<PyString>() {
+        return Py::new(
+            py,
+            PyToolResponse::new_py(
+                py,
+                s.to_str()?.to_owned(),
+                crate::response::ToolStatus::Success,
+                None,
+            ),
+        );
+    }
+    error_response(
+        py,
+        format!("Error: tool '{tool}' returned a {} instead of a ToolResponse (or str); this is a bug in the tool", type_name(&result)),
+    )
+}
+
+/// Wraps what an `@tool` function returned: str and ToolResponse as they are, None as an
+/// empty success, JSON values as compact JSON text with the value kept in `data`, and anything
+/// else through `agentmaker._results.result_to_response` (dataclasses, pydantic models, Enums
+/// ... or an error response naming a type that has no JSON form). The one owner of these rules:
+/// Python reaches it through `_tool_result`.
+pub fn wrap_callable_result(
+    py: Python<'_>,
+    tool: &str,
+    result: Bound<'_, PyAny>,
+) -> PyResult<Py<PyToolResponse>> {
+    if result.is_instance_of::<PyToolResponse>() || result.is_instance_of::<PyString>() {
+        return wrap_run_result(py, tool, result);
+    }
+    if result.is_none() {
+        return Py::new(
+            py,
+            PyToolResponse::new_py(
+                py,
+                String::new(),
+                crate::response::ToolStatus::Success,
+                None,
+            ),
+        );
+    }
+    if let Ok(value) = py_to_value(&result) {
+        let text = serde_json::to_string(&value).unwrap_or_default();
+        return Py::new(
+            py,
+            PyToolResponse::new_py(
+                py,
+                text,
+                crate::response::ToolStatus::Success,
+                Some(result.unbind()),
+            ),
+        );
+    }
+    static CONVERT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let convert = CONVERT.get_or_try_init(py, || {
+        py.import("agentmaker._results")?
+            .getattr("result_to_response")
+            .map(Bound::unbind)
+    })?;
+    let converted = convert.bind(py).call1((tool, result))?;
+    wrap_run_result(py, tool, converted)
+}
+
+/// `_native._tool_result(tool, value)`: a tool function's return value as its ToolResponse
+/// (the rules of [`wrap_callable_result`]), for the callable tools run from Python.
+#[pyfunction]
+pub fn _tool_result(
+    py: Python<'_>,
+    tool: &str,
+    value: Bound<'_, PyAny>,
+) -> PyResult<Py<PyToolResponse>> {
+    wrap_callable_result(py, tool, value)
+}
+
+/// Runs a tool whose arguments passed `admit`, and wraps the result.
+pub(super) fn run_admitted(
+    py: Python<'_>,
+    name: &str,
+    entry: &PyEntry,
+    args: &Value,
+    parameters: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyToolResponse>> {
+    let obj = entry.payload.obj.bind(py);
+    match &entry.payload.runner {
+        Runner::Native(native) => Py::new(py, call_native(py, native, args)?),
+        Runner::Run => match obj.call_method1(pyo3::intern!(py, "run"), (parameters,)) {
+            Ok(result) => wrap_run_result(py, name, result),
+            Err(err) => exception_response(py, name, err),
+        },
+        Runner::Kwargs(call) => {
+            let KwargsCall { func, names, null_default, integral } = &**call;
+            let params = parameters.cast::<PyDict>()?;
+            let kwargs = PyDict::new(py);
+            for ((key, drop_null), integral) in names.iter().zip(null_default).zip(integral) {
+                if let Some(v) = params.get_item(key.bind(py))? {
+                    if *drop_null && v.is_none() {
+                        continue;
+                    }
+                    match v.cast::<pyo3::types::PyFloat>() {
+                        // Validation already accepted it as an integer, so it is integral.
+                        Ok(f) if *integral && f.value().abs() < 9.0e15 => kwargs.set_item(key.bind(py), f.value() as i64)?,
+                        _ => kwargs.set_item(key.bind(py), v)?,
+                    }
+                }
+            }
+            match func.bind(py).call((), Some(&kwargs)) {
+                Ok(result) => wrap_callable_result(py, name, result),
+                Err(err) => exception_response(py, name, err),
+            }
+        }
+        Runner::AsyncOnly => error_response(
+            py,
+            format!("Error: tool '{name}' is async-only; it must be run through the async entry point (aexecute_tool / Agent.arun)"),
+        ),
+    }
+}
