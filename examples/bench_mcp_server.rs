@@ -37,13 +37,6 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::unix::pipe;
 
-/// mimalloc rather than glibc's malloc: rmcp's serve loop spawns a task per request, and
-/// glibc's aligned allocation of each task cell (`posix_memalign`) plus its frees were about a
-/// fifth of this server's CPU per call (perf, 2026-11-30); with mimalloc the server's CPU per
-/// call in a 200-call burst fell from 6.7-6.9 to 5.4-6.2 µs (schedstat, alternating runs).
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Replies waiting beyond this many bytes mean the client stopped reading.
 const MAX_UNWRITTEN: usize = 64 << 20;
 

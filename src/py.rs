@@ -34,10 +34,6 @@ pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
         .expect("agentmaker could not start its tokio runtime")
 }
 
-/// See [`crate::alloc`]: mimalloc for the small blocks of the hot paths, glibc for large ones.
-#[global_allocator]
-static ALLOC: crate::alloc::SplitAlloc = crate::alloc::SplitAlloc;
-
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<response::PyToolResponse>()?;
