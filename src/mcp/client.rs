@@ -6,10 +6,10 @@
 //! and, for stdio, the server's whole process group. Every wait on the server (initialize,
 //! each page of the listing, every call) is bounded by `timeout` unless it is `None`.
 
+use super::bounded::CallOutcome;
 use super::catalog::{
     build_catalog, parse_page, CatalogEntry, CatalogError, CatalogRules, ListedTool,
 };
-use super::fastcall::{CallOutcome, FastCalls};
 use super::http::{check_url, http_client, parse_headers, HeaderClient, HeaderSource};
 use super::result::convert_result;
 use super::sanitize::{sanitize_marked, sanitize_tail};
@@ -133,8 +133,6 @@ fn secs(d: Duration) -> String {
 /// The live part of a connection, shared by the client and its tools.
 pub struct Session {
     peer: Peer<RoleClient>,
-    /// stdio only: tool calls that bypass rmcp's per-request machinery (see `fastcall.rs`).
-    fast: Option<Arc<FastCalls>>,
     running: tokio::sync::Mutex<Option<RunningService<RoleClient, InitializeRequestParams>>>,
     child: tokio::sync::Mutex<Option<ChildProcess>>,
     closed: AtomicBool,
@@ -160,9 +158,6 @@ impl Session {
         if self.is_foreign() {
             // The parent's server and connection are left to the parent.
             return;
-        }
-        if let Some(fast) = &self.fast {
-            fast.close();
         }
         if let Some(running) = self.running.lock().await.take() {
             // Cancelling ends the service loop and drops the transport, which closes the
@@ -327,17 +322,15 @@ impl McpClient {
         );
         let target = self.target();
         let timeout = self.config.timeout;
-        let (running, child, fast) = match &self.config.transport {
+        let (running, child) = match &self.config.transport {
             TransportConfig::Stdio(cfg) => {
-                let (child, mut stdout, stdin) =
-                    ChildProcess::spawn(cfg).map_err(|e| McpError::Spawn {
-                        target: target.clone(),
-                        reason: spawn_failure(cfg, &e),
-                    })?;
-                let fast = FastCalls::new(stdin.handle(), timeout);
-                stdout.set_fast(fast.clone());
-                match bounded(timeout, info.serve((stdout, stdin))).await {
-                    Some(Ok(running)) => (running, Some(child), Some(fast)),
+                let (child, transport) = ChildProcess::spawn(cfg).map_err(|e| McpError::Spawn {
+                    target: target.clone(),
+                    reason: spawn_failure(cfg, &e),
+                })?;
+                let transport = super::http::OwnMessagesAnswered::new(transport);
+                match bounded(timeout, info.serve(transport)).await {
+                    Some(Ok(running)) => (running, Some(child)),
                     Some(Err(e)) => {
                         let mut reason = sanitize_marked(&e.to_string(), ERROR_CHARS);
                         let mut child = child;
@@ -380,7 +373,7 @@ impl McpClient {
                     StreamableHttpClientTransport::with_client(client, cfg),
                 );
                 match bounded(timeout, info.serve(transport)).await {
-                    Some(Ok(running)) => (running, None, None),
+                    Some(Ok(running)) => (running, None),
                     Some(Err(e)) => {
                         return Err(McpError::Handshake {
                             target,
@@ -401,7 +394,6 @@ impl McpClient {
         };
         Ok(Session {
             peer: running.peer().clone(),
-            fast,
             child_pid: child.as_ref().and_then(ChildProcess::pid),
             running: tokio::sync::Mutex::new(Some(running)),
             child: tokio::sync::Mutex::new(child),
@@ -615,9 +607,8 @@ impl McpTool {
 
     /// Calls the remote tool and hands the response to `done`, exactly once, on whichever
     /// thread settles the call (possibly this one, at once). Never fails: problems become
-    /// error responses. Over stdio the request is written at once and no task is spawned
-    /// (`fastcall.rs`); over HTTP the call runs as a task on the session's runtime. The
-    /// returned handle cancels the call; dropping it does not.
+    /// error responses. The call runs through rmcp's session as a task on the session's
+    /// runtime. The returned handle cancels the call; dropping it does not.
     pub fn call_then<F>(&self, args: Value, done: F) -> CallHandle
     where
         F: FnOnce(ToolResponse) + Send + 'static,
@@ -640,36 +631,23 @@ impl McpTool {
                 return CallHandle(Cancel::Settled);
             }
         };
-        match &self.session.fast {
-            Some(fast) => {
-                let config = config.clone();
-                let id = fast.call(
-                    &self.remote_name,
-                    &arguments,
-                    Box::new(move |outcome| done(outcome_response(outcome, &config))),
-                );
-                CallHandle(Cancel::Fast(Arc::downgrade(fast), id))
-            }
-            None => {
-                let fut = call_remote(
-                    self.session.clone(),
-                    config.clone(),
-                    self.remote_name.clone(),
-                    arguments,
-                );
-                let config = config.clone();
-                let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-                self.session.runtime.spawn(async move {
-                    let outcome = tokio::select! {
-                        outcome = fut => outcome,
-                        // Dropping rmcp's call future sends `notifications/cancelled`.
-                        Ok(()) = stopped => CallOutcome::Cancelled,
-                    };
-                    done(outcome_response(outcome, &config))
-                });
-                CallHandle(Cancel::Remote(stop))
-            }
-        }
+        let fut = call_remote(
+            self.session.clone(),
+            config.clone(),
+            self.remote_name.clone(),
+            arguments,
+        );
+        let config = config.clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        self.session.runtime.spawn(async move {
+            let outcome = tokio::select! {
+                outcome = fut => outcome,
+                // Dropping rmcp's call future sends `notifications/cancelled`.
+                Ok(()) = stopped => CallOutcome::Cancelled,
+            };
+            done(outcome_response(outcome, &config))
+        });
+        CallHandle(Cancel::Remote(stop))
     }
 
     /// Waits for the call on this thread (not a tokio worker: the binding calls this with the
@@ -715,7 +693,6 @@ pub struct CallHandle(Cancel);
 enum Cancel {
     /// Settled before anything was sent.
     Settled,
-    Fast(std::sync::Weak<FastCalls>, u64),
     Remote(tokio::sync::oneshot::Sender<()>),
 }
 
@@ -723,11 +700,6 @@ impl CallHandle {
     pub fn cancel(self) {
         match self.0 {
             Cancel::Settled => {}
-            Cancel::Fast(calls, id) => {
-                if let Some(calls) = calls.upgrade() {
-                    calls.cancel(id, "the client cancelled the call");
-                }
-            }
             Cancel::Remote(stop) => {
                 let _ = stop.send(());
             }
@@ -735,7 +707,7 @@ impl CallHandle {
     }
 }
 
-/// Words how a call ended (over the fast path or rmcp's) for the model.
+/// Words how a call ended for the model.
 fn outcome_response(outcome: CallOutcome, config: &ClientConfig) -> ToolResponse {
     let prompts = &config.prompts;
     let failed = |err: &str| {
@@ -764,7 +736,7 @@ fn outcome_response(outcome: CallOutcome, config: &ClientConfig) -> ToolResponse
 
 const SERVER_GONE: &str = "the MCP server closed the connection (it may have exited)";
 
-/// A call through rmcp's session (the HTTP transport).
+/// A call through rmcp's session.
 async fn call_remote(
     session: Arc<Session>,
     config: Arc<ClientConfig>,
@@ -779,7 +751,7 @@ async fn call_remote(
             // An SSE event cut before rmcp parsed it (`http::bounded_event`).
             let unread = result.structured_content.as_ref().is_some_and(|s| {
                 s.as_object().is_some_and(|o| {
-                    o.len() == 1 && o.get(super::http::UNREAD_KEY) == Some(&Value::Bool(true))
+                    o.len() == 1 && o.get(super::bounded::UNREAD_KEY) == Some(&Value::Bool(true))
                 })
             });
             if unread {

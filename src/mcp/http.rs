@@ -6,6 +6,7 @@
 //! may resend requests, which only works when httpx itself performs the HTTP exchange; here the
 //! exchange is made by reqwest in Rust, so there is no httpx request for it to act on.
 
+use super::bounded::bounded_message;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, ClientResult, CustomResult, ErrorCode,
@@ -71,7 +72,7 @@ impl CallIds {
 }
 
 /// rmcp's HTTP transport, with what the server sends on its own handled here instead of by
-/// rmcp's session, as the stdio reader does (`FastCalls::claim`): `ping` gets its empty
+/// rmcp's session: `ping` gets its empty
 /// result, any other request "method not found", notifications are dropped. rmcp's session
 /// spawns a task per such message and takes them faster than those tasks end (300,000 of them
 /// on one call's event stream took the client to 900 MB). Replies are handed to rmcp to post
@@ -130,7 +131,7 @@ impl<T: Transport<RoleClient>> OwnMessagesAnswered<T> {
             Some(method) => {
                 let error = ErrorData::new(
                     ErrorCode::METHOD_NOT_FOUND,
-                    super::fastcall::method_not_offered(&method),
+                    super::bounded::method_not_offered(&method),
                     None,
                 );
                 JsonRpcMessage::error(error, Some(request.id))
@@ -194,7 +195,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for OwnMessagesAnswered<T> 
                     let is_call = self.calls.remove(&answer.id);
                     if let ServerResult::CustomResult(CustomResult(value)) = &mut answer.result {
                         if let Some(named) = is_call
-                            .then(|| super::fastcall::unknown_blocks_named(value))
+                            .then(|| super::bounded::unknown_blocks_named(value))
                             .flatten()
                         {
                             answer.result = ServerResult::CallToolResult(named);
@@ -318,19 +319,14 @@ impl HeaderClient {
     }
 }
 
-/// The one key of the `structuredContent` put in place of one left out unread from an SSE
-/// event (`{"agentmaker/unread":true}`, see [`bounded_event`]); [`call_remote`](super::client)
-/// turns it into `{"truncated": true}` data.
-pub const UNREAD_KEY: &str = "agentmaker/unread";
-
-/// The server's event stream, each event held to [`fastcall::MAX_ANSWER_VALUES`] before rmcp
+/// The server's event stream, each event held to [`bounded::MAX_ANSWER_VALUES`] before rmcp
 /// parses it (see [`bounded_event`]).
 ///
 /// On the stream answering our request `awaited`, an event over rmcp's size limit (16 MiB),
 /// which ends the stream, becomes an error answer to that request saying so: rmcp reported it
 /// as "the server closed the connection".
 ///
-/// [`fastcall::MAX_ANSWER_VALUES`]: super::fastcall::MAX_ANSWER_VALUES
+/// [`bounded::MAX_ANSWER_VALUES`]: super::bounded::MAX_ANSWER_VALUES
 fn bounded_events(events: BoxedSseResponse, awaited: Option<RequestId>) -> BoxedSseResponse {
     use futures::StreamExt;
     events
@@ -360,7 +356,7 @@ fn bounded_events(events: BoxedSseResponse, awaited: Option<RequestId>) -> Boxed
 /// would drop it, and the call read as if the server had closed the connection.
 fn error_without_id(data: &str, id: &RequestId) -> Option<String> {
     memchr::memmem::find(data.as_bytes(), b"\"error\"")?;
-    let message = serde_json::from_str::<super::fastcall::Envelope<'_>>(data).ok()?;
+    let message = serde_json::from_str::<super::bounded::Envelope<'_>>(data).ok()?;
     let unnamed = message.id.map_or(true, |id| id.get() == "null");
     if !unnamed || message.method.is_some() || message.result.is_some() {
         return None;
@@ -383,55 +379,13 @@ fn too_large_answer(id: &RequestId, error: &sse_stream::Error) -> sse_stream::Ss
     let why = error.to_string();
     let why = why.rsplit(": ").next().unwrap_or(&why);
     let message = format!("{why}; the answer was not read");
-    sse_stream::Sse::default().data(super::fastcall::error_answer(&id, -32603, &message))
+    sse_stream::Sse::default().data(super::bounded::error_answer(&id, -32603, &message))
 }
 
 /// An event's message made safe for rmcp to parse ([`bounded_message`]).
 fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
     event.data = event.data.map(bounded_message);
     event
-}
-
-/// A message from the server (an event's data, or the JSON body answering a `tools/list` or
-/// `tools/call`: `http_post`) made safe for rmcp to parse. Lone surrogate escapes become
-/// U+FFFD. A message holding more values than an answer may is replaced before rmcp builds
-/// it, as over stdio: an answer keeps its result less the structured content (replaced by
-/// `{"agentmaker/unread":true}`), or if that is still too much becomes an error answer to its
-/// request; anything else becomes a notification of ours, which is dropped.
-pub(super) fn bounded_message(data: String) -> String {
-    use super::fastcall::{over_value_budget, too_many_values, without_structured, Envelope};
-    // serde refuses half a surrogate pair written as an escape (Python's json.dumps writes
-    // one that way): it becomes U+FFFD, as over stdio, instead of failing the message.
-    let data = super::fastcall::surrogates_repaired(data.as_bytes()).unwrap_or(data);
-    if !over_value_budget(data.as_bytes()) {
-        return data;
-    }
-    let dropped = r#"{"jsonrpc":"2.0","method":"notifications/agentmaker/dropped"}"#.to_string();
-    let replaced = match serde_json::from_str::<Envelope<'_>>(&data) {
-        // Only an id that is a short string or number is copied into the rebuilt answer: an
-        // id of a million values would otherwise reach rmcp whole.
-        Ok(Envelope {
-            id: Some(id),
-            method: None,
-            result,
-            ..
-        }) if id.get().len() <= super::fastcall::MAX_SERVER_ID_BYTES
-            && super::fastcall::is_string_or_number(id.get()) =>
-        {
-            let marker = format!(r#"{{"{UNREAD_KEY}":true}}"#);
-            let marker = serde_json::value::RawValue::from_string(marker).ok();
-            let id = id.get();
-            match result.map(|r| without_structured(r.get(), marker.as_deref())) {
-                Some(Ok(rest)) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{rest}}}"#),
-                // An error answer too large to read is worded the same way.
-                Some(Err(_)) | None => {
-                    super::fastcall::error_answer(id, -32603, &too_many_values())
-                }
-            }
-        }
-        _ => dropped,
-    };
-    replaced
 }
 
 /// Whether `message` asks for the server's data in bulk: a `tools/call`, or a `tools/list`
@@ -624,6 +578,7 @@ impl StreamableHttpClient for HeaderClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::bounded::UNREAD_KEY;
 
     #[test]
     fn url_rules() {
@@ -961,7 +916,7 @@ mod tests {
         assert_eq!(v["id"], "x");
         assert_eq!(
             v["error"]["message"],
-            super::super::fastcall::too_many_values()
+            super::super::bounded::too_many_values()
         );
         let v = parsed(event(format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":[{zeros}]}}}}"#

@@ -15,7 +15,7 @@
 //! a JSON-RPC error in a failed response's JSON body is that error, `429` keeps its
 //! `Retry-After`; event streams are cut at an event over `max_sse_event_size`.
 
-use super::http::bounded_message;
+use super::bounded::bounded_message;
 use reqwest::header::{
     HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE,
 };
@@ -132,8 +132,8 @@ pub(super) async fn post(
                 Err(e) => return refused(format!("(its body could not be read: {e})").as_bytes()),
             };
             let text = lossy(body);
-            if super::fastcall::over_value_budget(text.as_bytes()) {
-                return refused(super::fastcall::too_many_values().as_bytes());
+            if super::bounded::over_value_budget(text.as_bytes()) {
+                return refused(super::bounded::too_many_values().as_bytes());
             }
             let text = bounded_message(text);
             if let Ok(error @ ServerJsonRpcMessage::Error(_)) =

@@ -1,14 +1,16 @@
 //! The stdio transport: the server as a child process in its own process group.
 //!
-//! rmcp's line reader drops a line over its size limit and ignores lines it cannot parse, so a
-//! request whose answer is too large (or nests too deep for serde_json, which stops at 128
-//! levels) would simply wait for the timeout. [`LineGuard`] sits between the child's stdout
-//! and rmcp: it forwards complete JSON lines, drops non-JSON noise, and replaces an oversized
-//! or over-deep answer by a JSON-RPC error for the same request id, so the caller gets a clear
-//! error at once and the connection keeps working.
+//! The server is started by our own `tokio::process::Command` (a process group of its own, a
+//! minimal environment, a guard that kills the group if this process dies) and its pipes are
+//! handed to rmcp as a [`LineTransport`](super::stdio_transport::LineTransport). rmcp's line
+//! reader drops a line over its size limit, so a request whose answer is too large (or nests
+//! too deep for serde_json, which stops at 128 levels) would simply wait for the timeout.
+//! [`LineGuard`] reads the child's stdout for that transport: it forwards complete JSON lines,
+//! drops non-JSON noise, and replaces an oversized or over-deep answer by a JSON-RPC error for
+//! the same request id, so the caller gets a clear error at once and the connection keeps
+//! working.
 
-use super::batch_write::BatchWriter;
-use super::fastcall::FastCalls;
+use super::stdio_transport::LineTransport;
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::process::Stdio;
@@ -53,8 +55,6 @@ pub struct LineGuard<R> {
     strings: Strings,
     depth: usize,
     max_line: usize,
-    /// Offered every line first; takes the answers to its own calls (see `fastcall.rs`).
-    fast: Option<Arc<FastCalls>>,
 }
 
 impl<R> LineGuard<R> {
@@ -75,43 +75,17 @@ impl<R> LineGuard<R> {
             strings: Strings::default(),
             depth: 0,
             max_line,
-            fast: None,
         }
     }
 
-    /// Routes answers to `fast`'s calls to it instead of rmcp; it is told when the stream ends.
-    pub fn set_fast(&mut self, fast: Arc<FastCalls>) {
-        self.fast = Some(fast);
-    }
-
-    /// A complete JSON line: to the fast path if it is one of its answers, else to rmcp.
-    fn emit(out: &mut Vec<u8>, fast: Option<&Arc<FastCalls>>, line: &[u8]) {
+    /// A complete JSON line, cut to what a message may hold ([`bounded_message`]).
+    ///
+    /// [`bounded_message`]: super::bounded::bounded_message
+    fn emit(out: &mut Vec<u8>, line: &[u8]) {
         // A line that is not UTF-8 could not be read at all (rmcp drops it, and the request it
         // answers would wait for its timeout, for ever with none): such bytes become U+FFFD.
-        let line = match std::str::from_utf8(line) {
-            Ok(_) => std::borrow::Cow::Borrowed(line),
-            Err(_) => {
-                std::borrow::Cow::Owned(String::from_utf8_lossy(line).into_owned().into_bytes())
-            }
-        };
-        let line = &line[..];
-        if fast.is_some_and(|f| f.claim(line)) {
-            return;
-        }
-        if super::fastcall::over_value_budget(line) {
-            // rmcp would build every value: its request gets the reason instead.
-            if let Some(error) = super::fastcall::refused_for_values(line) {
-                out.extend_from_slice(&error);
-                out.push(b'\n');
-            }
-            return;
-        }
-        // serde refuses half a surrogate pair written as an escape (Python's json.dumps
-        // writes one that way): a listing holding one gets U+FFFD there, as a call's answer.
-        match super::fastcall::surrogates_repaired(line) {
-            Some(repaired) => out.extend_from_slice(repaired.as_bytes()),
-            None => out.extend_from_slice(line),
-        }
+        let line = String::from_utf8_lossy(line).into_owned();
+        out.extend_from_slice(super::bounded::bounded_message(line).as_bytes());
         out.push(b'\n');
     }
 
@@ -127,7 +101,7 @@ impl<R> LineGuard<R> {
             .position(|b| !b.is_ascii_whitespace())
             .map(|i| self.line[i]);
         if matches!(trimmed, Some(b'{') | Some(b'[')) {
-            Self::emit(&mut self.out, self.fast.as_ref(), &self.line);
+            Self::emit(&mut self.out, &self.line);
         }
         self.line.clear();
         self.reset_scan();
@@ -156,8 +130,8 @@ impl<R> LineGuard<R> {
             Overflow::Size => format!("the server's message was larger than {} bytes and was discarded", self.max_line),
             Overflow::Depth => format!("the server's message nested deeper than {MAX_MESSAGE_DEPTH} levels and was discarded"),
         };
-        let line = super::fastcall::error_answer(id, -32603, &message);
-        Self::emit(&mut self.out, self.fast.as_ref(), line.as_bytes());
+        let line = super::bounded::error_answer(id, -32603, &message);
+        Self::emit(&mut self.out, line.as_bytes());
     }
 
     /// The end of a discarded line: an id found in its outline gets its error now.
@@ -260,23 +234,11 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineGuard<R> {
                     let n = rb.filled().len();
                     if n == 0 {
                         this.eof = true;
-                        if let Some(fast) = &this.fast {
-                            fast.server_gone();
-                        }
                     } else {
                         this.process(n);
                     }
                 }
             }
-        }
-    }
-}
-
-impl<R> Drop for LineGuard<R> {
-    fn drop(&mut self) {
-        // Nobody reads the server any more: calls still waiting would never be answered.
-        if let Some(fast) = &self.fast {
-            fast.server_gone();
         }
     }
 }
@@ -487,9 +449,7 @@ pub struct ChildProcess {
 impl ChildProcess {
     /// Spawns the server and returns it with the stdio pair for rmcp (must run inside a tokio
     /// runtime: the stderr drain and the stdin writer are tasks on it).
-    pub fn spawn(
-        cfg: &StdioConfig,
-    ) -> std::io::Result<(ChildProcess, LineGuard<ChildStdout>, BatchWriter)> {
+    pub fn spawn(cfg: &StdioConfig) -> std::io::Result<(ChildProcess, LineTransport<ChildStdout>)> {
         let mut cmd = Command::new(&cfg.command);
         cmd.args(&cfg.args).env_clear();
         for key in INHERITED_ENV {
@@ -570,9 +530,7 @@ impl ChildProcess {
                 stderr_tail,
                 stderr_drain,
             },
-            LineGuard::new(stdout),
-            // Requests sent while one is being written leave together (see batch_write.rs).
-            BatchWriter::with_direct_writes(stdin),
+            LineTransport::new(LineGuard::new(stdout), stdin),
         ))
     }
 
