@@ -388,14 +388,17 @@ fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
     event
 }
 
-/// Whether `message` asks for the server's data in bulk: a `tools/call`, or a `tools/list`
-/// (sent as a custom request: the listing is read raw, see `client::list_all`).
+/// Whether `message`'s answer is read by `http_post`: a `tools/call` or a `tools/list` (sent
+/// as a custom request: the listing is read raw, see `client::list_all`), which carry the
+/// server's data in bulk, and `initialize`, whose session id is checked there.
 fn carries_data(message: &ClientJsonRpcMessage) -> bool {
     let JsonRpcMessage::Request(request) = message else {
         return false;
     };
     match &request.request {
-        ClientRequest::CallToolRequest(_) | ClientRequest::ListToolsRequest(_) => true,
+        ClientRequest::CallToolRequest(_)
+        | ClientRequest::ListToolsRequest(_)
+        | ClientRequest::InitializeRequest(_) => true,
         ClientRequest::CustomRequest(custom) => custom.method == "tools/list",
         _ => false,
     }

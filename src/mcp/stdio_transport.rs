@@ -14,6 +14,9 @@
 //!   waited for its timeout, for ever with none.
 //! - Anything else it cannot read (noise, a malformed request of the server's) is dropped
 //!   without a reply: replying to garbage invites a storm of it.
+//! - Ids are read leniently: rmcp numbers its requests with integers, and an answer whose id
+//!   is the same number written as a string (`"7"`) or with a fraction (`7.0`) is taken as the
+//!   answer to request 7 (rmcp matches ids exactly, and the call waited for its timeout).
 //! - Messages are written in the order rmcp hands them over. rmcp runs each send as a task of
 //!   its own, so a `notifications/cancelled` could overtake the request it cancels, which the
 //!   server then runs to the end. Here `send` queues the message at once, and one writer task
@@ -22,6 +25,7 @@
 
 use super::bounded::{error_answer, is_string_or_number, Envelope, MAX_SERVER_ID_BYTES};
 use super::stdio::{response_id, LineGuard};
+use rmcp::model::{JsonRpcMessage, NumberOrString};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::future::Future;
@@ -103,8 +107,11 @@ fn decode(line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
         return None;
     }
     let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line) {
-        Ok(message) => return Some(message),
-        Err(e) => e,
+        Ok(message) => return Some(with_numeric_id(message)),
+        Err(e) => match with_integral_id(line) {
+            Some(message) => return Some(message),
+            None => e,
+        },
     };
     let (id, reason) = match serde_json::from_slice::<Envelope<'_>>(line) {
         // Not JSON, but it may name one of our requests (a truncated or garbled answer).
@@ -126,6 +133,39 @@ fn decode(line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
         return None;
     }
     serde_json::from_str(&error_answer(&id, -32603, &reason)).ok()
+}
+
+/// An answer whose id is a string of digits, with the number as its id (see the module
+/// documentation: rmcp's own requests have integer ids).
+fn with_numeric_id(mut message: RxJsonRpcMessage<RoleClient>) -> RxJsonRpcMessage<RoleClient> {
+    let id = match &mut message {
+        JsonRpcMessage::Response(answer) => Some(&mut answer.id),
+        JsonRpcMessage::Error(error) => error.id.as_mut(),
+        _ => None,
+    };
+    if let Some(id) = id {
+        if let NumberOrString::String(text) = id {
+            let digits =
+                !text.is_empty() && text.len() <= 18 && text.bytes().all(|b| b.is_ascii_digit());
+            if let Some(n) = digits.then(|| text.parse().ok()).flatten() {
+                *id = NumberOrString::Number(n);
+            }
+        }
+    }
+    message
+}
+
+/// An answer rmcp could not read only because its id is an integral number written with a
+/// fraction (`7.0`), with the integer as its id; `None` for anything else.
+fn with_integral_id(line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
+    let env = serde_json::from_slice::<Envelope<'_>>(line).ok()?;
+    let n = env.id?.get().parse::<f64>().ok()?;
+    if env.method.is_some() || n.fract() != 0.0 || !(0.0..9e15).contains(&n) {
+        return None;
+    }
+    let mut value = serde_json::from_slice::<serde_json::Value>(line).ok()?;
+    value["id"] = serde_json::Value::from(n as i64);
+    serde_json::from_value(value).ok()
 }
 
 impl<R> Transport<RoleClient> for LineTransport<R>
@@ -212,7 +252,6 @@ impl<R> LineTransport<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::model::JsonRpcMessage;
 
     fn error_text(message: Option<RxJsonRpcMessage<RoleClient>>) -> (String, String) {
         match message {
@@ -242,6 +281,31 @@ mod tests {
         );
         let (_, text) = error_text(decode(br#"{"jsonrpc":"2.0","id":4,"error":"boom"}"#));
         assert_eq!(text, r#"malformed error answer: "boom""#);
+    }
+
+    #[test]
+    fn an_id_of_the_right_number_in_the_wrong_type_is_read_as_that_number() {
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":"7","result":{}}"#[..],
+            br#"{"jsonrpc":"2.0","id":7.0,"result":{}}"#,
+        ] {
+            match decode(line) {
+                Some(JsonRpcMessage::Response(r)) => assert_eq!(r.id, NumberOrString::Number(7)),
+                other => panic!("{other:?}"),
+            }
+        }
+        let (id, _) = error_text(decode(
+            br#"{"jsonrpc":"2.0","id":"8","error":{"code":1,"message":"m"}}"#,
+        ));
+        assert_eq!(id, "8");
+        // Other strings stay as they are; a fraction is no request of ours.
+        match decode(br#"{"jsonrpc":"2.0","id":"a7","result":{}}"#) {
+            Some(JsonRpcMessage::Response(r)) => {
+                assert_eq!(r.id, NumberOrString::String("a7".into()))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(decode(br#"{"jsonrpc":"2.0","id":7.5,"result":{}}"#).is_none());
     }
 
     #[test]

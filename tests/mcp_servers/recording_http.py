@@ -34,6 +34,8 @@ class RecordingServer:
         self.call_failure: tuple[int, str, bytes] | None = None
         #: The failure's body is sent, then the server stalls this many seconds before ending it.
         self.call_failure_stall = 0.0
+        #: The `Mcp-Session-Id` the server gives (sent as Latin-1, as http.server does).
+        self.session_id = "session-1"
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -119,7 +121,7 @@ class RecordingServer:
                     return
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Mcp-Session-Id", "session-1")
+                self.send_header("Mcp-Session-Id", outer.session_id)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -127,7 +129,7 @@ class RecordingServer:
             def _flood(self, answer: bytes) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Mcp-Session-Id", "session-1")
+                self.send_header("Mcp-Session-Id", outer.session_id)
                 self.end_headers()
                 event = (
                     b'event: message\ndata: {"jsonrpc":"2.0","id":"ping-%d","method":"ping"}\n\n'
