@@ -1,10 +1,10 @@
 //! rmcp's transport over the server's stdin and stdout, with our bounds on what is read.
 //!
 //! Every message goes through rmcp's client service; this is the [`Transport`] it is given
-//! (wrapped in [`OwnMessagesAnswered`](super::http::OwnMessagesAnswered), which answers the
+//! (wrapped in [`OwnMessagesAnswered`](super::own_messages::OwnMessagesAnswered), which answers the
 //! server's own requests). Reading goes through [`LineGuard`], which lets only complete JSON
-//! lines within [`MAX_MESSAGE_BYTES`](super::stdio::MAX_MESSAGE_BYTES) and
-//! [`MAX_MESSAGE_DEPTH`](super::stdio::MAX_MESSAGE_DEPTH) through, each cut to
+//! lines within [`MAX_MESSAGE_BYTES`](super::line_guard::MAX_MESSAGE_BYTES) and
+//! [`MAX_MESSAGE_DEPTH`](super::line_guard::MAX_MESSAGE_DEPTH) through, each cut to
 //! [`MAX_ANSWER_VALUES`](super::bounded::MAX_ANSWER_VALUES) before it is parsed. What rmcp's
 //! own line transport would do differently, and why it is not used:
 //!
@@ -24,7 +24,7 @@
 //!   input makes sends fail once [`MAX_UNWRITTEN`] bytes wait, rather than pile up.
 
 use super::bounded::{error_answer, is_string_or_number, Envelope, MAX_SERVER_ID_BYTES};
-use super::stdio::{response_id, LineGuard};
+use super::line_guard::{response_id, LineGuard};
 use rmcp::model::{JsonRpcMessage, NumberOrString};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
