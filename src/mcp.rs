@@ -17,6 +17,7 @@ pub mod line_guard;
 pub mod own_messages;
 pub mod remote_tool;
 pub mod result;
+pub mod resumed_streams;
 pub mod sanitize;
 pub mod schema;
 pub mod stdio;

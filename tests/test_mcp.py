@@ -1700,6 +1700,26 @@ async def test_an_http_event_too_large_to_read_fails_its_call_saying_so():
             assert (await whoami.arun({})).text == "<none>"
 
 
+async def test_an_event_too_large_on_a_resumed_stream_fails_its_call_saying_so():
+    """A call's event stream that breaks off is resumed with GET after its last event id; that
+    stream does not say which request it answers, and an event too large on it read as "the
+    server closed the connection"."""
+    with RecordingServer() as server:
+        async with MCPClient(url=server.url, namespace="rec", timeout=30) as client:
+            (whoami,) = await client.load_tools()
+            server.call_resumed_answer = '{"content": [{"type": "text", "text": "resumed"}]}'
+            assert (await whoami.arun({})).text == "resumed"
+            assert any(h.get("last-event-id") == "ev-1" for m, h in server.requests if m == "GET")
+            server.call_resumed_answer = '{"content": [{"type": "text", "text": "%s"}]}' % ("y" * 17_000_000)
+            r = await whoami.arun({})
+            assert r.text == (
+                "Error: the MCP tool call failed: SSE event exceeded the maximum size of 16777216 bytes; "
+                "the answer was not read (code -32603)"
+            ), r.text
+            server.call_resumed_answer = None
+            assert (await whoami.arun({})).text == "<none>"
+
+
 async def test_a_cancelled_call_does_not_disturb_later_ones():
     async with sdk_client() as client:
         t = by_remote(await client.load_tools())

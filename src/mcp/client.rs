@@ -361,6 +361,7 @@ impl McpClient {
                 let client = HeaderClient {
                     inner: http_client().map_err(McpError::Config)?,
                     source: h.header_source.clone(),
+                    resumed: Default::default(),
                 };
                 let cfg = StreamableHttpClientTransportConfig::with_uri(h.url.as_str())
                     .custom_headers(headers);

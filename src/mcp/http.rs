@@ -7,6 +7,7 @@
 //! exchange is made by reqwest in Rust, so there is no httpx request for it to act on.
 
 use super::bounded::bounded_message;
+use super::resumed_streams::ResumedStreams;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
@@ -91,6 +92,8 @@ pub fn http_client() -> Result<reqwest::Client, String> {
 pub struct HeaderClient {
     pub inner: reqwest::Client,
     pub source: Option<Arc<dyn HeaderSource>>,
+    /// Which of our requests a stream rmcp resumes with `GET` answers.
+    pub resumed: Arc<ResumedStreams>,
 }
 
 type HttpResult<T> = Result<T, StreamableHttpError<reqwest::Error>>;
@@ -113,6 +116,35 @@ impl HeaderClient {
         })?;
         headers.extend(extra);
         Ok(headers)
+    }
+
+    /// The event stream answering our request `awaited` with its event ids noted, for a
+    /// resumption of it (see [`ResumedStreams`]).
+    fn noted(
+        &self,
+        awaited: Option<RequestId>,
+        response: HttpResult<StreamableHttpPostResponse>,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        match (response, awaited) {
+            (Ok(StreamableHttpPostResponse::Sse(events, session)), Some(id)) => Ok(
+                StreamableHttpPostResponse::Sse(self.resumed.noting(events, id), session),
+            ),
+            (response, _) => response,
+        }
+    }
+
+    /// A stream opened with `GET`: bounded, and when it resumes the stream of our request
+    /// `awaited`, answering that request as the stream of its POST would.
+    fn resumed_events(
+        &self,
+        events: BoxedSseResponse,
+        awaited: Option<RequestId>,
+    ) -> BoxedSseResponse {
+        let events = bounded_events(events, awaited.clone());
+        match awaited {
+            Some(id) => self.resumed.noting(events, id),
+            None => events,
+        }
     }
 }
 
@@ -307,7 +339,7 @@ impl StreamableHttpClient for HeaderClient {
                 limits,
             )
             .await;
-            return answered_here(awaited, response);
+            return self.noted(awaited.clone(), answered_here(awaited, response));
         }
         let response = self
             .inner
@@ -320,7 +352,7 @@ impl StreamableHttpClient for HeaderClient {
                 limits,
             )
             .await;
-        answered_here(awaited, response)
+        self.noted(awaited.clone(), answered_here(awaited, response))
     }
 
     async fn delete_session(
@@ -345,10 +377,11 @@ impl StreamableHttpClient for HeaderClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<BoxedSseResponse> {
         let headers = self.merged(custom_headers).await?;
+        let awaited = self.resumed.request_of(last_event_id.as_deref());
         self.inner
             .get_stream(uri, session_id, last_event_id, auth_header, headers)
             .await
-            .map(|events| bounded_events(events, None))
+            .map(|events| self.resumed_events(events, awaited))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -361,6 +394,7 @@ impl StreamableHttpClient for HeaderClient {
         max_sse_event_size: usize,
     ) -> HttpResult<BoxedSseResponse> {
         let headers = self.merged(custom_headers).await?;
+        let awaited = self.resumed.request_of(last_event_id.as_deref());
         self.inner
             .get_stream_with_max_sse_event_size(
                 uri,
@@ -371,7 +405,7 @@ impl StreamableHttpClient for HeaderClient {
                 max_sse_event_size,
             )
             .await
-            .map(|events| bounded_events(events, None))
+            .map(|events| self.resumed_events(events, awaited))
     }
 }
 
