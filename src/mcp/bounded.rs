@@ -20,24 +20,6 @@ pub const MAX_SERVER_ID_BYTES: usize = 256;
 /// [`bounded_message`]); [`call_remote`](super::client) turns it into `{"truncated": true}` data.
 pub const UNREAD_KEY: &str = "agentmaker/unread";
 
-/// How a call ended, before it is worded for the model.
-#[derive(Debug)]
-pub enum CallOutcome {
-    Done(Box<CallToolResult>),
-    /// A JSON-RPC error answer, or an answer that is not a valid result (raw, not yet cleaned).
-    Failed(String),
-    TimedOut,
-    /// The session was closed by us.
-    Closed,
-    /// The server's output ended (it exited or closed stdout).
-    ServerGone,
-    /// The caller gave up on the call.
-    Cancelled,
-    /// A result whose structured content was left out unread: it held more than
-    /// [`MAX_ANSWER_VALUES`] values (its `data` says `{"truncated": true}`).
-    DoneWithoutStructured(Box<CallToolResult>),
-}
-
 /// JSON values (object keys count too) a `tools/call` answer may hold. Parsing builds a tree
 /// of some 50 bytes per value, so 15 MB of `[0,0,...]` cost 400 MB of memory; beyond this
 /// the structured content is left out unread, and if the rest is still over, the call fails.

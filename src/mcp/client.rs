@@ -8,7 +8,6 @@
 
 use super::catalog::{build_catalog, parse_page, CatalogError, CatalogRules, ListedTool};
 use super::http::{check_url, http_client, parse_headers, HeaderClient, HeaderSource};
-use super::remote_tool::SERVER_GONE;
 pub use super::remote_tool::{CallHandle, McpTool};
 use super::sanitize::{sanitize_marked, sanitize_tail};
 use super::stdio::{ChildProcess, StdioConfig};
@@ -495,6 +494,8 @@ async fn list_all(peer: &Peer<RoleClient>, max_tools: usize) -> Result<Vec<Liste
         reason: "the server kept returning more pages".into(),
     })
 }
+
+const SERVER_GONE: &str = "the MCP server closed the connection (it may have exited)";
 
 /// A transport or protocol failure, worded for the model (not yet cleaned).
 pub(super) fn service_error(e: &ServiceError) -> String {

@@ -1,6 +1,5 @@
 //! One remote tool of an MCP server: a [`NativeTool`] whose calls go through rmcp's session.
 
-use super::bounded::CallOutcome;
 use super::catalog::CatalogEntry;
 use super::client::{bounded, secs, service_error, ClientConfig, Session, ERROR_CHARS};
 use super::result::convert_result;
@@ -8,10 +7,26 @@ use super::sanitize::sanitize_marked;
 use super::MessageKey;
 use crate::response::ToolResponse;
 use crate::tool::{NativeTool, ToolSpec};
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::Value;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
+
+/// How a call ended, before it is worded for the model.
+#[derive(Debug)]
+pub enum CallOutcome {
+    Done(Box<CallToolResult>),
+    /// A JSON-RPC error answer, or an answer that is not a valid result (raw, not yet cleaned).
+    Failed(String),
+    TimedOut,
+    /// The session was closed by us.
+    Closed,
+    /// The caller gave up on the call.
+    Cancelled,
+    /// A result whose structured content was left out unread: it held more than
+    /// [`MAX_ANSWER_VALUES`](super::bounded::MAX_ANSWER_VALUES) values (its `data` says `{"truncated": true}`).
+    DoneWithoutStructured(Box<CallToolResult>),
+}
 
 /// One remote tool, callable while its session is open.
 pub struct McpTool {
@@ -211,12 +226,9 @@ fn outcome_response(outcome: CallOutcome, config: &ClientConfig) -> ToolResponse
             &[("timeout", &config.timeout.map(secs).unwrap_or_default())],
         )),
         CallOutcome::Closed => ToolResponse::error(prompts.get(MessageKey::NO_SESSION)),
-        CallOutcome::ServerGone => failed(SERVER_GONE),
         CallOutcome::Cancelled => failed("the call was cancelled before the server answered"),
     }
 }
-
-pub(super) const SERVER_GONE: &str = "the MCP server closed the connection (it may have exited)";
 
 /// A call through rmcp's session.
 async fn call_remote(
