@@ -33,13 +33,14 @@ test-rust: ## Run the Rust core tests (no Python)
 	cargo test --no-default-features
 
 .PHONY: lint
-lint: ## cargo fmt --check, clippy, ruff (check and format) and the stub check
+lint: ## cargo fmt --check, clippy, ruff (check and format), the stub check and mypy --strict
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --no-default-features --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests benches examples
 	$(VENV)/bin/ruff format --check python tests benches examples
 	$(PY) -m mypy.stubtest agentmaker._native --allowlist .stubtest-allowlist
+	$(PY) -m mypy --strict examples tests/typing_usage.py
 
 .PHONY: fmt
 fmt: ## Format Rust and Python sources

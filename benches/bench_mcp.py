@@ -140,8 +140,7 @@ async def rust_server_scenario(binary: Path) -> None:
         reg = await registry_for(client)
         params = {"a": 2, "b": 3}
 
-        # The awaitable itself, as a user gathers it: for an MCP tool it is the call's future
-        # (no task per call); for the floor's Python tool, a coroutine.
+        # The coroutine itself, as a user gathers it (gather makes a task for each).
         def call():
             return reg.aexecute_tool("rs_tool_000", params)
 
@@ -203,8 +202,7 @@ def cpu_ns(pid: int) -> int:
 
 async def asyncio_floor_call():
     """A local async tool that answers at once: what a gathered aexecute_tool costs with nothing
-    remote. Each such call is a coroutine, so gather makes a task for it; an MCP call is the
-    call's own future, so gather makes none (which is why the MCP burst can beat this)."""
+    remote (the same coroutine and task per call as an MCP call's)."""
     from agentmaker import tool
 
     @tool

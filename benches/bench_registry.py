@@ -1,9 +1,10 @@
-"""Registry scenarios (issue 2): execute_tool overhead, register and renderings at 1,000 tools."""
+"""Registry scenarios (issue 2): execute_tool and aexecute_tool overhead, register and renderings
+at 1,000 tools."""
 
 from __future__ import annotations
 
 from agentmaker import Tool, ToolParameter, ToolRegistry, ToolResponse, tool
-from harness import once_us, per_call_us, report
+from harness import async_per_call_us, once_us, per_call_us, report
 
 GROUP = "registry"
 
@@ -53,6 +54,19 @@ def main() -> None:
 
     reg.register(add_fn)
     calls(reg, "@tool function", "add_fn", per_call_us(lambda: add_fn.__wrapped__(**params)), params, bad)
+
+    async def add_async(a: int, b: int) -> str:
+        """Add two integers."""
+        return str(a + b)
+
+    reg.register(tool(add_async))
+    report(
+        GROUP,
+        "aexecute_async_tool_us: await aexecute_tool, async @tool",
+        async_per_call_us(lambda: reg.aexecute_tool("add_async", params)),
+        floor_us=async_per_call_us(lambda: add_async(**params)),
+        note="floor = await the function itself, in the same loop",
+    )
 
     tools = many_tools(1000)
     holder = {}

@@ -5,12 +5,29 @@ Benchmarks are not tests: they print figures and ratios, they never assert.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator
 
 RESULTS: list[dict] = []
+
+
+@contextlib.contextmanager
+def _gc_off() -> Iterator[None]:
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _mean_us(start_ns: int, number: int) -> float:
+    return (time.perf_counter_ns() - start_ns) / number / 1000
 
 
 def per_call_us(fn: Callable[[], object], *, number: int = 20_000, repeat: int = 7) -> float:
@@ -18,18 +35,33 @@ def per_call_us(fn: Callable[[], object], *, number: int = 20_000, repeat: int =
     for _ in range(min(number, 1000)):
         fn()
     samples = []
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with _gc_off():
         for _ in range(repeat):
             start = time.perf_counter_ns()
             for _ in range(number):
                 fn()
-            samples.append((time.perf_counter_ns() - start) / number / 1000)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+            samples.append(_mean_us(start, number))
     return min(samples)
+
+
+def async_per_call_us(
+    call: Callable[[], Awaitable[object]], *, number: int = 20_000, repeat: int = 7
+) -> float:
+    """Like :func:`per_call_us` for ``await call()``, every call inside one running loop."""
+
+    async def timed() -> float:
+        for _ in range(min(number, 1000)):
+            await call()
+        samples = []
+        with _gc_off():
+            for _ in range(repeat):
+                start = time.perf_counter_ns()
+                for _ in range(number):
+                    await call()
+                samples.append(_mean_us(start, number))
+        return min(samples)
+
+    return asyncio.run(timed())
 
 
 def once_us(fn: Callable[[], object], *, repeat: int = 7, setup: Callable[[], object] | None = None) -> float:

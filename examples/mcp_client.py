@@ -11,10 +11,11 @@ import sys
 
 
 def serve() -> None:
-    try:  # SDK 2.x renamed FastMCP to MCPServer
-        from mcp.server.mcpserver import MCPServer as Server
+    # SDK 2.x renamed FastMCP to MCPServer; a type checker sees only one of the two.
+    try:
+        from mcp.server.mcpserver import MCPServer as Server  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
-        from mcp.server.fastmcp import FastMCP as Server
+        from mcp.server.fastmcp import FastMCP as Server  # type: ignore[attr-defined,no-redef,assignment,unused-ignore]
 
     server = Server("calculator", log_level="WARNING")
 

@@ -5,7 +5,15 @@ tool_search, always), and a scripted model that finds out it also needs e-mail: 
 tool_search, and the discovered tool is offered for the rest of the run.
 """
 
-from agentmaker import Agent, HybridRetriever, ToolRegistry, ToolRetriever, ToolSearchTool, tool
+from agentmaker import (
+    Agent,
+    FunctionTool,
+    HybridRetriever,
+    ToolRegistry,
+    ToolRetriever,
+    ToolSearchTool,
+    tool,
+)
 from agentmaker.testing import ScriptedLLM
 
 
@@ -21,7 +29,7 @@ def send_email(to: str, subject: str, body: str) -> str:
     return f"email to {to} sent"
 
 
-def simple(name: str, doc: str):
+def simple(name: str, doc: str) -> FunctionTool[[str], str]:
     def f(query: str) -> str:
         return f"{name}: {query}"
 

@@ -9,7 +9,7 @@ import dataclasses
 import datetime
 import enum
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from agentmaker import ToolRegistry, tool
 
@@ -35,7 +35,7 @@ class Trip:
 
 
 @tool
-def forecast(city: Annotated[str, "city name"], days: int = 3, unit: Unit = Unit.CELSIUS) -> dict:
+def forecast(city: Annotated[str, "city name"], days: int = 3, unit: Unit = Unit.CELSIUS) -> dict[str, Any]:
     """Forecast the weather for a city.
 
     Args:
@@ -63,7 +63,9 @@ def tally(counts: dict[str, int]) -> int:
 registry = ToolRegistry()
 registry.register_all([forecast, plan, tally])
 
-print(json.dumps(registry.get_schema("forecast")["properties"]["unit"]))
+schema = registry.get_schema("forecast")
+assert schema is not None  # None only for a name that is not registered
+print(json.dumps(schema["properties"]["unit"]))
 print(registry.execute_tool("forecast", {"city": "Oslo", "unit": "fahrenheit"}).text)
 print(registry.execute_tool("forecast", {"city": "Oslo", "days": None}).text)  # null = use the default
 print(

@@ -3,6 +3,7 @@
 mod calculator;
 mod cli;
 mod convert;
+mod coroutines;
 mod docstring;
 mod errors;
 mod guard;
@@ -42,7 +43,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<mcp::PyMcpClient>()?;
     m.add_class::<mcp::PyMcpTool>()?;
     mcp::completion::register_exit_hook(m)?;
-    m.add_class::<tool::Ready>()?;
     m.add_class::<calculator::PyCalculatorTool>()?;
     m.add_class::<search::PySearchTool>()?;
     m.add_class::<cli::PyCliTool>()?;
@@ -55,5 +55,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<rag::PyDenseIndex>()?;
     m.add_function(wrap_pyfunction!(policy::check_run_limits, m)?)?;
     m.add_function(wrap_pyfunction!(docstring::parse_docstring, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::_tool_result, m)?)?;
     Ok(())
 }

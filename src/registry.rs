@@ -5,6 +5,7 @@
 //! Rust tools and the binding can hold Python objects with the same rules.
 
 use crate::error::RegistrationError;
+use crate::null_optional::drop_null_optionals;
 use crate::schema::{check_parameters, describe_tool, openai_function};
 use crate::tool::{check_tool_name, ToolSpec};
 use crate::validation::{check_root, render_failure, truncate, SchemaValidator};
@@ -67,11 +68,19 @@ impl<T> Entry<T> {
             })
     }
 
-    /// Validates `args`; on failure, the error text for the model.
-    pub fn check_args(&self, args: &Value) -> Result<(), String> {
+    /// Validates `args`; on failure, the error text for the model. A `null` sent for an
+    /// optional property whose schema refuses null (what OpenAI's strict rendering lets the
+    /// model send for "use the default") is removed from `args` first; `Ok(true)` says that
+    /// happened, so the caller hands the tool the pruned arguments. Arguments that validate as
+    /// they are cost nothing more.
+    pub fn check_args(&self, args: &mut Value) -> Result<bool, String> {
         let validator = self.validator()?;
         if validator.is_valid(args) {
-            return Ok(());
+            return Ok(false);
+        }
+        let pruned = drop_null_optionals(&self.schema, args);
+        if pruned && validator.is_valid(args) {
+            return Ok(true);
         }
         let issues = validator.issues(args);
         Err(render_failure(&self.spec.name, &issues))
@@ -512,10 +521,10 @@ mod tests {
     #[test]
     fn arguments_are_checked_against_the_rendered_schema() {
         let e = entry("a", 0);
-        assert!(e.check_args(&json!({"x": 1})).is_ok());
-        let err = e.check_args(&json!({"x": "1"})).unwrap_err();
+        assert!(e.check_args(&mut json!({"x": 1})).is_ok());
+        let err = e.check_args(&mut json!({"x": "1"})).unwrap_err();
         assert_eq!(err, "Error: tool 'a' failed parameter validation: parameter 'x': \"1\" is not of type \"integer\"");
-        let err = e.check_args(&json!({})).unwrap_err();
+        let err = e.check_args(&mut json!({})).unwrap_err();
         assert!(
             err.ends_with("parameter 'x': is required but missing"),
             "{err}"
@@ -542,8 +551,8 @@ mod tests {
             json!({"type": "object", "$defs": {"P": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/P"}}}),
         );
         let entry = Registry::prepare(fine, 0).unwrap();
-        assert!(entry.check_args(&json!({"a": 1})).is_ok());
-        assert!(entry.check_args(&json!({"a": "x"})).is_err());
+        assert!(entry.check_args(&mut json!({"a": 1})).is_ok());
+        assert!(entry.check_args(&mut json!({"a": "x"})).is_err());
     }
 
     #[test]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+#: The repository's root. Tests read nothing outside it: CI runs them from a clone with nothing
+#: beside it.
 REPO = Path(__file__).resolve().parent.parent
-#: The shared documents sit beside the clone (../shared), locally and in CI.
-SHARED = REPO.parent / "shared"
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ def get_weather(city: Annotated[str, "city name"], days: int = 3, unit: Unit = U
     Args:
         city: Ignored because Annotated wins.
         days: How many days ahead.
+        unit: Temperature unit.
     """
     return f"{city}:{days}:{unit.value}"
 
@@ -93,10 +94,11 @@ def test_registry_schema_is_the_inferred_one() -> None:
         "type": "object",
         "properties": {
             "city": {"type": "string", "description": "city name"},
-            "days": {"type": ["integer", "null"], "description": "How many days ahead.", "default": 3},
+            "days": {"type": "integer", "description": "How many days ahead.", "default": 3},
             "unit": {
-                "type": ["string", "null"],
-                "enum": ["celsius", "fahrenheit", None],
+                "type": "string",
+                "enum": ["celsius", "fahrenheit"],
+                "description": "Temperature unit.",
                 "default": "celsius",
             },
         },
@@ -549,7 +551,7 @@ def test_pydantic_field_as_default() -> None:
 
     schema = page.get_input_schema()
     assert schema["properties"]["size"] == {
-        "type": ["integer", "null"],
+        "type": "integer",
         "minimum": 1,
         "maximum": 100,
         "description": "Page size.",
@@ -565,8 +567,8 @@ def test_pydantic_field_as_default() -> None:
 
 
 def test_a_plain_function_marked_as_a_coroutine_function_is_async():
-    # ToolRegistry.aexecute_tool is such a function: it returns an awaitable without being
-    # `async def`. On Python 3.11 only asyncio's mark says so, which inspect does not read.
+    # It returns a coroutine without being `async def`. On Python 3.11 only asyncio's mark
+    # says so, which inspect does not read.
     import inspect
 
     async def impl(x: int) -> int:

@@ -1,9 +1,20 @@
-"""The Python snippets of the tools guide run unchanged against this package.
+"""The Python snippets of the user documentation (docs/*.md) run as written.
 
-The snippets are extracted from ``shared/reference/tools-guide.en.txt`` at test time, so an edit
-to the guide is checked too. A snippet that relies on context from the page (``llm``,
-``registry``, ``to_upper``, a retriever, an open MCP server) gets that context as a prelude;
-the snippet's own lines are executed exactly as written.
+Every ```python block in docs/ is a snippet, extracted at test time, so an edit to a page is
+checked too:
+
+- a block whose first line is a comment naming a Python file (``# my_server.py``) is that file:
+  it is written into the scratch directory every snippet runs in, instead of being run;
+- any other block runs on its own, exactly as written, in a fresh namespace that holds only the
+  names the guide's first example defines (``llm``, ``registry``, ``to_upper``: see PRELUDE),
+  with a scratch directory as its working directory and ``python`` on PATH. Top-level
+  ``await`` is allowed (the block then runs as the body of a coroutine);
+- a block followed by a ```text block must print exactly that text; a block that prints
+  without one fails, and so does a block with neither an ``assert`` nor an expected output,
+  since it would prove nothing.
+
+A snippet that connects to a remote host (it names an ``https://`` URL) is only compiled, and
+the keywords it passes to ``MCPClient`` must be ones it accepts: tests never leave 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -11,210 +22,235 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import inspect
 import io
 import os
 import re
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
+import agentmaker
 import pytest
-from conftest import SHARED
+from conftest import REPO
 
-GUIDE = SHARED / "reference" / "tools-guide.en.txt"
-
-# A line that can begin or continue a code block (prose lines start with a capitalised word).
-_CODE_START = re.compile(r"^(from |import |@|def |class |async |await |#|\)|\]|\}|[A-Za-z_][\w.]*\s*(=|\())")
-
-
-def _compiles(src: str) -> bool:
-    if "await " in src or "async with" in src:
-        src = "async def _snippet():\n" + textwrap.indent(src, "    ")
-    try:
-        ast.parse(src)
-    except SyntaxError:
-        return False
-    return True
+DOCS = REPO / "docs"
+GUIDE = DOCS / "guide.md"
+_FILE_BLOCK = re.compile(r"^# ([\w.-]+\.py)$")
 
 
-def _carve(block: list[str]) -> list[str]:
-    """The longest compilable pieces of a run of code-looking lines, left to right."""
-    out = []
-    start = 0
-    while start < len(block):
-        for end in range(len(block), start, -1):
-            src = "\n".join(block[start:end]).strip("\n")
-            if src and _compiles(src):
-                out.append(src)
-                start = end
-                break
-        else:
-            start += 1
-    return out
+@dataclass(frozen=True)
+class Snippet:
+    page: str
+    lineno: int
+    src: str
+    expected: str | None  # the ```text block right after it, if any
 
 
-def extract_snippets(text: str) -> list[tuple[int, str]]:
+def extract(text: str, page: str) -> tuple[list[Snippet], dict[str, str]]:
+    """The runnable snippets of a Markdown page, and its file blocks by file name."""
     lines = text.splitlines()
-
-    def code_like(line: str) -> bool:
-        return line.startswith((" ", "\t")) or bool(_CODE_START.match(line))
-
-    snippets = []
+    snippets: list[Snippet] = []
+    files: dict[str, str] = {}
     i = 0
+
+    def block(start: int) -> tuple[str, int]:
+        end = start
+        while end < len(lines) and lines[end].strip() != "```":
+            end += 1
+        assert end < len(lines), f"{page}:{start}: unclosed code block"
+        return "\n".join(lines[start:end]), end + 1
+
     while i < len(lines):
-        if not (lines[i].strip() and code_like(lines[i])):
+        if lines[i].strip() != "```python":
             i += 1
             continue
-        j, last = i, i
-        while j < len(lines):
-            if not lines[j].strip():
-                j += 1
-            elif code_like(lines[j]):
-                last = j
-                j += 1
-            else:
-                break
-        offset = i
-        for src in _carve(lines[i : last + 1]):
-            first = src.splitlines()[0]
-            lineno = lines.index(first, offset) + 1
-            snippets.append((lineno, src))
-            offset = lineno
-        i = last + 1
-    return snippets
+        lineno = i + 2
+        src, i = block(i + 1)
+        named = _FILE_BLOCK.match(src.splitlines()[0]) if src else None
+        if named:
+            files[named.group(1)] = src + "\n"
+            continue
+        j = i
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        expected = None
+        if j < len(lines) and lines[j].strip() == "```text":
+            expected, i = block(j + 1)
+        snippets.append(Snippet(page, lineno, src, expected))
+    return snippets, files
 
 
-SNIPPETS = extract_snippets(GUIDE.read_text(encoding="utf-8")) if GUIDE.exists() else []
+def _collect() -> tuple[list[Snippet], dict[str, str]]:
+    snippets: list[Snippet] = []
+    files: dict[str, str] = {}
+    for page in sorted(DOCS.glob("*.md")):
+        s, f = extract(page.read_text(encoding="utf-8"), page.name)
+        snippets += s
+        files.update(f)
+    return snippets, files
+
+
+SNIPPETS, FILES = _collect()
 
 
 def test_the_guide_is_there_and_has_its_snippets():
     assert GUIDE.exists(), f"the guide is expected at {GUIDE}"
-    firsts = [s.splitlines()[0] for _, s in SNIPPETS]
-    assert len(SNIPPETS) >= 20, firsts
-    assert any("ToolPermissions(allow_origins" in s for _, s in SNIPPETS)
-    assert any("MCPClient(command=" in s for _, s in SNIPPETS)
+    in_guide = [s for s in SNIPPETS if s.page == "guide.md"]
+    assert len(in_guide) >= 20, [s.src.splitlines()[0] for s in in_guide]
+    assert any("ToolPermissions(allow_origins" in s.src for s in in_guide)
+    assert any("MCPClient(command=" in s.src for s in in_guide)
+    assert "my_server.py" in FILES
+
+
+# Names the guide must explain: the public API, and the methods and options a user reaches for.
+PROMISED = [
+    *agentmaker.__all__,
+    "ScriptedLLM",
+    "register_callable",
+    "register_function",
+    "register_all",
+    "on_conflict",
+    "overwrite",
+    "from_callable",
+    "get_parameters",
+    "get_catalog",
+    "get_tools_description",
+    "to_openai_schema",
+    "to_anthropic_schema",
+    "to_gemini_schema",
+    "strict_fallbacks",
+    "execute_tool",
+    "aexecute_tool",
+    "validate",
+    "requires_confirmation",
+    "external_content",
+    "supports_parallel",
+    "stop_after_tool_call",
+    "needs_confirmation",
+    "is_external_content",
+    "load_tools",
+    "expected_fingerprints",
+    "fingerprint",
+    "max_tools",
+    "max_result_chars",
+    "allow_insecure_http",
+    "namespace",
+    "always_include",
+    "on_empty",
+    "selector",
+    "schema_for",
+    "retrieve",
+    "index",
+    "arg_policy",
+    "prompts",
+]
+
+
+def test_the_guide_explains_every_public_name():
+    text = GUIDE.read_text(encoding="utf-8")
+    missing = [n for n in PROMISED if not re.search(rf"`[^`]*\b{re.escape(n)}\b[^`]*`", text)]
+    assert not missing, f"the guide never mentions {missing}"
 
 
 # ----------------------------------------------------------------------------------- context
 
-MCP_SERVER = '''
-"""A tiny MCP server over stdio (the guide's my_server.py)."""
-try:
-    from mcp.server.mcpserver import MCPServer as Server
-except ImportError:  # mcp 1.x
-    from mcp.server.fastmcp import FastMCP as Server
-
-server = Server("calc")
-
-
-@server.tool()
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-if __name__ == "__main__":
-    server.run()
-'''
-
+# What the guide's first example defines, and what later snippets may use without defining.
 PRELUDE = '''
-from agentmaker import *  # the names the guide's page has in scope
-from agentmaker import tool
+from agentmaker import ToolRegistry, tool
 from agentmaker.testing import ScriptedLLM
 
 @tool
 def to_upper(text: str) -> str:
-    """Uppercase a string."""
+    """Uppercase a piece of text.
+
+    Args:
+        text: The text to uppercase.
+    """
     return text.upper()
 
 llm = ScriptedLLM(["ok"])
 registry = ToolRegistry()
 '''
-
-RETRIEVER = '''
-retriever = HybridRetriever()
-@tool
-def convert_currency(amount: float, source: str, target: str) -> str:
-    """Convert an amount of money between currencies."""
-    return f"{amount} {source} in {target}"
-registry.register(convert_currency)
-'''
+PAGE_NAMES = ("llm", "registry", "to_upper")
 
 
-def prelude_for(src: str) -> str:
-    parts = [PRELUDE]
-    if 'execute_tool("calculator"' in src and "CalculatorTool()" not in src:
-        parts.append("registry.register(CalculatorTool())")
-    if "retriever" in src:
-        parts.append(RETRIEVER)
-        if "ToolRetriever(" not in src:
-            parts.append(
-                'tool_retriever = ToolRetriever(registry, retriever, always_include=("tool_search",))'
-            )
-    return "\n".join(parts)
+def page_namespace() -> dict:
+    scratch: dict = {}
+    exec(compile(PRELUDE, "<prelude>", "exec"), scratch)  # noqa: S102 - the page context
+    namespace = {"__name__": "__guide__", "__builtins__": scratch["__builtins__"]}
+    namespace.update({n: scratch[n] for n in PAGE_NAMES})
+    return namespace
 
 
-def run_snippet(src: str, namespace: dict) -> object:
-    """Execute ``src`` unchanged; returns the value of a trailing expression statement."""
-    tree = ast.parse(src) if _compiles(src) and "await " not in src and "async with" not in src else None
-    if tree is None:  # top-level await: run the snippet as the body of a coroutine
+def _awaits(src: str) -> bool:
+    try:
+        compile(src, "<snippet>", "exec")  # ast.parse alone accepts a top-level await
+    except SyntaxError:
+        return True  # top-level await or async with: compiled as a coroutine body below
+    return False
+
+
+def run_snippet(src: str, namespace: dict, where: str) -> None:
+    """Execute ``src`` unchanged, as a coroutine body when it awaits at top level."""
+    if _awaits(src):
         body = "async def __snippet__():\n" + textwrap.indent(src, "    ") + "\n    return locals()\n"
-        exec(compile(body, "<guide>", "exec"), namespace)  # noqa: S102 - running the guide is the point
+        exec(compile(body, where, "exec"), namespace)  # noqa: S102 - running the guide is the point
         namespace.update(asyncio.run(namespace["__snippet__"]()))
-        return None
-    last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    if last is not None:
-        tree.body.pop()
-    exec(compile(tree, "<guide>", "exec"), namespace)  # noqa: S102 - running the guide is the point
-    if last is not None:
-        return eval(compile(ast.Expression(last.value), "<guide>", "eval"), namespace)
-    return None
+        return
+    exec(compile(src, where, "exec"), namespace)  # noqa: S102 - running the guide is the point
 
 
 @pytest.fixture
 def sandbox(tmp_path, monkeypatch):
-    """A scratch working directory with the guide's my_server.py, and `python` on PATH."""
-    (tmp_path / "my_server.py").write_text(MCP_SERVER, encoding="utf-8")
+    """A scratch working directory holding the pages' files (my_server.py), `python` on PATH."""
+    for name, src in FILES.items():
+        (tmp_path / name).write_text(src, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     return tmp_path
 
 
-def _ids():
-    return [f"line{n}-{s.splitlines()[0][:40]}" for n, s in SNIPPETS]
+def _asserts(src: str) -> bool:
+    body = "async def _s():\n" + textwrap.indent(src, "    ") if _awaits(src) else src
+    return any(isinstance(node, ast.Assert) for node in ast.walk(ast.parse(body)))
 
 
-@pytest.mark.parametrize(("lineno", "src"), SNIPPETS, ids=_ids())
-def test_snippet_runs_unchanged(lineno, src, sandbox):
+@pytest.mark.parametrize("snippet", SNIPPETS, ids=[f"{s.page}:{s.lineno}" for s in SNIPPETS])
+def test_snippet_runs_as_written(snippet, sandbox):
+    src = snippet.src
+    where = f"{snippet.page}:{snippet.lineno}"
     if "https://" in src:
-        # This one connects to a remote host, which tests never do: it is compiled, and the
-        # keywords it uses must be accepted by MCPClient.
-        import inspect
-
-        from agentmaker import MCPClient
-
-        assert _compiles(src)
-        params = inspect.signature(MCPClient).parameters
-        for kw in re.findall(r"(\w+)=", src.split("MCPClient(", 1)[1].split(")")[0]):
+        # It connects to a remote host, which tests never do: it is compiled, and the keywords
+        # it gives MCPClient must be accepted.
+        compile("async def _s():\n" + textwrap.indent(src, "    "), where, "exec")
+        params = inspect.signature(agentmaker.MCPClient).parameters
+        keywords = re.findall(r"(\w+)=", src.split("MCPClient(", 1)[1].split(")")[0])
+        assert keywords
+        for kw in keywords:
             assert kw in params, kw
         return
-    namespace: dict = {"__name__": "__guide__"}
-    exec(compile(prelude_for(src), "<prelude>", "exec"), namespace)  # noqa: S102 - the page context
+    assert snippet.expected is not None or _asserts(src), f"{where} checks nothing: add an assert"
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        value = run_snippet(src, namespace)
-    if "print(agent.run" in src:
-        assert out.getvalue().strip() == "The result is 35."
-    if src.startswith('registry.execute_tool("calculator"'):
-        assert (value.text, value.status) == ("4", "success")
-    if src.startswith("ToolResponse.ok("):
-        assert value.status == "error" and value.text == "query must not be empty"
-    if src.startswith("ToolParameter("):
-        assert value.schema["enum"] == ["read", "append"]
-    if "MCPClient(command=" in src:
-        assert "calc_add" in namespace["registry"].names()
-    if "tool_retriever.retrieve(" in src:
-        assert namespace["names"][0] == "convert_currency"
-        assert namespace["schema"][0]["function"]["name"] == "convert_currency"
-    if "NotesTool(root=" in src:
-        assert (sandbox / "agent_notes").is_dir()
+        run_snippet(src, page_namespace(), where)
+    printed = out.getvalue()
+    if snippet.expected is None:
+        assert printed == "", f"{where} prints output its page does not show:\n{printed}"
+    else:
+        assert printed.rstrip("\n") == snippet.expected.rstrip("\n")
+
+
+def test_a_broken_promise_fails():
+    """The checks above catch a snippet whose output differs from its page, or whose assert fails."""
+    snippets, _ = extract(
+        "```python\nprint(1 + 1)\n```\n\n```text\n3\n```\n\n```python\nassert 1 + 1 == 3\n```\n", "t.md"
+    )
+    assert [s.expected for s in snippets] == ["3", None]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        run_snippet(snippets[0].src, page_namespace(), "t.md:2")
+    assert out.getvalue().rstrip("\n") != snippets[0].expected
+    with pytest.raises(AssertionError):
+        run_snippet(snippets[1].src, page_namespace(), "t.md:10")

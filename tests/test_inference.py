@@ -321,9 +321,9 @@ def test_dataclass_schema_and_defs() -> None:
         "description": "A point on the plane.",
         "properties": {
             "x": {"type": "integer", "description": "Horizontal."},
-            "y": {"type": ["integer", "null"], "description": "Vertical.", "default": 0},
-            "label": {"type": ["string", "null"], "description": "a label", "default": ""},
-            "tags": {"type": ["array", "null"], "items": {"type": "string"}},
+            "y": {"type": "integer", "description": "Vertical.", "default": 0},
+            "label": {"type": "string", "description": "a label", "default": ""},
+            "tags": {"type": "array", "items": {"type": "string"}},
         },
         "required": ["x"],
     }
@@ -333,8 +333,10 @@ def test_dataclass_schema_and_defs() -> None:
     }
     jsonschema.Draft202012Validator.check_schema(schema)
     value = {"points": [{"x": 1, "y": None, "tags": ["t"]}], "color": "blue"}
-    jsonschema.validate({"x": value}, schema)
-    out = spec.prepare({"x": value})[1]["x"]
+    with pytest.raises(jsonschema.ValidationError):  # a default does not make a field nullable
+        jsonschema.validate({"x": value}, schema)
+    jsonschema.validate({"x": {"points": [{"x": 1, "tags": ["t"]}], "color": "blue"}}, schema)
+    out = spec.prepare({"x": value})[1]["x"]  # a null that reaches the converter means the default
     assert out == Shape([Point(1, 0, "", ["t"])], Color.BLUE)
 
 
@@ -351,7 +353,7 @@ def test_typeddict_total_and_not() -> None:
     spec = analyze(make(Movie))
     movie = spec.schema["$defs"]["Movie"]
     assert movie["required"] == ["title"]
-    assert movie["properties"]["year"] == {"type": ["integer", "null"]}
+    assert movie["properties"]["year"] == {"type": "integer"}
     assert spec.prepare({"x": {"title": "T", "year": None}})[1]["x"] == {"title": "T"}
     opts = analyze(make(Options)).schema["$defs"]["Options"]
     assert opts["required"] == ["level"]
@@ -382,7 +384,8 @@ def test_pydantic_model() -> None:
             {"name": "B", "age": 3, "friends": None, "address": {"street": "s", "zip_code": "12345"}}
         ],
     }
-    jsonschema.validate({"x": value}, schema)
+    with pytest.raises(jsonschema.ValidationError):  # a default does not make a field nullable
+        jsonschema.validate({"x": value}, schema)
     out = spec.prepare({"x": value})[1]["x"]
     assert isinstance(out, Person) and out.friends[0].address == Address(street="s", zip_code="12345")
     assert out.friends[0].friends == []  # null meant "use the default"
@@ -444,7 +447,7 @@ def test_required_iff_no_default_and_json_defaults_shown() -> None:
     props = spec.schema["properties"]
     assert spec.schema["required"] == ["a", "b"]
     assert props["b"] == {"type": ["integer", "null"]}
-    assert props["c"] == {"type": ["string", "null"], "default": "x"}
+    assert props["c"] == {"type": "string", "default": "x"}
     assert props["d"] == {"type": ["integer", "null"], "default": None}
     assert props["e"]["default"] == "blue"
     assert props["g"]["default"] == "2024-01-01"

@@ -285,7 +285,6 @@ async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
     notifications/cancelled: the slow tool never writes its marker, and the session goes on.
     The client has no timeout of its own, so only the caller's cancellation can stop them."""
     from agentmaker import Agent
-    from agentmaker._mcp_future import McpCallFuture
     from agentmaker.testing import ScriptedLLM
 
     markers = [tmp_path / f"m{i}" for i in range(7)]
@@ -299,11 +298,8 @@ async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
         reg.register(slow)
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(reg.aexecute_tool(slow.name, {"path": str(markers[4]), "seconds": 3}), 0.3)
-        waiter = slow.arun({"path": str(markers[0]), "seconds": 3})
-        assert isinstance(waiter, McpCallFuture)
         with pytest.raises(TimeoutError):
-            await asyncio.wait_for(waiter, 0.3)
-        assert waiter.cancelled()
+            await asyncio.wait_for(slow.arun({"path": str(markers[0]), "seconds": 3}), 0.3)
 
         async def in_a_task():
             return await slow.arun({"path": str(markers[1]), "seconds": 3})
@@ -313,8 +309,8 @@ async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        # A task made straight over the future (it is a coroutine too), and a TaskGroup task
-        # over what aexecute_tool returned (that future itself).
+        # A task made straight over arun()'s coroutine, and a TaskGroup task over
+        # aexecute_tool's.
         task = asyncio.create_task(slow.arun({"path": str(markers[5]), "seconds": 3}))
         await asyncio.sleep(0.3)
         task.cancel()
@@ -349,22 +345,24 @@ async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
         assert (await t["add"].arun({"a": 1, "b": 1})).text == "2"
 
 
-async def test_an_mcp_call_is_a_future_and_a_coroutine():
-    """What arun and aexecute_tool return for an MCP tool works wherever a coroutine or a future
-    is taken: create_task (an McpCallFuture used to be refused there: "a coroutine was
-    expected"), TaskGroup, gather with no task per call, wait_for, several tasks at once."""
-    from agentmaker._mcp_future import McpCallFuture, McpFuture
+async def test_an_mcp_call_is_a_coroutine():
+    """What arun and aexecute_tool return for an MCP tool is a coroutine like any other:
+    create_task, TaskGroup, gather, wait_for take it; asyncio.wait refuses it, as it refuses
+    every coroutine; the client's methods are coroutines too."""
+    import inspect
 
     async with sdk_client() as client:
-        tools = await client.load_tools()
+        listing = client.load_tools()
+        assert inspect.iscoroutine(listing)
+        tools = await listing
         add = by_remote(tools)["add"]
         reg = ToolRegistry()
         reg.register_all(tools)
-        assert asyncio.iscoroutinefunction(reg.aexecute_tool)
+        assert inspect.iscoroutinefunction(reg.aexecute_tool)
         call = reg.aexecute_tool(add.name, {"a": 2, "b": 3})
-        assert type(call) is McpCallFuture
-        assert asyncio.iscoroutine(call) and asyncio.isfuture(call)
-        assert (await call).text == "5"
+        one = add.arun({"a": 1, "b": 1})
+        assert inspect.iscoroutine(call) and inspect.iscoroutine(one)
+        assert (await call).text == "5" and (await one).text == "2"
         assert (await asyncio.create_task(add.arun({"a": 1, "b": 1}))).text == "2"
         loop = asyncio.get_running_loop()
         assert (await loop.create_task(reg.aexecute_tool(add.name, {"a": 1, "b": 2}))).text == "3"
@@ -375,29 +373,21 @@ async def test_an_mcp_call_is_a_future_and_a_coroutine():
         results = await asyncio.gather(*calls, return_exceptions=True)
         assert [r.text for r in results] == [str(2 * i) for i in range(100)]
         assert (await asyncio.wait_for(reg.aexecute_tool(add.name, {"a": 4, "b": 4}), 5)).text == "8"
-        # One future, three awaiters (two tasks and an await): each gets the answer.
-        shared = add.arun({"a": 3, "b": 3})
-        first, second = asyncio.create_task(shared), asyncio.create_task(shared)
-        assert [(await first).text, (await second).text, (await shared).text] == ["6"] * 3
         # Refused arguments and unknown tools come back as error responses, not exceptions.
         assert "not of type" in (await reg.aexecute_tool(add.name, {"a": "x", "b": 1})).text
         assert (await reg.aexecute_tool("nope", {})).is_error
-        # asyncio.wait refuses coroutines, this one included; a task over it is accepted. The
-        # client's other awaitables are plain futures, which it takes.
+        refused = add.arun({"a": 1, "b": 1})
         with pytest.raises(TypeError, match="coroutines is forbidden"):
-            await asyncio.wait([add.arun({"a": 1, "b": 1})])
+            await asyncio.wait([refused])
+        refused.close()
         done, _ = await asyncio.wait([asyncio.create_task(add.arun({"a": 1, "b": 2}))])
         assert done.pop().result().text == "3"
-        listing = client.load_tools()
-        assert type(listing) is McpFuture and not asyncio.iscoroutine(listing)
-        done, _ = await asyncio.wait([listing])
-        assert len(done.pop().result()) == len(tools)
 
 
-async def test_aexecute_tool_sends_an_mcp_call_when_it_is_first_used(tmp_path):
-    """Like the coroutine it replaces, what aexecute_tool returns for an MCP tool does nothing
-    until it is awaited, gathered or run as a task; a task over it cancelled before it starts
-    never sends it; one over arun()'s future (sent at once) cancels it at the server."""
+async def test_an_mcp_call_is_sent_when_its_coroutine_runs(tmp_path):
+    """Like any coroutine, what arun and aexecute_tool return for an MCP tool does nothing
+    until it runs (awaited, gathered, run as a task); one cancelled or closed before it starts
+    never sends its call; one given up on while running cancels it at the server."""
     async with sdk_client(timeout=None) as client:
         tools = await client.load_tools()
         t = by_remote(tools)
@@ -412,26 +402,29 @@ async def test_aexecute_tool_sends_an_mcp_call_when_it_is_first_used(tmp_path):
         await asyncio.sleep(0.5)
         assert not (tmp_path / "later").exists()
         assert (await later).text == "finished" and (tmp_path / "later").exists()
-        del unawaited
+        unawaited.close()
         # Cancelled before the task's first step: nothing was sent, nothing runs.
-        task = asyncio.create_task(marker_call(tmp_path / "never"))
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        # The same with arun(), which sends at once: the server is told to stop.
+        for made in (
+            marker_call(tmp_path / "never"),
+            slow.arun({"path": str(tmp_path / "never2"), "seconds": 0}),
+        ):
+            task = asyncio.create_task(made)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        # Cancelled once running: the server is told to stop.
         task = asyncio.create_task(slow.arun({"path": str(tmp_path / "stopped"), "seconds": 1}))
+        await asyncio.sleep(0.2)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        closed = slow.arun({"path": str(tmp_path / "closed"), "seconds": 1})
-        closed.close()  # closing the coroutine gives it up, as for a native one
-        assert closed.cancelled()
-        # An argument checked when the call is sent, so a change before then is seen.
+        slow.arun({"path": str(tmp_path / "closed"), "seconds": 0}).close()
+        # The arguments are checked when the call is sent, so a change before then is seen.
         params = {"a": 1, "b": 1}
         pending = reg.aexecute_tool(t["add"].name, params)
         params["b"] = "two"
         assert "not of type" in (await pending).text
-        # The tool replaced by a local one before the call is used: the local one runs.
+        # The tool replaced by a local one before the call runs: the local one runs.
         pending = reg.aexecute_tool(t["add"].name, {"a": 1, "b": 1})
 
         @tool(name=t["add"].name)
@@ -441,62 +434,36 @@ async def test_aexecute_tool_sends_an_mcp_call_when_it_is_first_used(tmp_path):
 
         reg.register(local_add, overwrite=True)
         assert (await pending).text == "local 2"
-        # ... and cancelling the call cancels that local tool.
-        local_ran = []
-
-        @tool(name=slow.name)
-        async def local_slow(path: str, seconds: float) -> str:
-            """Local."""
-            await asyncio.sleep(seconds)
-            local_ran.append(path)
-            return "local"
-
-        pending = marker_call(tmp_path / "local", seconds=0.5)
-        reg.register(local_slow, overwrite=True)
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(pending, 0.1)
-        reg.register(slow, overwrite=True)
-        # Waited for as a future by asyncio (gather, wait_for): sent then; a gather or
-        # wait_for given up on cancels the calls at the server.
+        reg.register(t["add"], overwrite=True)
+        # A gather or wait_for given up on cancels the calls at the server.
         assert not (await asyncio.gather(marker_call(tmp_path / "gathered")))[0].is_error
         gathered = asyncio.gather(*(marker_call(tmp_path / f"gave_up{i}", seconds=1) for i in range(3)))
+        await asyncio.sleep(0.2)
         gathered.cancel()
         with pytest.raises(asyncio.CancelledError):
             await gathered
         with pytest.raises(TimeoutError):
-            await asyncio.wait_for(marker_call(tmp_path / "no_time", seconds=1), 0)
-        # ensure_future returns a future as it is: the call is sent when something awaits it.
-        kept = asyncio.ensure_future(marker_call(tmp_path / "ensured"))
-        await asyncio.sleep(0.3)
-        assert not (tmp_path / "ensured").exists()
-        assert (await kept).text == "finished" and (tmp_path / "ensured").exists()
+            await asyncio.wait_for(marker_call(tmp_path / "no_time", seconds=1), 0.2)
         await asyncio.sleep(2)
-        gone = ("unawaited", "never", "stopped", "closed", "gave_up0", "gave_up1", "gave_up2", "no_time")
+        gone = (
+            "unawaited",
+            "never",
+            "never2",
+            "stopped",
+            "closed",
+            "gave_up0",
+            "gave_up1",
+            "gave_up2",
+            "no_time",
+        )
         assert [n for n in gone if (tmp_path / n).exists()] == []
-        assert (tmp_path / "gathered").exists() and local_ran == []
-
-        # A failure to send is the call's error, for its awaiter alone; the others go on.
-        class Broken(ToolRegistry):
-            def _send_mcp(self, fut, name, parameters):
-                if parameters.get("a") == 13:
-                    raise OSError("no pipe left")
-                return super()._send_mcp(fut, name, parameters)
-
-        broken = Broken()
-        broken.register_all(tools)
-        calls = [broken.aexecute_tool(t["add"].name, {"a": a, "b": 1}) for a in (1, 13, 2)]
-        results = await asyncio.gather(*calls, return_exceptions=True)
-        assert [getattr(r, "text", repr(r)) for r in results] == ["2", "OSError('no pipe left')", "3"]
-        with pytest.raises(OSError, match="no pipe left"):
-            await broken.aexecute_tool(t["add"].name, {"a": 13, "b": 1})
+        assert (tmp_path / "gathered").exists()
         assert (await t["add"].arun({"a": 1, "b": 1})).text == "2"
 
 
 async def test_an_mcp_call_made_on_one_loop_runs_on_another(tmp_path):
-    """aexecute_tool called while one loop runs and awaited on another (asyncio.run in a
-    thread, a coroutine handed to another loop): the call is made on the loop that awaits it.
-    What takes it as a future for another loop (gather, run_coroutine_threadsafe) refuses it,
-    as for any future, and nothing is sent."""
+    """A coroutine made while one loop runs runs on whichever loop runs it (asyncio.run in a
+    thread, run_coroutine_threadsafe), and cancelling it there cancels the call at the server."""
     async with sdk_client() as client:
         reg = ToolRegistry()
         reg.register_all(await client.load_tools())
@@ -504,54 +471,23 @@ async def test_an_mcp_call_made_on_one_loop_runs_on_another(tmp_path):
         assert (await asyncio.to_thread(asyncio.run, reg.aexecute_tool(name, {"a": 1, "b": 2}))).text == "3"
         pending = reg.aexecute_tool(name, {"a": 2, "b": 2})
 
-        async def awaits_it():
-            return await pending
-
-        assert (await asyncio.to_thread(asyncio.run, awaits_it())).text == "4"
-        pending = reg.aexecute_tool(name, {"a": 1, "b": 1})
-
         async def gathers_it():
             return await asyncio.gather(pending)
 
-        with pytest.raises(RuntimeError, match="attached to a different loop"):
-            await asyncio.to_thread(asyncio.run, gathers_it())
-        assert not pending.done()  # never sent, still usable on its own loop
-        assert (await pending).text == "2"
-        # Moved to the loop awaiting it, the call may be awaited again there, by several.
-        pending = reg.aexecute_tool(name, {"a": 3, "b": 3})
-
-        async def awaits_it_three_times():
-            first, second = asyncio.create_task(pending), asyncio.create_task(pending)
-            return [(await first).text, (await second).text, (await pending).text]
-
-        assert await asyncio.to_thread(asyncio.run, awaits_it_three_times()) == ["6"] * 3
-        await asyncio.sleep(0.05)  # the future follows the moved call, on its own loop
-        assert pending.done() and pending.result().text == "6"
-        # Cancelled before it was sent, it is not sent from another loop either.
-        pending = reg.aexecute_tool(name, {"a": 1, "b": 1})
-        pending.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await asyncio.to_thread(asyncio.run, awaits_it())
-        pending = reg.aexecute_tool(name, {"a": 1, "b": 1})
+        assert [r.text for r in await asyncio.to_thread(asyncio.run, gathers_it())] == ["4"]
         other = asyncio.new_event_loop()
         runner = threading.Thread(target=other.run_forever)
         runner.start()
         try:
-            with pytest.raises(ValueError, match="different loop"):
-                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(pending, other))
-            # Cancelling the future here cancels the call moved to the other loop.
+            made_here = reg.aexecute_tool(name, {"a": 3, "b": 3})
+            moved = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(made_here, other))
+            assert (await moved).text == "6"
             marker = tmp_path / "moved"
             slow = by_remote(reg.list_tools())["slow_write"]
-            pending = reg.aexecute_tool(slow.name, {"path": str(marker), "seconds": 1})
-
-            async def awaits(fut):
-                return await fut
-
-            moved = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(awaits(pending), other))
+            call = reg.aexecute_tool(slow.name, {"path": str(marker), "seconds": 1})
+            moved = asyncio.run_coroutine_threadsafe(call, other)
             await asyncio.sleep(0.3)
-            pending.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await moved
+            moved.cancel()
             await asyncio.sleep(1.5)
             assert not marker.exists()
         finally:
@@ -563,7 +499,7 @@ async def test_an_mcp_call_made_on_one_loop_runs_on_another(tmp_path):
 async def test_cancelling_after_the_answer_arrived_changes_nothing():
     async with sdk_client() as client:
         add = by_remote(await client.load_tools())["add"]
-        waiter = add.arun({"a": 2, "b": 3})
+        waiter = add._arun_on_loop({"a": 2, "b": 3})  # the call's own future
         # The loop is blocked: the answer arrives and is queued for the loop, but the future is
         # not settled yet, so the cancellation wins and the queued answer is dropped.
         time.sleep(0.5)  # noqa: ASYNC251 - blocking the loop is the point
@@ -572,7 +508,7 @@ async def test_cancelling_after_the_answer_arrived_changes_nothing():
         results = await asyncio.gather(*(add.arun({"a": i, "b": 1}) for i in range(20)))
         assert [r.text for r in results] == [str(i + 1) for i in range(20)]
         # A settled call is not cancelled.
-        done = add.arun({"a": 1, "b": 1})
+        done = add._arun_on_loop({"a": 1, "b": 1})
         assert (await done).text == "2" and not done.cancel()
 
 
@@ -587,7 +523,7 @@ def test_cancelling_on_a_closed_loop_still_tells_the_server(tmp_path, loop_facto
     async def start():
         await client.__aenter__()
         slow = by_remote(await client.load_tools())["slow_write"]
-        return slow.arun({"path": str(marker), "seconds": 2})
+        return slow._arun_on_loop({"path": str(marker), "seconds": 2})  # the call's own future
 
     async def close():
         await client.aclose()
@@ -614,12 +550,12 @@ def test_a_loop_that_cannot_watch_our_pipe_still_calls_and_cancels(tmp_path):
     task_marker = tmp_path / "task_marker"
 
     async def main():
-        from agentmaker._mcp_future import McpCallFuture
+        from agentmaker._mcp_future import McpFuture
 
         async with sdk_client(timeout=None) as client:
             t = by_remote(await client.load_tools())
-            waiter = t["add"].arun({"a": 2, "b": 3})
-            assert isinstance(waiter, McpCallFuture)
+            waiter = t["add"]._arun_on_loop({"a": 2, "b": 3})
+            assert isinstance(waiter, McpFuture)
             assert (await waiter).text == "5"
 
             async def slow_call():
@@ -656,7 +592,7 @@ async def main():
     client = sdk_client(timeout=None)
     await client.__aenter__()
     slow = by_remote(await client.load_tools())["slow_write"]
-    futures = [slow.arun({{"path": "/dev/null", "seconds": 0.03 * (i % 5)}}) for i in range(60)]
+    futures = [slow._arun_on_loop({{"path": "/dev/null", "seconds": 0.03 * (i % 5)}}) for i in range(60)]
     await asyncio.sleep(0.05)
     print("exiting", flush=True)
 
@@ -1773,9 +1709,9 @@ def test_a_loop_closed_with_calls_pending_is_freed():
 
         async def abandon():
             loops.append(weakref.ref(asyncio.get_running_loop()))
-            # Started, never awaited: the loop closes while the server is still sleeping.
-            tools["sleep"].arun({"seconds": 2.0})
-            tools["sleep"].arun({"seconds": 2.0})
+            # Sent, never awaited: the loop closes while the server is still sleeping.
+            tools["sleep"]._arun_on_loop({"seconds": 2.0})
+            tools["sleep"]._arun_on_loop({"seconds": 2.0})
 
         asyncio.run(abandon())
 

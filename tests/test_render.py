@@ -116,11 +116,14 @@ def test_strict_form(reg: ToolRegistry) -> None:
     }
     assert params["properties"]["when"]["description"] == 'ISO date (default: "today")'
     assert params["$defs"]["Item"]["properties"]["qty"]["type"] == ["integer", "null"]
-    # The strict form only lets the model send what the registry's one schema accepts.
+    # What the strict form lets the model send is accepted: a null for an optional property
+    # whose own schema refuses null (mode, level, when, items[].qty) is dropped by the
+    # registry's validation; the plain schema itself stays non-nullable there.
     validator = jsonschema.Draft202012Validator(reg.get_schema("order"))
     sent = {"items": [{"name": "a", "qty": None}], "mode": None, "note": None, "level": None, "when": None}
     jsonschema.Draft202012Validator(params).validate(sent)
-    validator.validate(sent)
+    assert not validator.is_valid(sent)
+    validator.validate({"items": [{"name": "a"}], "note": None})
     assert reg.execute_tool("order", sent).text == "ok"
     assert by_name["tree"]["strict"] is True
     assert by_name["nothing"]["strict"] is True
@@ -213,14 +216,13 @@ def test_gemini(reg: ToolRegistry) -> None:
         "type": "object",
         "properties": {
             "name": {"type": "string"},
-            "qty": {"type": "integer", "nullable": True, "default": 1},
+            "qty": {"type": "integer", "default": 1},
         },
         "required": ["name"],
     }
     assert order_params["properties"]["mode"] == {
         "type": "string",
         "enum": ["fast", "slow"],
-        "nullable": True,
         "default": "fast",
     }
     assert order_params["properties"]["level"]["description"] == "Allowed values: 1, 2"

@@ -4,7 +4,8 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 :class:`ToolRegistry`, and let an :class:`Agent` call them.
 """
 
-from agentmaker._callable import tool
+from agentmaker._callable import FunctionTool, ToolFlags, tool
+from agentmaker._messages import ContentPart, Message, RunInput
 from agentmaker._native import (
     CalculatorTool,
     CLITool,
@@ -18,6 +19,7 @@ from agentmaker._native import (
     ToolResponse,
 )
 from agentmaker._registry import ToolRegistry
+from agentmaker._status import RunStatus, ToolCallStatus, ToolStatus
 from agentmaker.agent import Agent, RunResult, RunUsage, ToolCallRecord
 from agentmaker.confirm import cli_confirm
 from agentmaker.errors import (
@@ -29,6 +31,7 @@ from agentmaker.errors import (
     RunLimitExceeded,
     StopAgentRun,
     ToolConfigError,
+    ToolDefinitionWarning,
     ToolError,
     ToolRegistrationError,
 )
@@ -42,25 +45,33 @@ __all__ = [
     "AgentmakerError",
     "CLITool",
     "CalculatorTool",
+    "ContentPart",
+    "FunctionTool",
     "HybridRetriever",
     "LLMClient",
     "LLMResponse",
     "LLMResponseError",
     "MCPClient",
     "MCPTool",
+    "Message",
     "NotesTool",
     "RetryAgentRun",
     "RunCancelled",
+    "RunInput",
     "RunLimitExceeded",
     "RunPolicy",
     "RunResult",
+    "RunStatus",
     "RunUsage",
     "SearchTool",
     "StopAgentRun",
     "Tool",
     "ToolCallRecord",
+    "ToolCallStatus",
     "ToolConfigError",
+    "ToolDefinitionWarning",
     "ToolError",
+    "ToolFlags",
     "ToolParameter",
     "ToolPermissions",
     "ToolRegistrationError",
@@ -68,6 +79,7 @@ __all__ = [
     "ToolResponse",
     "ToolRetriever",
     "ToolSearchTool",
+    "ToolStatus",
     "cli_confirm",
     "tool",
 ]

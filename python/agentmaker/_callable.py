@@ -4,7 +4,7 @@
 How the registry runs these (see src/py/registry.rs): a tool whose ``_fast_call`` is
 ``(func, names)`` or ``(func, names, null_defaults)`` is called from Rust as ``func(**kwargs)``
 with only the declared keys, skipping keys in ``null_defaults`` whose value is None (null means
-"use the default"); its result is wrapped in Rust (JSON values) or by ``result_to_response``.
+"use the default"); its result is wrapped by the rules of ``agentmaker._results``.
 Every other callable tool runs through ``run`` / ``arun`` here, which convert the arguments
 (Enum members, dataclasses, datetimes ...) and wrap the result.
 """
@@ -13,20 +13,44 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypedDict, TypeVar, overload
 
 from agentmaker._native import Tool, ToolParameter, ToolResponse
 from agentmaker._signature import CallableSpec, analyze, is_coroutine_function, to_response
 from agentmaker.errors import ToolRegistrationError
 
-__all__ = ["DictFunctionTool", "FunctionTool", "from_callable", "function_tool", "result_to_response", "tool"]
+if TYPE_CHECKING:
+    from typing import Unpack
+
+__all__ = [
+    "DictFunctionTool",
+    "FunctionTool",
+    "ToolFlags",
+    "from_callable",
+    "function_tool",
+    "tool",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class ToolFlags(TypedDict, total=False):
+    """The behaviour flags ``@tool``, ``from_callable`` and ``register_callable`` accept."""
+
+    requires_confirmation: bool
+    external_content: bool
+    supports_parallel: bool
+    timeout: float | None
+    stop_after_tool_call: bool
+
 
 _FLAGS = ("requires_confirmation", "external_content", "supports_parallel", "timeout", "stop_after_tool_call")
 _FLAG_SET = frozenset(_FLAGS)
 
 
-def _check_flags(flags: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+def _check_flags(flags: Mapping[str, object], allowed: tuple[str, ...], where: str) -> None:
     if flags.keys() == _FLAG_SET:  # what @tool passes
         return
     unknown = sorted(set(flags) - set(allowed))
@@ -37,7 +61,7 @@ def _check_flags(flags: dict[str, Any], allowed: tuple[str, ...], where: str) ->
         )
 
 
-def _apply_flags(obj: Tool, flags: dict[str, Any]) -> None:
+def _apply_flags(obj: Tool, flags: Mapping[str, object]) -> None:
     for key in ("requires_confirmation", "external_content", "supports_parallel", "stop_after_tool_call"):
         if flags.get(key):  # the class attributes already say False
             setattr(obj, key, True)
@@ -45,13 +69,17 @@ def _apply_flags(obj: Tool, flags: dict[str, Any]) -> None:
         timeout = flags["timeout"]
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ToolRegistrationError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        obj.timeout = float(timeout)
+        setattr(obj, "timeout", float(timeout))  # noqa: B010 - a class-level setting, set per tool here
 
 
-class FunctionTool(Tool):
-    """A tool inferred from a typed function. Calling it calls the function."""
+class FunctionTool(Tool, Generic[P, R]):
+    """A tool inferred from a typed function. Calling it calls the function.
 
-    def __init__(self, spec: CallableSpec, **flags: Any) -> None:
+    It is generic in the function's parameters and return type, so a type checker sees
+    ``get_weather("Paris", days=2)`` on a ``@tool`` function exactly as on the function itself.
+    """
+
+    def __init__(self, spec: CallableSpec, **flags: Unpack[ToolFlags]) -> None:
         super().__init__(spec.name, spec.description)
         self._spec = spec
         _apply_flags(self, flags)
@@ -64,9 +92,10 @@ class FunctionTool(Tool):
         self.__doc__ = getattr(spec.func, "__doc__", None)
 
     @property
-    def func(self) -> Callable[..., Any]:
+    def func(self) -> Callable[P, R]:
         """The wrapped function."""
-        return self._spec.func
+        func: Callable[P, R] = self._spec.func
+        return func
 
     @property
     def is_async(self) -> bool:
@@ -90,18 +119,53 @@ class FunctionTool(Tool):
     async def arun(self, parameters: dict[str, Any]) -> ToolResponse:
         return await self._spec.acall(parameters)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._spec.func(*args, **kwargs)
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        result: R = self._spec.func(*args, **kwargs)
+        return result
 
 
 def from_callable(
-    func: Callable[..., Any], *, name: str | None = None, description: str | None = None, **flags: Any
-) -> FunctionTool:
+    func: Callable[P, R],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    **flags: Unpack[ToolFlags],
+) -> FunctionTool[P, R]:
     """Infer a tool from a typed callable (what ``@tool`` does)."""
     _check_flags(flags, _FLAGS, "from_callable()")
     if isinstance(func, Tool):
         raise ToolRegistrationError(f"{func!r} already is a Tool; register it directly")
     return FunctionTool(analyze(func, name=name, description=description), **flags)
+
+
+@overload
+def tool(
+    _func: Callable[P, R],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_confirmation: bool = False,
+    external_content: bool = False,
+    supports_parallel: bool = False,
+    timeout: float | None = None,
+    stop_after_tool_call: bool = False,
+) -> FunctionTool[P, R]: ...
+
+
+@overload
+def tool(
+    _func: None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_confirmation: bool = False,
+    external_content: bool = False,
+    supports_parallel: bool = False,
+    timeout: float | None = None,
+    stop_after_tool_call: bool = False,
+) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
 def tool(
@@ -114,7 +178,7 @@ def tool(
     supports_parallel: bool = False,
     timeout: float | None = None,
     stop_after_tool_call: bool = False,
-) -> Any:
+) -> FunctionTool[Any, Any] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Turn a type-annotated function into a :class:`Tool`.
 
     Use bare (``@tool``) or with keywords (``@tool(name=..., requires_confirmation=True)``). The
@@ -131,7 +195,7 @@ def tool(
         if isinstance(_func, Tool):
             raise ToolRegistrationError(f"{_func!r} already is a Tool; register it directly")
         return FunctionTool(analyze(_func))  # bare @tool: nothing to check or apply
-    flags = {
+    flags: ToolFlags = {
         "requires_confirmation": requires_confirmation,
         "external_content": external_content,
         "supports_parallel": supports_parallel,
@@ -139,7 +203,7 @@ def tool(
         "stop_after_tool_call": stop_after_tool_call,
     }
 
-    def decorate(func: Callable[..., Any]) -> FunctionTool:
+    def decorate(func: Callable[P, R]) -> FunctionTool[P, R]:
         return from_callable(func, name=name, description=description, **flags)
 
     if _func is not None:
@@ -190,7 +254,7 @@ class DictFunctionTool(Tool):
                     f"Error: tool '{self.name}' is an async function and this thread is already running an "
                     "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead"
                 )
-        return to_response(result)
+        return to_response(self.name, result)
 
     async def arun(self, parameters: dict[str, Any]) -> ToolResponse:
         if not self._is_async:
@@ -198,7 +262,7 @@ class DictFunctionTool(Tool):
         result = self._func(dict(parameters))
         if inspect.isawaitable(result):
             result = await result
-        return to_response(result)
+        return to_response(self.name, result)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._func(*args, **kwargs)
@@ -215,8 +279,3 @@ def function_tool(
 ) -> DictFunctionTool:
     _check_flags(flags, _FLAGS, "register_function()")
     return DictFunctionTool(func, name, description, parameters, **flags)
-
-
-def result_to_response(tool_name: str, result: Any) -> ToolResponse:
-    """Wrap a non-JSON result of a fast-path callable tool (dataclass, pydantic model, set ...)."""
-    return to_response(result)

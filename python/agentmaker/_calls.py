@@ -18,9 +18,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ._status import ToolCallStatus
+
 __all__ = ["ToolCallRecord"]
 
-_scan_once = json.JSONDecoder().scan_once
+_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined] # set in __init__, not in the stub
 
 
 def _loads(text: str) -> Any:
@@ -71,21 +73,23 @@ class ToolCallRecord:
         self.call_id = ""
         self.name = ""
         self.arguments: Any = None
-        self.status: str | None = None
+        # Set by the gate that refuses the call or by its execution; every record a RunResult
+        # holds has one. None only while the call is being prepared.
+        self.status: ToolCallStatus = None  # type: ignore[assignment]
         self.duration = 0.0
         self.output = ""
         self.data: Any = None
         self.executed = False
         self._tool: Any = None
         self._kind = "sync"
-        self._params: dict | None = None
+        self._params: dict[str, Any] | None = None
         self._confirm = False
         self._parallel = False
         self._timeout: float | None = None
         self._stop: str | None = None
         self._wire: Any = None
 
-    def refuse(self, status: str, text: str) -> None:
+    def refuse(self, status: ToolCallStatus, text: str) -> None:
         self.status = status
         self.output = text
 

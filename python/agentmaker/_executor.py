@@ -21,6 +21,7 @@ from typing import Any
 from . import _native
 from ._calls import ToolCallRecord
 from ._drive import NEED_LOOP, loop_hidden
+from ._messages import Message
 from ._threads import shared_threads
 from .errors import RetryAgentRun, StopAgentRun
 from .run_policy import RunBudget, RunPolicy
@@ -52,7 +53,7 @@ class _Run:
     def __init__(self, sync_entry: bool, policy: RunPolicy | None) -> None:
         self.direct = sync_entry  # stepped by hand, no event loop yet
         self.sync_entry = sync_entry
-        self.messages: list[dict[str, Any]] = []
+        self.messages: list[Message] = []
         self.records: list[ToolCallRecord] = []
         self.budget = RunBudget(policy) if policy is not None else None
         self.serial = policy is not None and policy.has_numeric_cap
@@ -189,8 +190,8 @@ class ToolExecutor:
         try:
             if type(admitted) is not tuple:  # an MCP call, already sent
                 return await admitted
-            tool, kind = admitted
-            result = await tool.arun(rec._params)
+            tool, kind, args = admitted  # args: a pruned copy when nulls meant "use the default"
+            result = await tool.arun(args)
         except Exception as exc:  # noqa: BLE001 - converted like execute_tool does; signals re-raise
             return reg._exception(rec.name, exc)
         return reg._wrap(rec.name, kind, result)
@@ -233,7 +234,7 @@ class ToolExecutor:
             text = f"Error: tool '{rec.name}' returned {type(resp).__name__} instead of a ToolResponse"
         else:
             status = resp.status
-            rec.status = status if isinstance(status, str) else str(status)
+            rec.status = status if isinstance(status, str) else str(status)  # type: ignore[assignment]
             rec.data = resp.data
         try:
             external = bool(tool.is_external_content(rec._params))

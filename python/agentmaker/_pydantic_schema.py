@@ -5,9 +5,10 @@ The type-adapter fallback imports it on demand and quietly does nothing when it 
 
 pydantic's own JSON Schema is used (it knows validators, aliases, custom types), adopted into our
 process-wide ``$defs`` registry: its def names are re-issued so they cannot clash with other
-classes, refs are rewritten to match, titles are dropped (noise for the model), and properties
-with a default become nullable with ``null`` meaning "use the default", exactly like dataclass
-fields (see _schema_objects).  The converter strips those nulls and calls pydantic's validation.
+classes, refs are rewritten to match and titles are dropped (noise for the model).  A property
+with a default stays as pydantic renders it (not nullable); a null sent for it means "use the
+default", exactly like dataclass fields (see _schema_objects): the converter strips those nulls
+and calls pydantic's validation.
 """
 
 from __future__ import annotations
@@ -165,19 +166,10 @@ def _nullable_defaults(schema: dict[str, Any]) -> frozenset[str]:
         return frozenset()
     required = set(schema.get("required", ()))
     keys = []
-    for name, sub in list(props.items()):
+    for name, sub in props.items():
         if name in required or not isinstance(sub, dict) or _accepts_null(sub):
             continue
         keys.append(name)
-        t = sub.get("type")
-        if isinstance(t, str) and "$ref" not in sub and "anyOf" not in sub:
-            sub["type"] = [t, "null"]
-            if isinstance(sub.get("enum"), list) and None not in sub["enum"]:
-                sub["enum"] = [*sub["enum"], None]
-        else:
-            inner = {k: v for k, v in sub.items() if k not in ("description", "default")}
-            outer = {k: v for k, v in sub.items() if k in ("description", "default")}
-            props[name] = {"anyOf": [inner, {"type": "null"}], **outer}
     return frozenset(keys)
 
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-from collections.abc import Callable, Coroutine, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from agentmaker._native import Tool, ToolResponse
 from agentmaker._native import ToolRegistry as _NativeRegistry
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from agentmaker._callable import FunctionTool, ToolFlags
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 __all__ = ["ToolRegistry"]
 
@@ -55,45 +61,33 @@ class ToolRegistry(_NativeRegistry):
             forms = self.__dict__["_forms_cache"] = ProviderForms()
         return forms
 
-    def aexecute_tool(self, name: str, parameters: dict[str, Any]) -> Coroutine[Any, Any, ToolResponse]:
-        """Async :meth:`execute_tool`: async tools are awaited on the running loop; synchronous
-        ones run on a worker thread so the loop is never blocked.
+    async def aexecute_tool(self, name: str, parameters: dict[str, Any]) -> ToolResponse:
+        """Async :meth:`execute_tool`: async tools (and MCP calls) are awaited on the running
+        loop; synchronous ones run on a worker thread so the loop is never blocked.
 
-        For an MCP tool, inside a running loop, what comes back is the call's own future (an
-        ``McpCallFuture``, which is also a coroutine). Like a coroutine it does nothing until
-        it is awaited, gathered or run as a task; unlike one, ``gather`` makes no task for it,
-        which matters when hundreds of calls are gathered."""
-        unsent = self._mcp_unsent(name, parameters)
-        return self._aexecute(name, parameters) if unsent is None else unsent
-
-    # asyncio.iscoroutinefunction (and inspect's, from Python 3.12) still says True.
-    if hasattr(inspect, "markcoroutinefunction"):
-        aexecute_tool = inspect.markcoroutinefunction(aexecute_tool)
-    else:  # Python 3.11
-        aexecute_tool._is_coroutine = asyncio.coroutines._is_coroutine  # type: ignore[attr-defined]
-
-    async def _aexecute(self, name: str, parameters: dict[str, Any]) -> ToolResponse:
+        A coroutine like any other: nothing happens until it runs, and cancelling the task that
+        runs it cancels the tool's ``arun`` (an MCP call is cancelled at the server too)."""
         admitted = self._admit(name, parameters)
         if type(admitted) is ToolResponse:
             return admitted
         try:
             if type(admitted) is not tuple:  # an MCP call, already sent
                 return await admitted  # type: ignore[no-any-return]
-            tool, kind = admitted
-            result = await tool.arun(parameters)
+            tool, kind, args = admitted  # args: a pruned copy when nulls meant "use the default"
+            result = await tool.arun(args)
         except Exception as exc:  # noqa: BLE001 - the model gets the error; flow control re-raises
             return self._exception(name, exc)
         return self._wrap(name, kind, result)
 
     def register_callable(
         self,
-        func: Callable[..., Any],
+        func: Callable[P, R],
         *,
         name: str | None = None,
         description: str | None = None,
         overwrite: bool = False,
-        **flags: Any,
-    ) -> Tool:
+        **flags: Unpack[ToolFlags],
+    ) -> FunctionTool[P, R]:
         """Infer a tool from a typed function exactly like ``@tool`` and register it."""
         from agentmaker._callable import from_callable
 
@@ -109,7 +103,7 @@ class ToolRegistry(_NativeRegistry):
         parameters: Iterable[Any] | None = None,
         *,
         overwrite: bool = False,
-        **flags: Any,
+        **flags: Unpack[ToolFlags],
     ) -> Tool:
         """Register ``func(parameters_dict)`` with hand-written ``ToolParameter``s (no inference)."""
         from agentmaker._callable import function_tool

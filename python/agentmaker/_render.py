@@ -3,8 +3,11 @@ Gemini.  Pure functions over schema dicts; they never mutate their input.
 
 Strict mode (OpenAI ``strict: true``) needs every property listed in ``required``, optional ones
 nullable, ``additionalProperties: false`` on every object and only the keywords strict mode knows.
-Our inferred schemas already make defaulted parameters nullable (``null`` = "use the default"),
-so the strict form validates against the same schema the registry validates with.  When a schema
+The strict form makes every optional property nullable (unless its type already admits null),
+and mentions its default in the description; the registry's validation treats a null sent for
+an optional property whose own schema refuses null as "absent" and drops it before the tool runs
+(src/registry.rs), so the default applies.  The plain renderings never add null: a property is
+nullable there exactly when its type admits ``None``.  When a schema
 cannot be made strict (an open ``dict[str, T]``, a fixed tuple, ``Any``, an unsupported keyword)
 ``strict_schema`` says why and the tool is rendered without ``strict``.
 """

@@ -307,20 +307,6 @@ def _nullable(node: Node) -> Node:
     return Node(new, conv, node.refs, True, node.type_word)
 
 
-_NULLABLE: dict[int, tuple[Node, Node]] = {}
-
-
-def nullable_cached(node: Node) -> Node:
-    """_nullable(node), computed once per node (nodes live in the caches for the process)."""
-    hit = _NULLABLE.get(id(node.schema))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    out = _nullable(node)
-    if len(_NULLABLE) < 65536:
-        _NULLABLE[id(node.schema)] = (node, out)
-    return out
-
-
 def _union(args: tuple[Any, ...], resolve: Callable[[Any], Any] | None) -> Node:
     has_none = any(a is _NoneType or a is None for a in args)
     members = [infer(a, resolve) for a in args if a is not _NoneType and a is not None]

@@ -1,11 +1,10 @@
 """Object-shaped classes (dataclasses, TypedDicts, NamedTuples) as ``$defs`` entries, and the
 JSON-able view of Python values used for schema defaults and tool results.
 
-A field with a default whose type does not accept ``None`` is advertised as nullable: ``null``
-means "use the default".  OpenAI's strict mode needs that (every property is required there, so
-optional ones must be nullable), and because it is part of the one schema, the validator accepts
-what the strict rendering lets the model send.  The converter drops such nulls so the default
-applies.
+A field with a default is optional, never nullable unless its type admits ``None``.  OpenAI's
+strict rendering makes optional properties nullable (every property is required there); the
+registry's validation drops such a null (src/registry.rs) and the converter skips it too, so
+the default applies.
 """
 
 from __future__ import annotations
@@ -120,7 +119,7 @@ def _build(cls: type, kind: str, name: str) -> _si.Node:
         refs |= node.refs
         optional = default is not _si._MISSING
         null_default = optional and not node.accepts_none
-        prop = dict((_si._nullable(node) if null_default else node).schema)
+        prop = dict(node.schema)
         desc = meta_desc or field_docs.get(fname, "")
         if desc and "description" not in prop:
             prop["description"] = desc
@@ -190,7 +189,12 @@ def json_default(value: Any) -> Any:
 
 
 class _NotJson(Exception):
-    pass
+    """A value with no JSON form: ``value`` is the offending leaf, ``reason`` says why."""
+
+    def __init__(self, value: Any, reason: str = "") -> None:
+        super().__init__(reason)
+        self.value = value
+        self.reason = reason
 
 
 def jsonable(value: Any, strict: bool = False) -> Any:
@@ -204,7 +208,7 @@ def jsonable(value: Any, strict: bool = False) -> Any:
         if math.isfinite(value):
             return value
         if strict:
-            raise _NotJson
+            raise _NotJson(value, f"the float {value} (NaN and infinity are not JSON)")
         return str(value)
     if t is list or t is tuple:
         return [jsonable(v, strict) for v in value]
@@ -220,7 +224,7 @@ def jsonable(value: Any, strict: bool = False) -> Any:
         return str(value)
     if isinstance(value, decimal.Decimal):
         if strict and not value.is_finite():
-            raise _NotJson
+            raise _NotJson(value, f"the Decimal {value} (NaN and infinity are not JSON)")
         return str(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: jsonable(getattr(value, f.name), strict) for f in dataclasses.fields(value)}
@@ -228,9 +232,10 @@ def jsonable(value: Any, strict: bool = False) -> Any:
     if dump is not None and sys.modules.get("pydantic") is not None and not isinstance(value, type):
         try:
             return dump(mode="json")
-        except Exception:  # noqa: BLE001 - user code / third-party errors become messages
+        except Exception as exc:  # noqa: BLE001 - user code / third-party errors become messages
             if strict:
-                raise _NotJson from None
+                reason = f"a {type(value).__qualname__} whose model_dump(mode='json') failed ({type(exc).__name__}: {exc})"
+                raise _NotJson(value, reason) from None
             return str(value)
     if isinstance(value, tuple) and hasattr(value, "_asdict"):
         return {k: jsonable(v, strict) for k, v in value._asdict().items()}
@@ -248,12 +253,15 @@ def jsonable(value: Any, strict: bool = False) -> Any:
         return items
     if isinstance(value, dict):
         return {_key(k, strict): jsonable(v, strict) for k, v in value.items()}
-    if isinstance(value, (bytes, bytearray)):
+    if isinstance(value, (bytes, bytearray, memoryview)):
         if strict:
-            raise _NotJson
+            kind = type(value).__qualname__
+            raise _NotJson(
+                value, f"a value of type {kind} (decode text to str, or base64-encode binary data)"
+            )
         return bytes(value).decode("utf-8", "replace")
     if strict:
-        raise _NotJson
+        raise _NotJson(value, f"a value of type {type(value).__qualname__}")
     return str(value)
 
 
@@ -265,7 +273,7 @@ def _key(k: Any, strict: bool) -> str:
     if isinstance(k, (str, int, float, bool)) or k is None:
         return k if isinstance(k, str) else _json_scalar_text(k)
     if strict:
-        raise _NotJson
+        raise _NotJson(k, f"a dict key of type {type(k).__qualname__} (JSON object keys are strings)")
     return str(k)
 
 

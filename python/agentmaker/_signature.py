@@ -21,7 +21,9 @@ from typing import Any, NamedTuple
 
 from agentmaker import _schema_infer as _si
 from agentmaker._docstring import doc_parts
-from agentmaker._schema_objects import json_default, jsonable
+from agentmaker._docstring_check import check_documented
+from agentmaker._native import _tool_result
+from agentmaker._schema_objects import json_default
 from agentmaker.errors import ToolRegistrationError
 
 __all__ = ["CallableSpec", "ParamInfo", "analyze", "check_tool_name", "to_response"]
@@ -163,7 +165,7 @@ class CallableSpec:
                     f"Error: tool '{self.name}' is an async function and this thread is already running an "
                     "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead"
                 )
-        return to_response(result)
+        return _tool_result(self.name, result)
 
     def _call_in_worker(self, args: dict[str, Any]) -> Any:
         # asyncio cannot carry StopIteration through a Future: the awaiting task would never wake.
@@ -183,7 +185,7 @@ class CallableSpec:
         result = self.func(*prepared[0], **prepared[1])
         if inspect.isawaitable(result):
             result = await result
-        return to_response(result)
+        return _tool_result(self.name, result)
 
     @staticmethod
     def _finish_sync(result: Any) -> Any:
@@ -213,27 +215,9 @@ def _response() -> Any:
     return _RESPONSE
 
 
-def to_response(value: Any) -> Any:
-    """A tool function's return value as a ToolResponse: str as is, None as an empty success,
-    structured values as JSON text with the JSON-able value in ``data``."""
-    cls = _response()
-    if type(value) is str:
-        return cls.ok(value)
-    if isinstance(value, cls):
-        return value
-    if value is None:
-        return cls.ok("")
-    if isinstance(value, str):
-        return cls.ok(str(value))
-    data = jsonable(value)
-    return cls.ok(_dumps(data), data=data)
-
-
-def _dumps(data: Any) -> str:
-    import json
-
-    # Compact, like the Rust side's rendering of JSON results, so both paths give the same text.
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+def to_response(tool_name: str, value: Any) -> Any:
+    """A tool function's return value as its ToolResponse (the rules: agentmaker._results)."""
+    return _tool_result(tool_name, value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,6 +257,8 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
     with _si.LOCK:
         built = _build_schema(func, params, hints, globalns, docs)
     schema, rows, convs, null_defaults, posonly, fills = built
+    if docs:
+        check_documented(_fn_label(func), code_owner, docs, schema["properties"])
     is_async = _is_async(func, target)
     return CallableSpec(
         tool_name,
@@ -346,11 +332,12 @@ def _build_schema(
         except RecursionError:
             raise _fail(func, f"parameter '{pname}' annotation {ann!r} nests too deeply") from None
         has_default = default is not _MISSING
+        # A default does not make the parameter nullable: the schema says what the function
+        # accepts. A null sent for it anyway (OpenAI strict mode makes optional properties
+        # nullable) is dropped by the registry's validation and here, so the default applies.
         if has_default and not node.accepts_none:
-            prop = dict(_si.nullable_cached(node).schema)
             null_defaults.append(pname)
-        else:
-            prop = dict(node.schema)
+        prop = dict(node.schema)
         text = prop.get("description")
         if text is None:
             text = docs.get(pname, "")

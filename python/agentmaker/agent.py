@@ -14,15 +14,18 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from . import _native
 from ._calls import ToolCallRecord, parse_call
 from ._drive import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from ._executor import ToolExecutor, _Run
+from ._llm_dispatch import chat_method
+from ._messages import ContentPart, Message, RunInput, input_messages, query_text
 from ._registry import ToolRegistry
+from ._status import RunStatus
 from ._threads import shared_threads
 from ._tool_rag import ToolRetriever, hide_denied
 from .llm import LLMResponse
@@ -59,10 +62,10 @@ class RunResult:
     """
 
     final_output: str
-    status: str
+    status: RunStatus
     usage: RunUsage
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
 
     def __str__(self) -> str:
         return self.final_output
@@ -108,7 +111,7 @@ class Agent(ToolExecutor):
         tools: Iterable[Any] | None = None,
         tool_registry: Any = None,
         instructions: str | None = None,
-        confirm: Callable[[Any, dict], Any] | None = None,
+        confirm: Callable[[Any, dict[str, Any]], Any] | None = None,
         permissions: Any = None,
         tool_retriever: Any = None,
         run_policy: RunPolicy | None = None,
@@ -180,8 +183,21 @@ class Agent(ToolExecutor):
 
     # ----------------------------------------------------------------------------------- entry points
 
-    def run(self, input: Any) -> RunResult:
+    # One overload per input form: with a single union parameter a checker cannot tell which
+    # TypedDict a list literal such as ``[{"role": "user", "content": "hi"}]`` is meant to be.
+    @overload
+    def run(self, input: str) -> RunResult: ...
+    @overload
+    def run(self, input: Sequence[Message]) -> RunResult: ...
+    @overload
+    def run(self, input: Sequence[ContentPart]) -> RunResult: ...
+
+    def run(self, input: RunInput) -> RunResult:
         """Run the agent to a final answer and return the :class:`RunResult`.
+
+        ``input`` is a string (the user's message), a list of content parts (one user message
+        with several parts) or a list of messages sent after the instructions as given: see
+        :mod:`agentmaker._messages`.
 
         Works in plain scripts and in threads (also while another thread runs an event loop).
         Inside a running event loop use ``await agent.arun(...)`` instead.
@@ -193,7 +209,14 @@ class Agent(ToolExecutor):
             )
         return run_sync(self._drive(input, _Run(True, self.run_policy)))
 
-    async def arun(self, input: Any) -> RunResult:
+    @overload
+    async def arun(self, input: str) -> RunResult: ...
+    @overload
+    async def arun(self, input: Sequence[Message]) -> RunResult: ...
+    @overload
+    async def arun(self, input: Sequence[ContentPart]) -> RunResult: ...
+
+    async def arun(self, input: RunInput) -> RunResult:
         """The async form of :meth:`run`."""
         return await self._drive(input, _Run(False, self.run_policy))
 
@@ -223,12 +246,9 @@ class Agent(ToolExecutor):
             schema = reg.to_openai_schema(names=names)
         return schema or None
 
-    async def _retrieved_schema(self, run: _Run, input: Any) -> list | None:
+    async def _retrieved_schema(self, run: _Run) -> list | None:
         """Tool-RAG: the retriever picks the tools for this run's input (once per run)."""
-        if isinstance(input, str):
-            query = input
-        else:  # content parts: their text
-            query = " ".join(p.get("text", "") for p in input if isinstance(p, dict))
+        query = query_text(run.messages)
         retriever = self.tool_retriever
         fetch = retriever.schema_for
         if self.permissions is not None and isinstance(retriever, ToolRetriever):
@@ -267,17 +287,13 @@ class Agent(ToolExecutor):
             run.tools = [*(run.tools or ()), *reg.to_openai_schema(names=new)]
 
     async def _drive(self, input: Any, run: _Run) -> RunResult:
-        if not isinstance(input, (str, list)):
-            raise TypeError(f"run input must be a string (or a list of content parts), got {input!r}")
-        llm = self.llm
-        chat = llm.chat
-        if not run.sync_entry:
-            chat = getattr(llm, "achat", None) or chat
+        added = input_messages(input)
+        chat = chat_method(self.llm, run.sync_entry)
         messages = run.messages
         messages.append({"role": "system", "content": self.instructions or DEFAULT_INSTRUCTIONS})
-        messages.append({"role": "user", "content": input})
+        messages.extend(added)
         if self.tool_retriever is not None and self.tool_registry is not None:
-            run.tools = await self._retrieved_schema(run, input)
+            run.tools = await self._retrieved_schema(run)
         else:
             run.tools = self._tool_schema(run)
         budget = run.budget
@@ -331,7 +347,7 @@ class Agent(ToolExecutor):
                 return self._result(run, stop, "stopped")
         return self._result(run, TURNS_EXHAUSTED, "max_turns")
 
-    def _result(self, run: _Run, text: str, status: str) -> RunResult:
+    def _result(self, run: _Run, text: str, status: RunStatus) -> RunResult:
         usage = RunUsage(
             run.llm_calls, run.tool_calls, run.prompt_tokens, run.completion_tokens, run.total_tokens
         )
@@ -348,7 +364,7 @@ class Agent(ToolExecutor):
         assistant["content"] = content
         assistant["tool_calls"] = [r._wire for r in recs]
         messages = run.messages
-        messages.append(assistant)
+        messages.append(assistant)  # type: ignore[arg-type] # a Message plus the provider's extra keys
         run.records.extend(recs)
         n = len(recs)
         i = 0

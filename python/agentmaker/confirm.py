@@ -29,7 +29,7 @@ MASK = "****"
 
 
 def _mask_text(text: str) -> str:
-    def repl(m: re.Match) -> str:
+    def repl(m: re.Match[str]) -> str:
         s = m.group(0)
         if s.startswith("://"):
             return "://" + MASK + "@"
@@ -62,7 +62,7 @@ def mask_secrets(value: Any, _key: str | None = None) -> Any:
     return value
 
 
-def cli_confirm(tool: Any, parameters: dict) -> bool:
+def cli_confirm(tool: Any, parameters: dict[str, Any]) -> bool:
     """Ask on stdin whether a high-risk tool call may run.
 
     Shows the tool and its arguments (secret-looking values masked) and returns True only for an

@@ -19,6 +19,7 @@ __all__ = [
     "RunLimitExceeded",
     "StopAgentRun",
     "ToolConfigError",
+    "ToolDefinitionWarning",
     "ToolError",
     "ToolRegistrationError",
 ]
@@ -36,6 +37,15 @@ class ToolRegistrationError(ToolError, ValueError):
     """A tool cannot be defined or registered as written (bad name, duplicate, bad schema...).
 
     The message says what to change.
+    """
+
+
+class ToolDefinitionWarning(UserWarning):
+    """A tool definition works but misleads the model: for instance a docstring that describes a
+    parameter the function does not have, or leaves one out while describing the others.
+
+    Issued with :func:`warnings.warn` when the tool is defined; the message names the function,
+    the parameter and what to change.  Silence it with the usual warning filters.
     """
 
 

@@ -9,8 +9,12 @@ The contract an object must meet to drive an :class:`~agentmaker.Agent`:
     It returns an :class:`LLMResponse`, either directly or as an awaitable (``async def chat``
     works with both ``Agent.run`` and ``Agent.arun``).
 ``achat(messages, *, tools=None, **kwargs)`` (optional)
-    An ``async`` variant. ``Agent.arun`` prefers it when present, so a client with a blocking
-    ``chat`` never blocks the event loop; ``Agent.run`` always uses ``chat``.
+    An ``async`` variant, so a client with a blocking ``chat`` never blocks the event loop.
+    The agent calls the most-derived of the two: where one class (or the object itself)
+    defines both, ``Agent.arun`` uses ``achat`` and ``Agent.run`` uses ``chat``; a subclass
+    that overrides only ``chat`` gets ``chat`` in both (an inherited ``achat`` never shadows
+    it), and one that overrides only ``achat`` gets ``achat`` in both (``Agent.run`` drives
+    the coroutine on its own event loop). See ``agentmaker._llm_dispatch`` for the details.
 ``supports_function_calling`` (optional, default True)
     False makes ``Agent`` refuse tools at construction.
 
@@ -30,6 +34,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._llm_dispatch import runs_chat_on_a_thread
 from .errors import LLMResponseError
 
 __all__ = ["LLMClient", "LLMResponse", "LLMResponseError"]
@@ -145,10 +150,11 @@ class LLMClient:
         latency = (time.perf_counter() - started) * 1000.0
         return parse_chat_completion(raw_bytes, latency_ms=latency)
 
+    @runs_chat_on_a_thread  # a subclass overriding only chat still gets it off the loop
     async def achat(
         self, messages: list[dict], *, tools: list[dict] | None = None, **kwargs: Any
     ) -> LLMResponse:
-        """Like :meth:`chat`, on a worker thread."""
+        """Like :meth:`chat` (the most-derived one), on a worker thread."""
         return await asyncio.to_thread(self.chat, messages, tools=tools, **kwargs)
 
 

@@ -28,7 +28,7 @@ class ScriptedRequest:
         self.kwargs = kwargs
 
     @property
-    def messages(self) -> list[dict]:
+    def messages(self) -> list[dict[str, Any]]:
         if self._messages is None:
             self._messages = list(self._source[: self._length])
         return self._messages
@@ -58,7 +58,8 @@ class ScriptedLLM:
 
     ``calls`` counts consumed entries and ``requests`` records what each call received.
     ``chat`` is an ordinary method (the agent calls it without an event loop); ``achat`` is the
-    same as a coroutine.
+    same as a coroutine. A subclass may override either: the agent calls the most-derived one
+    on both ``Agent.run`` and ``Agent.arun`` (see :mod:`agentmaker.llm`).
     """
 
     def __init__(
@@ -78,7 +79,7 @@ class ScriptedLLM:
 
     @staticmethod
     def tool_call(
-        name: str, arguments: dict | None = None, *, call_id: str = "call_1", content: str = ""
+        name: str, arguments: dict[str, Any] | None = None, *, call_id: str = "call_1", content: str = ""
     ) -> LLMResponse:
         """A response that calls one tool with ``arguments`` (serialised as JSON text)."""
         return LLMResponse(
@@ -149,7 +150,7 @@ class ScriptedLLM:
         return len(self.script) - self.calls
 
 
-def _call(name: str, arguments: dict | None, call_id: str) -> dict:
+def _call(name: str, arguments: dict[str, Any] | None, call_id: str) -> dict[str, Any]:
     return {
         "id": call_id,
         "type": "function",

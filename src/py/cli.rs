@@ -171,9 +171,19 @@ impl PyCliTool {
         self.core.programs().iter().cloned().collect()
     }
 
-    /// Run the command without blocking the event loop. Cancelling the awaiting task kills the
-    /// command's process group at once (and reaps it) instead of leaving it running.
+    /// Run the command without blocking the event loop; returns a coroutine. Cancelling the
+    /// task that runs it kills the command's process group at once (and reaps it) instead of
+    /// leaving it running.
     fn arun<'py>(
+        slf: &Bound<'py, Self>,
+        parameters: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::py::coroutines::await_method(slf.as_any(), "_arun_on_loop", vec![parameters.clone()])
+    }
+
+    /// What ``arun``'s coroutine awaits: starts the command now, on the running loop, and
+    /// returns the future of its response (cancelling the future cancels the command).
+    fn _arun_on_loop<'py>(
         slf: &Bound<'py, Self>,
         parameters: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {

@@ -109,7 +109,14 @@ fn to_value(
         }
         return Ok(Value::Array(out));
     }
-    if let Ok(t) = obj.cast::<PyTuple>() {
+    // A NamedTuple is not cast here: it has field names, and the result conversion in Python
+    // (agentmaker._results) renders it as an object.
+    if let Ok(t) = obj
+        .cast::<PyTuple>()
+        .ok()
+        .filter(|t| t.is_exact_instance_of::<PyTuple>() || !t.hasattr("_fields").unwrap_or(false))
+        .ok_or(())
+    {
         let mut out = Vec::with_capacity(t.len());
         for (i, item) in t.iter().enumerate() {
             path.push(i.to_string());

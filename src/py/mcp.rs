@@ -1,8 +1,9 @@
 //! `MCPClient` and `MCPTool`: the Python face of `crate::mcp`.
 //!
 //! Every wait on the server happens on the shared tokio runtime: async methods return
-//! awaitables resolved on the loop thread (`completion.rs`; no tokio thread takes the GIL), and the
-//! sync `execute_tool` path blocks in `McpTool::call_blocking` with the GIL released.
+//! coroutines (`coroutines.rs`) that await futures resolved on the loop thread
+//! (`completion.rs`; no tokio thread takes the GIL), and the sync `execute_tool` path blocks
+//! in `McpTool::call_blocking` with the GIL released.
 
 pub(crate) mod completion;
 
@@ -15,6 +16,7 @@ use crate::mcp::client::{
 use crate::mcp::http::HeaderSource;
 use crate::mcp::stdio::StdioConfig;
 use crate::py::convert::{py_to_value, saturating_i64};
+use crate::py::coroutines::await_method;
 use crate::py::errors::{config, tool_config_error, tool_error};
 use crate::py::registry::type_name;
 use crate::py::response::PyToolResponse;
@@ -373,11 +375,29 @@ impl PyMcpClient {
     }
 
     /// Start the server (or open the HTTP session) and run the MCP handshake.
-    fn __aenter__<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+    fn __aenter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        await_method(slf.as_any(), "_aenter_on_loop", vec![])
+    }
+
+    /// Close the session and stop the server; exceptions from the block propagate.
+    #[pyo3(signature = (*_exc))]
+    fn __aexit__<'py>(
+        slf: &Bound<'py, Self>,
+        _exc: &Bound<'py, pyo3::types::PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let exiting = PyBool::new(slf.py(), true).to_owned().into_any();
+        await_method(slf.as_any(), "_aclose_on_loop", vec![exiting])
+    }
+
+    /// Close the session (same as leaving ``async with``). Closing twice is harmless.
+    fn aclose<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let exiting = PyBool::new(slf.py(), false).to_owned().into_any();
+        await_method(slf.as_any(), "_aclose_on_loop", vec![exiting])
+    }
+
+    /// What ``__aenter__``'s coroutine awaits: starts the handshake on the running loop.
+    fn _aenter_on_loop<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        if let Some(later) = later_if_no_loop(slf.as_any(), "__aenter__", vec![])? {
-            return Ok(later);
-        }
         let inner = slf.get().inner.clone();
         let me: Py<PyAny> = slf.into_any().unbind();
         // Given up on (a cancelled task, `asyncio.wait_for`), the handshake stops and the
@@ -391,38 +411,20 @@ impl PyMcpClient {
         })
     }
 
-    /// Close the session and stop the server; exceptions from the block propagate.
-    #[pyo3(signature = (*_exc))]
-    fn __aexit__<'py>(
-        slf: &Bound<'py, Self>,
-        _exc: &Bound<'py, pyo3::types::PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    /// What ``aclose`` and ``__aexit__`` await: closes on the running loop, then resolves to
+    /// False when leaving ``async with`` (exceptions from the block propagate), else None.
+    fn _aclose_on_loop<'py>(slf: &Bound<'py, Self>, exiting: bool) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        if let Some(later) = later_if_no_loop(slf.as_any(), "__aexit__", _exc.iter().collect())? {
-            return Ok(later);
-        }
         let inner = slf.get().inner.clone();
         completion::spawn_for_loop(py, async move {
             inner.close().await;
-            Box::new(|py: Python<'_>| {
-                Ok(pyo3::types::PyBool::new(py, false)
-                    .to_owned()
-                    .into_any()
-                    .unbind())
+            Box::new(move |py: Python<'_>| {
+                Ok(if exiting {
+                    PyBool::new(py, false).to_owned().into_any().unbind()
+                } else {
+                    py.None()
+                })
             }) as Deliver
-        })
-    }
-
-    /// Close the session (same as leaving ``async with``). Closing twice is harmless.
-    fn aclose<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        if let Some(later) = later_if_no_loop(slf.as_any(), "aclose", vec![])? {
-            return Ok(later);
-        }
-        let inner = slf.get().inner.clone();
-        completion::spawn_for_loop(py, async move {
-            inner.close().await;
-            Box::new(|py: Python<'_>| Ok(py.None())) as Deliver
         })
     }
 
@@ -432,10 +434,12 @@ impl PyMcpClient {
     /// that is too large, too deep or references anything outside itself, a bad name, or a
     /// fingerprint that does not match the pins (the message names the tools).
     fn load_tools<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        await_method(slf.as_any(), "_load_tools_on_loop", vec![])
+    }
+
+    /// What ``load_tools``' coroutine awaits: asks for the listing on the running loop.
+    fn _load_tools_on_loop<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        if let Some(later) = later_if_no_loop(slf.as_any(), "load_tools", vec![])? {
-            return Ok(later);
-        }
         let inner = slf.get().inner.clone();
         completion::spawn_abortable_for_loop(py, async move {
             let tools = inner.load_tools().await;
@@ -543,30 +547,17 @@ pub struct PyMcpTool {
 }
 
 impl PyMcpTool {
-    /// Sends the call on the running loop and returns its awaitable (what ``arun`` returns);
-    /// the registry calls this with the arguments it already converted and validated.
+    /// Sends the call on the running loop and returns its future (what ``arun`` awaits); the
+    /// registry calls this with the arguments it already converted and validated.
     pub fn start<'py>(
         &self,
         py: Python<'py>,
         args: serde_json::Value,
     ) -> PyResult<Bound<'py, PyAny>> {
         // No task per call: the response is handed straight to the loop's completion queue.
-        let (waiter, completer, on_cancel) = completion::pending_for_loop(py, true)?;
+        let (waiter, completer, on_cancel) = completion::pending_for_loop(py)?;
         self.send(completer, on_cancel, args);
         Ok(waiter)
-    }
-
-    /// Sends the call for an `McpCallFuture` made before (by ``aexecute_tool``, which sends
-    /// on first use), on that future's loop.
-    pub fn start_into(
-        &self,
-        py: Python<'_>,
-        waiter: &Bound<'_, PyAny>,
-        args: serde_json::Value,
-    ) -> PyResult<()> {
-        let (completer, on_cancel) = completion::pending_into(py, waiter)?;
-        self.send(completer, on_cancel, args);
-        Ok(())
     }
 
     fn send(
@@ -633,37 +624,39 @@ impl PyMcpTool {
         true
     }
 
-    /// Call the remote tool; resolves to a ToolResponse (errors, timeouts and a closed session
-    /// are error responses, never exceptions). Called inside a running loop, the call is sent
-    /// at once; with no loop running in the thread, it returns a coroutine that makes the call
-    /// on whichever loop runs it (``asyncio.run``, ``run_coroutine_threadsafe``).
+    /// Call the remote tool; returns a coroutine resolving to a ToolResponse (errors,
+    /// timeouts and a closed session are error responses, never exceptions). The call is sent
+    /// when the coroutine runs; cancelling the task that runs it cancels the call (the server
+    /// is sent ``notifications/cancelled``).
     fn arun<'py>(
         slf: &Bound<'py, Self>,
         parameters: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        await_method(slf.as_any(), "_arun_on_loop", vec![parameters.clone()])
+    }
+
+    /// What ``arun``'s coroutine awaits: sends the call now, on the running loop, and returns
+    /// its future (an ``McpFuture``: cancelling it cancels the call).
+    fn _arun_on_loop<'py>(
+        slf: &Bound<'py, Self>,
+        parameters: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        let args = match py_to_value(parameters) {
-            Ok(v) => v,
+        match py_to_value(parameters) {
+            Ok(args) => slf.get().start(py, args),
             Err(e) => {
-                // Still a coroutine when no loop runs (it resolves to this error there).
-                if let Some(later) =
-                    later_if_no_loop(slf.as_any(), "arun", vec![parameters.clone()])?
-                {
-                    return Ok(later);
-                }
                 let resp = PyToolResponse::error_text(
                     py,
                     format!("Error: MCP tool arguments are not JSON: {}", e.describe()),
                 );
-                let ready = crate::py::tool::Ready::new(Py::new(py, resp)?.into_any());
-                return Ok(Bound::new(py, ready)?.into_any());
+                let done = py
+                    .import("asyncio")?
+                    .call_method0("get_running_loop")?
+                    .call_method0("create_future")?;
+                done.call_method1("set_result", (resp,))?;
+                Ok(done)
             }
-        };
-        // With no loop running here, a coroutine that makes the call on the loop that runs
-        // it (asked only when starting failed: the hot path pays nothing).
-        slf.get().start(py, args).or_else(|err| {
-            later_if_no_loop(slf.as_any(), "arun", vec![parameters.clone()])?.ok_or(err)
-        })
+        }
     }
 
     fn __repr__(&self) -> String {
@@ -674,29 +667,4 @@ impl PyMcpTool {
             self.tool.origin()
         )
     }
-}
-
-/// `_mcp_future._later(obj, method, *args)` when no asyncio loop runs in this thread, else
-/// None: the client's and tools' async methods then return a coroutine, like an ``async def``,
-/// instead of failing for want of a loop.
-fn later_if_no_loop<'py>(
-    obj: &Bound<'py, PyAny>,
-    method: &str,
-    args: Vec<Bound<'py, PyAny>>,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let py = obj.py();
-    let running = py
-        .import("asyncio")?
-        .getattr("_get_running_loop")?
-        .call0()?;
-    if !running.is_none() {
-        return Ok(None);
-    }
-    let mut all = vec![
-        obj.clone(),
-        pyo3::types::PyString::new(py, method).into_any(),
-    ];
-    all.extend(args);
-    let later = py.import("agentmaker._mcp_future")?.getattr("_later")?;
-    Ok(Some(later.call1(pyo3::types::PyTuple::new(py, all)?)?))
 }

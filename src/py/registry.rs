@@ -52,9 +52,10 @@ pub struct Payload {
 
 type PyEntry = Entry<Payload>;
 
-/// A call that passed lookup and validation (the entry and the arguments as JSON), or the error
-/// response for the model.
-type Admission = Result<(Arc<PyEntry>, Value), Py<PyToolResponse>>;
+/// A call that passed lookup and validation (the entry, the arguments as JSON and, when
+/// validation dropped nulls meaning "use the default", the pruned arguments as a new dict for
+/// the tool), or the error response for the model.
+type Admission = Result<(Arc<PyEntry>, Value, Option<Py<PyAny>>), Py<PyToolResponse>>;
 
 struct Rendered {
     version: u64,
@@ -255,20 +256,21 @@ pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py
     let ty = type_name(exc);
     let msg = exc.str().map(|s| s.to_string()).unwrap_or_default();
     // The model needs the gist; a tool that puts a whole payload into its exception must not
-    // flood the context (the full text stays in the DEBUG log).
+    // flood the context (the full text stays in the logged traceback).
     let msg = crate::validation::truncate(&msg, MAX_EXCEPTION_CHARS);
-    log_tool_exception(py, tool, &err);
     let text = if msg.is_empty() {
         format!("Error: tool '{tool}' raised during execution: {ty}")
     } else {
         format!("Error: tool '{tool}' raised during execution: {ty}: {msg}")
     };
+    log_tool_exception(py, tool, &err, &text);
     error_response(py, text)
 }
 
-/// Keeps the traceback available to developers (logger `agentmaker.tools`, level DEBUG) while
-/// the model only gets the one-line error.
-fn log_tool_exception(py: Python<'_>, tool: &str, err: &PyErr) {
+/// The model gets the one-line error; the developer gets the traceback: a WARNING with
+/// `exc_info` on the `agentmaker.tools` logger (a child of `agentmaker`). Flow-control signals
+/// never get here.
+fn log_tool_exception(py: Python<'_>, tool: &str, err: &PyErr, told: &str) {
     static LOGGER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let logger = LOGGER.get_or_try_init(py, || {
         py.import("logging")?
@@ -277,11 +279,23 @@ fn log_tool_exception(py: Python<'_>, tool: &str, err: &PyErr) {
             .map(Bound::unbind)
     });
     if let Ok(logger) = logger {
+        let exc = err.value(py);
+        // The traceback travels beside the exception in a PyErr: put it back on the exception,
+        // so the log record (and anyone holding the exception) sees where the tool failed.
+        if let Some(tb) = err.traceback(py) {
+            if exc.getattr("__traceback__").is_ok_and(|t| t.is_none()) {
+                let _ = exc.setattr("__traceback__", tb);
+            }
+        }
         let kwargs = PyDict::new(py);
-        let _ = kwargs.set_item("exc_info", err.value(py));
+        let _ = kwargs.set_item("exc_info", exc);
         let _ = logger.bind(py).call_method(
-            "debug",
-            ("tool %r raised during execution", tool),
+            "warning",
+            (
+                "tool %r raised an exception; the model was told: %s",
+                tool,
+                told,
+            ),
             Some(&kwargs),
         );
     }
@@ -314,8 +328,10 @@ pub fn wrap_run_result(
 }
 
 /// Wraps what an `@tool` function returned: str and ToolResponse as they are, None as an
-/// empty success, JSON values as JSON text with the value kept in `data`, and anything else
-/// through the Python converter (dataclasses, pydantic models).
+/// empty success, JSON values as compact JSON text with the value kept in `data`, and anything
+/// else through `agentmaker._results.result_to_response` (dataclasses, pydantic models, Enums
+/// ... or an error response naming a type that has no JSON form). The one owner of these rules:
+/// Python reaches it through `_tool_result`.
 pub fn wrap_callable_result(
     py: Python<'_>,
     tool: &str,
@@ -347,11 +363,25 @@ pub fn wrap_callable_result(
             ),
         );
     }
-    let converted = py
-        .import("agentmaker._callable")?
-        .getattr("result_to_response")?
-        .call1((tool, result))?;
+    static CONVERT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let convert = CONVERT.get_or_try_init(py, || {
+        py.import("agentmaker._results")?
+            .getattr("result_to_response")
+            .map(Bound::unbind)
+    })?;
+    let converted = convert.bind(py).call1((tool, result))?;
     wrap_run_result(py, tool, converted)
+}
+
+/// `_native._tool_result(tool, value)`: a tool function's return value as its ToolResponse
+/// (the rules of [`wrap_callable_result`]), for the callable tools run from Python.
+#[pyfunction]
+pub fn _tool_result(
+    py: Python<'_>,
+    tool: &str,
+    value: Bound<'_, PyAny>,
+) -> PyResult<Py<PyToolResponse>> {
+    wrap_callable_result(py, tool, value)
 }
 
 /// Runs a tool whose arguments passed `admit`, and wraps the result.
@@ -475,7 +505,7 @@ impl PyToolRegistry {
                 ),
             )?));
         }
-        let args = match py_to_value(parameters) {
+        let mut args = match py_to_value(parameters) {
             Ok(v) => v,
             Err(e) => {
                 return Ok(Err(error_response(
@@ -484,10 +514,12 @@ impl PyToolRegistry {
                 )?))
             }
         };
-        if let Err(text) = entry.check_args(&args) {
-            return Ok(Err(error_response(py, text)?));
-        }
-        Ok(Ok((entry, args)))
+        let pruned = match entry.check_args(&mut args) {
+            Ok(false) => None,
+            Ok(true) => Some(value_to_py(py, &args)?.unbind()),
+            Err(text) => return Ok(Err(error_response(py, text)?)),
+        };
+        Ok(Ok((entry, args, pruned)))
     }
 
     fn rendered<R>(&self, py: Python<'_>, f: impl FnOnce(&Rendered) -> R) -> PyResult<R> {
@@ -760,7 +792,10 @@ impl PyToolRegistry {
         parameters: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyToolResponse>> {
         match self.admit(py, name, parameters)? {
-            Ok((entry, args)) => run_admitted(py, &entry.spec.name, &entry, &args, parameters),
+            Ok((entry, args, pruned)) => {
+                let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
+                run_admitted(py, &entry.spec.name, &entry, &args, params)
+            }
             Err(resp) => Ok(resp),
         }
     }
@@ -774,10 +809,13 @@ impl PyToolRegistry {
         parameters: &Bound<'_, PyAny>,
     ) -> PyResult<(Py<PyToolResponse>, bool)> {
         match self.admit(py, name, parameters)? {
-            Ok((entry, args)) => Ok((
-                run_admitted(py, &entry.spec.name, &entry, &args, parameters)?,
-                true,
-            )),
+            Ok((entry, args, pruned)) => {
+                let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
+                Ok((
+                    run_admitted(py, &entry.spec.name, &entry, &args, params)?,
+                    true,
+                ))
+            }
             Err(resp) => Ok((resp, false)),
         }
     }
@@ -817,54 +855,11 @@ impl PyToolRegistry {
         Some((obj.clone().unbind(), kind))
     }
 
-    /// For ``aexecute_tool``: if ``name`` is a registered MCP tool and a loop runs, an unsent
-    /// ``McpCallFuture`` on it, which sends the call (``_send_mcp``) on first use; else None
-    /// (the caller makes the coroutine).
-    fn _mcp_unsent<'py>(
-        slf: &Bound<'py, Self>,
-        name: &Bound<'py, PyAny>,
-        parameters: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let py = slf.py();
-        let Ok(Ok(text)) = name.cast::<PyString>().map(|n| n.to_str()) else {
-            return Ok(None);
-        };
-        let is_mcp = slf
-            .get()
-            .entry(py, text)
-            .is_some_and(|entry| mcp_tool(py, &entry).is_some());
-        if !is_mcp {
-            return Ok(None);
-        }
-        let lazy = (slf, name, parameters).into_pyobject(py)?.into_any();
-        crate::py::mcp::completion::unsent_call(py, lazy)
-    }
-
-    /// Checks the arguments and sends the MCP call for ``future`` (an ``McpCallFuture`` of the
-    /// loop that will settle it); refused arguments settle it with the error response at once.
-    /// False if ``name`` is no longer an MCP tool (it was replaced): nothing is done then.
-    fn _send_mcp(
-        &self,
-        py: Python<'_>,
-        future: &Bound<'_, PyAny>,
-        name: &Bound<'_, PyAny>,
-        parameters: &Bound<'_, PyAny>,
-    ) -> PyResult<bool> {
-        match self.admit(py, name, parameters)? {
-            Err(resp) => {
-                future.call_method1(pyo3::intern!(py, "set_result"), (resp,))?;
-                Ok(true)
-            }
-            Ok((entry, args)) => match mcp_tool(py, &entry) {
-                Some(mcp) => mcp.get().start_into(py, future, args).map(|()| true),
-                None => Ok(false),
-            },
-        }
-    }
-
-    /// For the async path: an error ToolResponse, or the tool object to await ``arun`` on
-    /// (with its kind for :meth:`_wrap`), or, for an MCP tool, its call already sent: an
-    /// awaitable resolving to the ToolResponse. (Rust built-ins that never block are run right
+    /// For the async path: an error ToolResponse, or ``(tool, kind, parameters)``: the tool
+    /// object to await ``arun(parameters)`` on, its kind for :meth:`_wrap`, and the arguments to
+    /// pass (the caller's dict, or a pruned copy when validation dropped nulls that mean "use
+    /// the default"), or, for an MCP tool, its call already sent: an awaitable resolving to the
+    /// ToolResponse. (Rust built-ins that never block are run right
     /// here; the Agent runs those inline and never asks.)
     fn _admit<'py>(
         &self,
@@ -872,7 +867,7 @@ impl PyToolRegistry {
         name: &Bound<'py, PyAny>,
         parameters: &Bound<'py, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (entry, args) = match self.admit(py, name, parameters)? {
+        let (entry, args, pruned) = match self.admit(py, name, parameters)? {
             Ok(ok) => ok,
             Err(resp) => return Ok(resp.into_any()),
         };
@@ -892,7 +887,8 @@ impl PyToolRegistry {
             Runner::Kwargs { .. } => "callable",
             _ => "tool",
         };
-        Ok((entry.payload.obj.clone_ref(py), kind)
+        let params = pruned.unwrap_or_else(|| parameters.clone().unbind());
+        Ok((entry.payload.obj.clone_ref(py), kind, params)
             .into_pyobject(py)?
             .into_any()
             .unbind())

@@ -1,6 +1,7 @@
 //! `Tool`, the base class of every tool, subclassable from Python.
 
 use crate::py::convert::{py_to_value, value_to_py};
+use crate::py::coroutines::{later, Later};
 use crate::py::parameter::PyToolParameter;
 use crate::py::response::PyToolResponse;
 use crate::tool::{NativeTool, BUILTIN_ORIGIN};
@@ -77,35 +78,6 @@ fn args_value(tool: &str, parameters: &Bound<'_, PyAny>) -> Result<Value, String
             e.describe()
         )
     })
-}
-
-/// An awaitable that is already complete: `await` returns the value without a trip through
-/// the event loop (used for cheap Rust tools on the async path).
-#[pyclass(module = "agentmaker._native")]
-pub struct Ready {
-    value: Option<Py<PyAny>>,
-}
-
-impl Ready {
-    pub fn new(value: Py<PyAny>) -> Self {
-        Ready { value: Some(value) }
-    }
-}
-
-#[pymethods]
-impl Ready {
-    fn __await__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
-    }
-
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
-    }
-
-    fn __next__(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let value = self.value.take().unwrap_or_else(|| py.None());
-        Err(PyStopIteration::new_err((value,)))
-    }
 }
 
 /// `run` wrapped for a worker thread: a StopIteration escaping it becomes a RuntimeError.
@@ -331,8 +303,9 @@ impl PyTool {
         }
     }
 
-    /// Run the tool asynchronously. The default runs ``run`` on a worker thread, so a
-    /// synchronous tool works unchanged in an async agent.
+    /// Run the tool asynchronously; returns a coroutine. The default runs ``run`` on a worker
+    /// thread, so a synchronous tool works unchanged in an async agent (a built-in that never
+    /// blocks runs on the loop when the coroutine is awaited).
     fn arun<'py>(
         slf: &Bound<'py, Self>,
         parameters: &Bound<'py, PyAny>,
@@ -344,13 +317,14 @@ impl PyTool {
         };
         if let Some(native) = &native {
             if !native.blocks() {
-                let resp = Self::run(slf, parameters)?;
-                return Ok(Bound::new(py, Ready::new(Py::new(py, resp)?.into_any()))?.into_any());
+                let args = PyTuple::new(py, [slf.getattr("run")?, parameters.clone()])?;
+                return later(py, Later::Call, args);
             }
         } else if !overrides(slf.as_any(), "run", &base_methods(py)?.0)? {
-            return Err(PyNotImplementedError::new_err(format!(
+            let err = PyNotImplementedError::new_err(format!(
                 "Tool '{name}' implements neither run() nor arun(); override at least one"
-            )));
+            ));
+            return later(py, Later::Raise, PyTuple::new(py, [err.into_value(py)])?);
         }
         let to_thread = py.import("asyncio")?.getattr("to_thread")?;
         to_thread.call1((no_stop_iteration(slf.getattr("run")?)?, parameters))

@@ -407,36 +407,19 @@ impl OnCancel {
     }
 }
 
-/// A future of `agentmaker._mcp_future` on the running loop (an `McpCallFuture` for a tool
-/// call, else an `McpFuture`), the [`Completer`] that resolves it and the hook its
-/// cancellation runs. On a loop that cannot watch our pipe (no `add_reader`; no standard loop
-/// on Unix) the completer goes through `call_soon_threadsafe` instead of the queue.
+/// A future of `agentmaker._mcp_future` (an `McpFuture`) on the running loop, the
+/// [`Completer`] that resolves it and the hook its cancellation runs. On a loop that cannot
+/// watch our pipe (no `add_reader`; no standard loop on Unix) the completer goes through
+/// `call_soon_threadsafe` instead of the queue.
 pub fn pending_for_loop<'py>(
     py: Python<'py>,
-    call: bool,
 ) -> PyResult<(Bound<'py, PyAny>, Completer, OnCancel)> {
     static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     // asyncio's own error when no loop runs ("no running event loop").
     let event_loop = asyncio_function(py, &GET_RUNNING_LOOP, "get_running_loop")?.call0()?;
-    let waiter = new_future(py, &event_loop, call)?;
+    let waiter = new_future(py, &event_loop)?;
     let (completer, on_cancel) = attach(py, &event_loop, &waiter)?;
     Ok((waiter, completer, on_cancel))
-}
-
-/// For ``aexecute_tool``: an unsent `McpCallFuture` on the running loop holding what sending
-/// it takes (``_am_lazy``), or None when no loop runs in this thread.
-pub fn unsent_call<'py>(
-    py: Python<'py>,
-    lazy: Bound<'py, PyAny>,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    static RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let event_loop = asyncio_function(py, &RUNNING_LOOP, "_get_running_loop")?.call0()?;
-    if event_loop.is_none() {
-        return Ok(None);
-    }
-    let fut = new_future(py, &event_loop, true)?;
-    fut.setattr(intern!(py, "_am_lazy"), lazy)?;
-    Ok(Some(fut))
 }
 
 fn asyncio_function<'py>(
@@ -451,21 +434,10 @@ fn asyncio_function<'py>(
         .bind(py))
 }
 
-fn new_future<'py>(
-    py: Python<'py>,
-    event_loop: &Bound<'py, PyAny>,
-    call: bool,
-) -> PyResult<Bound<'py, PyAny>> {
+fn new_future<'py>(py: Python<'py>, event_loop: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let kwargs = pyo3::types::PyDict::new(py);
     kwargs.set_item(intern!(py, "loop"), event_loop)?;
-    future_class(py, call)?.call((), Some(&kwargs))
-}
-
-/// The [`Completer`] and cancel hook for a future made elsewhere (an `McpCallFuture` that
-/// `aexecute_tool` returned before sending its call), on the future's own loop.
-pub fn pending_into(py: Python<'_>, waiter: &Bound<'_, PyAny>) -> PyResult<(Completer, OnCancel)> {
-    let event_loop = waiter.call_method0(intern!(py, "get_loop"))?;
-    attach(py, &event_loop, waiter)
+    future_class(py)?.call((), Some(&kwargs))
 }
 
 fn attach(
@@ -494,7 +466,7 @@ fn attach(
     Ok((completer, on_cancel))
 }
 
-/// What cancelling a future made by [`pending_for_loop`] does: `McpCallFuture.cancel` calls
+/// What cancelling a future made by [`pending_for_loop`] does: `McpFuture.cancel` calls
 /// `cancel()` on the object stored in its `_am_call` slot.
 #[pyclass(module = "agentmaker._native", name = "_McpCall", frozen)]
 pub struct CancelCall(OnCancel);
@@ -506,22 +478,18 @@ impl CancelCall {
     }
 }
 
-/// `agentmaker._mcp_future.McpCallFuture` (`call`) or its base `McpFuture`: asyncio futures
-/// whose `cancel` also runs the hook; the call's future is also a coroutine.
-fn future_class(py: Python<'_>, call: bool) -> PyResult<&Bound<'_, PyAny>> {
-    static CLASSES: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
-    let (call_class, base) = CLASSES.get_or_try_init(py, || {
-        let module = py.import("agentmaker._mcp_future")?;
-        Ok::<_, PyErr>((
-            module.getattr("McpCallFuture")?.unbind(),
-            module.getattr("McpFuture")?.unbind(),
-        ))
-    })?;
-    Ok(if call {
-        call_class.bind(py)
-    } else {
-        base.bind(py)
-    })
+/// `agentmaker._mcp_future.McpFuture`: an asyncio future whose `cancel` also runs the hook.
+fn future_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    Ok(CLASS
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(
+                py.import("agentmaker._mcp_future")?
+                    .getattr("McpFuture")?
+                    .unbind(),
+            )
+        })?
+        .bind(py))
 }
 
 /// An asyncio future on the running loop that resolves to what `fut` (run on the shared tokio
@@ -547,7 +515,7 @@ fn spawn_with<'py, F>(py: Python<'py>, fut: F, abortable: bool) -> PyResult<Boun
 where
     F: Future<Output = Deliver> + Send + 'static,
 {
-    let (waiter, completer, on_cancel) = pending_for_loop(py, false)?;
+    let (waiter, completer, on_cancel) = pending_for_loop(py)?;
     let task = crate::py::runtime().spawn(async move {
         completer.complete(fut.await);
     });

@@ -1,0 +1,127 @@
+"""The chat messages an agent sends and records, and how a run's input becomes messages.
+
+A message is the OpenAI chat shape (``{"role": "user", "content": "..."}``); it is a plain dict
+at run time, typed here as :class:`Message` so a type checker can follow ``RunResult.messages``
+and the input of ``Agent.run``.
+
+``Agent.run`` / ``arun`` take one of:
+
+- a string: one user message;
+- a list (or tuple) of content parts (dicts with a ``type``, e.g. ``{"type": "text", ...}`` or
+  ``{"type": "image_url", ...}``): one user message whose content is that list;
+- a list (or tuple) of messages (dicts with a ``role``): sent as given, after the agent's
+  instructions (which always come first, as the system message). Each message is copied, so the
+  caller's dicts are never changed by the run.
+
+A list mixing messages and content parts, an empty list, an unknown role or a content that is
+neither a string, a list nor None is refused with a clear error before the model is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, Required, TypeAlias, TypedDict
+
+__all__ = ["ContentPart", "Message", "RunInput", "input_messages", "query_text"]
+
+Role: TypeAlias = Literal["system", "developer", "user", "assistant", "tool"]
+_ROLES: frozenset[str] = frozenset(("system", "developer", "user", "assistant", "tool"))
+
+
+class ContentPart(TypedDict, total=False):
+    """One part of a multi-part message content: ``{"type": "text", "text": "..."}``,
+    ``{"type": "image_url", "image_url": {"url": "..."}}`` and the like."""
+
+    type: Required[str]
+    text: str
+    image_url: dict[str, Any]
+    input_audio: dict[str, Any]
+    file: dict[str, Any]
+
+
+class FunctionCall(TypedDict):
+    """The ``function`` of a tool call: its name and its arguments as a JSON text."""
+
+    name: str
+    arguments: str
+
+
+class ToolCallMessage(TypedDict):
+    """One entry of an assistant message's ``tool_calls``."""
+
+    id: str
+    type: Literal["function"]
+    function: FunctionCall
+
+
+class Message(TypedDict, total=False):
+    """One chat message: ``role`` always, ``content`` for most roles, ``tool_calls`` on an
+    assistant message that calls tools, ``tool_call_id`` on the tool message answering one."""
+
+    role: Required[Role]
+    content: str | list[ContentPart] | None
+    name: str
+    tool_calls: list[ToolCallMessage]
+    tool_call_id: str
+
+
+RunInput: TypeAlias = str | Sequence[Message] | Sequence[ContentPart]
+"""What ``Agent.run`` and ``Agent.arun`` accept."""
+
+
+def input_messages(input: object) -> list[Message]:
+    """The messages a run's input adds after the system message (see the module docstring)."""
+    if isinstance(input, str):
+        return [{"role": "user", "content": input}]
+    if not isinstance(input, (list, tuple)):
+        raise TypeError(
+            "run input must be a string, a list of messages or a list of content parts, "
+            f"got {type(input).__name__}: {input!r}"
+        )
+    if not input:
+        raise ValueError("run input is an empty list; give a string, messages or content parts")
+    if not any(isinstance(m, dict) and "role" in m for m in input):
+        for i, part in enumerate(input):
+            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                raise TypeError(
+                    f"run input item {i} is neither a message (a dict with a 'role') nor a content "
+                    f"part (a dict with a 'type'): {part!r}"
+                )
+        return [{"role": "user", "content": list(input)}]
+    messages: list[Message] = []
+    for i, msg in enumerate(input):
+        if not isinstance(msg, dict) or "role" not in msg:
+            raise TypeError(
+                f"run input item {i} is not a message (a dict with a 'role'): {msg!r}; a list is "
+                "either all messages or all content parts"
+            )
+        role = msg["role"]
+        if role not in _ROLES:
+            raise ValueError(
+                f"run input message {i} has role {role!r}; expected one of {', '.join(sorted(_ROLES))}"
+            )
+        content = msg.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            raise TypeError(
+                f"run input message {i} has content of type {type(content).__name__}; "
+                "expected a string, a list of content parts or None"
+            )
+        copied: Message = dict(msg)  # type: ignore[assignment]
+        messages.append(copied)
+    return messages
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""
+
+
+def query_text(messages: Sequence[Message]) -> str:
+    """The text Tool-RAG searches with: the last user message's text (its text parts joined)."""
+    for msg in reversed(messages):
+        if msg.get("role") == "user":
+            return _content_text(msg.get("content"))
+    return ""
