@@ -1,5 +1,6 @@
 //! The PyO3 binding: builds the `agentmaker._native` extension module.
 
+mod bridge;
 mod calculator;
 mod cli;
 mod convert;
@@ -42,7 +43,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tool::PyTool>()?;
     m.add_class::<mcp::PyMcpClient>()?;
     m.add_class::<mcp::PyMcpTool>()?;
-    mcp::completion::register_exit_hook(m)?;
+    bridge::register_exit_hook(m)?;
     m.add_class::<calculator::PyCalculatorTool>()?;
     m.add_class::<search::PySearchTool>()?;
     m.add_class::<cli::PyCliTool>()?;
