@@ -3,12 +3,8 @@
 //! (CI never builds it):
 //! `cargo build --release --no-default-features --features bench-server --example bench_mcp_server`.
 //!
-//! It is an rmcp `ServerHandler` run by rmcp's own `serve` loop. Only the transport is ours
-//! ([`Lines`]): rmcp's stock line transport decodes every incoming message through serde's
-//! untagged and flattened enums, which took about 40% of this server's CPU per call, and on a
-//! 2-CPU machine that CPU is taken from the client being measured. [`Lines`] decodes a
-//! `tools/call` request straight into rmcp's types and hands every other message to rmcp's
-//! own decoder.
+//! It is an rmcp `ServerHandler` run by rmcp's own `serve` loop over rmcp's own line
+//! transport (on non-blocking pipes).
 //!
 //! The handler is rmcp's `ServerHandler`, served through [`Quick`], an rmcp `Service` that
 //! answers a `tools/call` of a session opened with `initialize` in place (the same checks and
@@ -17,136 +13,19 @@
 //! size of its largest branch (every request kind of the protocol): moving it into each task
 //! was a fifth of this server's CPU per call.
 
-use agentmaker::mcp::batch_write::{BatchHandle, BatchWriter};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage,
-    ClientNotification, ClientRequest, ContentBlock, ErrorData, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, RequestId, ServerCapabilities, ServerJsonRpcMessage,
-    ServerResult, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientNotification, ClientRequest,
+    ContentBlock, ErrorData, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerResult, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, Service, ServiceExt};
-use rmcp::transport::Transport;
 use rmcp::ServerHandler;
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::future::Future;
 use std::os::fd::AsFd;
 use std::pin::Pin;
 use std::sync::Arc;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::unix::pipe;
-
-/// mimalloc rather than glibc's malloc: rmcp's serve loop spawns a task per request, and
-/// glibc's aligned allocation of each task cell (`posix_memalign`) plus its frees were about a
-/// fifth of this server's CPU per call (perf, 2026-11-30); with mimalloc the server's CPU per
-/// call in a 200-call burst fell from 6.7-6.9 to 5.4-6.2 µs (schedstat, alternating runs).
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// Replies waiting beyond this many bytes mean the client stopped reading.
-const MAX_UNWRITTEN: usize = 64 << 20;
-
-/// Newline-delimited JSON-RPC over non-blocking pipes, replies through a [`BatchWriter`]
-/// (coalesced while a write is in flight).
-struct Lines {
-    input: BufReader<pipe::Receiver>,
-    line: Vec<u8>,
-    writer: Option<BatchWriter>,
-    out: BatchHandle,
-}
-
-/// The fields of a message that say whether it is a well-formed `tools/call` request.
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(borrow)]
-    jsonrpc: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    method: Option<Cow<'a, str>>,
-    id: Option<RequestId>,
-    #[serde(borrow)]
-    params: Option<&'a RawValue>,
-    #[serde(borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow)]
-    error: Option<&'a RawValue>,
-}
-
-/// A `tools/call` request decoded the way rmcp's own decoder would (its `_meta` goes into the
-/// request's extensions); anything else is left to rmcp's decoder.
-fn decode_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
-    let head = serde_json::from_slice::<Head>(line).ok()?;
-    if head.jsonrpc.as_deref() != Some("2.0")
-        || head.method.as_deref() != Some("tools/call")
-        || head.result.is_some()
-        || head.error.is_some()
-    {
-        return None;
-    }
-    let mut params = serde_json::from_str::<CallToolRequestParams>(head.params?.get()).ok()?;
-    let mut call = CallToolRequest::new(CallToolRequestParams::default());
-    if let Some(meta) = params.meta.take() {
-        call.extensions.insert(meta);
-    }
-    call.params = params;
-    Some(ClientJsonRpcMessage::request(
-        ClientRequest::CallToolRequest(call),
-        head.id?,
-    ))
-}
-
-fn decode(line: &[u8]) -> Option<ClientJsonRpcMessage> {
-    if let Some(call) = decode_call(line) {
-        return Some(call);
-    }
-    match serde_json::from_slice(line) {
-        Ok(message) => Some(message),
-        Err(e) => {
-            eprintln!("bench_mcp_server: skipping a line that is not JSON-RPC: {e}");
-            None
-        }
-    }
-}
-
-impl Transport<RoleServer> for Lines {
-    type Error = std::io::Error;
-
-    fn send(
-        &mut self,
-        item: ServerJsonRpcMessage,
-    ) -> impl std::future::Future<Output = std::io::Result<()>> + Send + 'static {
-        let sent = serde_json::to_vec(&item)
-            .map_err(std::io::Error::other)
-            .and_then(|mut bytes| {
-                bytes.push(b'\n');
-                self.out.append(&bytes, MAX_UNWRITTEN)
-            });
-        std::future::ready(sent)
-    }
-
-    /// rmcp polls this inside a `select!` and may drop it halfway through a line; the bytes
-    /// read so far stay in `self.line` (`read_until` appends), which is only cleared once a
-    /// whole line was handled, so the next call goes on where this one stopped.
-    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
-        loop {
-            match self.input.read_until(b'\n', &mut self.line).await {
-                Ok(0) | Err(_) => return None,
-                Ok(_) => {}
-            }
-            let line = self.line.trim_ascii();
-            let message = if line.is_empty() { None } else { decode(line) };
-            self.line.clear();
-            if message.is_some() {
-                return message;
-            }
-        }
-    }
-
-    async fn close(&mut self) -> std::io::Result<()> {
-        self.writer.take();
-        Ok(())
-    }
-}
 
 fn pipes() -> std::io::Result<(pipe::Receiver, pipe::Sender)> {
     let rx = pipe::Receiver::from_owned_fd(std::io::stdin().as_fd().try_clone_to_owned()?)?;
@@ -263,16 +142,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // thread): the server should not be what the benchmark measures. From a terminal, plain
     // stdio.
     let service = match pipes() {
-        Ok((rx, tx)) => {
-            let writer = BatchWriter::new(tx);
-            let lines = Lines {
-                input: BufReader::with_capacity(64 << 10, rx),
-                line: Vec::with_capacity(4096),
-                out: writer.handle(),
-                writer: Some(writer),
-            };
-            bench.serve(lines).await?
-        }
+        Ok((rx, tx)) => bench.serve((rx, tx)).await?,
         Err(_) => bench.serve(rmcp::transport::stdio()).await?,
     };
     service.waiting().await?;

@@ -5,7 +5,6 @@
 //! JSON Schema, and results are [`response::ToolResponse`]s. The `python` feature adds the PyO3
 //! binding that builds `agentmaker._native`.
 
-pub mod alloc;
 pub mod builtins;
 pub mod docstring;
 pub mod error;

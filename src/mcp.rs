@@ -7,17 +7,21 @@
 //! client, a fingerprint ([`fingerprint`]) and a prepared input schema ([`schema`]). Texts
 //! from the server are cleaned by [`sanitize`]; results are bounded by [`result`].
 
-pub mod batch_write;
+pub mod bounded;
 pub mod catalog;
 pub mod client;
-pub mod fastcall;
 pub mod fingerprint;
 pub mod http;
 mod http_post;
+pub mod line_guard;
+pub mod own_messages;
+pub mod remote_tool;
 pub mod result;
+pub mod resumed_streams;
 pub mod sanitize;
 pub mod schema;
 pub mod stdio;
+pub mod stdio_transport;
 
 use crate::error::ConfigError;
 use crate::prompts::Prompts;

@@ -1,5 +1,6 @@
 //! The PyO3 binding: builds the `agentmaker._native` extension module.
 
+mod bridge;
 mod calculator;
 mod cli;
 mod convert;
@@ -36,10 +37,6 @@ pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
         .expect("agentmaker could not start its tokio runtime")
 }
 
-/// See [`crate::alloc`]: mimalloc for the small blocks of the hot paths, glibc for large ones.
-#[global_allocator]
-static ALLOC: crate::alloc::SplitAlloc = crate::alloc::SplitAlloc;
-
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<response::PyToolResponse>()?;
@@ -47,7 +44,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tool::PyTool>()?;
     m.add_class::<mcp::PyMcpClient>()?;
     m.add_class::<mcp::PyMcpTool>()?;
-    mcp::completion::register_exit_hook(m)?;
+    bridge::register_exit_hook(m)?;
     m.add_class::<calculator::PyCalculatorTool>()?;
     m.add_class::<search::PySearchTool>()?;
     m.add_class::<cli::PyCliTool>()?;

@@ -1370,6 +1370,40 @@ async def test_an_http_response_without_the_answer_fails_the_call_at_once():
             assert (await whoami.arun({})).status == "success"
 
 
+async def test_a_session_id_that_is_not_visible_ascii_is_refused_saying_so():
+    """The protocol allows only visible ASCII in Mcp-Session-Id; rmcp dropped any other id,
+    and the session's later requests went out without one."""
+    with RecordingServer() as server:
+        for bad in ("sess-\xe9", "session 2"):
+            server.session_id = bad
+            with pytest.raises(ToolError, match=r"Mcp-Session-Id is not visible ASCII \(0x21-0x7E\)"):
+                async with MCPClient(url=server.url, namespace="rec", timeout=10):
+                    pass
+        server.session_id = "session-3"
+        async with MCPClient(url=server.url, namespace="rec", timeout=10) as client:
+            assert len(await client.load_tools()) == 1
+        assert server.requests[-1][1].get("mcp-session-id") == "session-3"
+
+
+async def test_a_failed_json_body_that_stalls_does_not_hold_the_call():
+    """A JSON body of a failed response is read whole (it may hold the JSON-RPC error), but
+    one that stalls is given up on as a diagnostic's would be, not waited for to the timeout."""
+    with RecordingServer() as server:
+        async with MCPClient(url=server.url, namespace="rec", timeout=60) as client:
+            (whoami,) = await client.load_tools()
+            server.call_failure = (
+                500,
+                "application/json",
+                b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"backend down"}}',
+            )
+            server.call_failure_stall = 5.0
+            r = await whoami.arun({})
+            assert r.status == "error"
+            assert "HTTP 500 Internal Server Error: (its JSON body did not arrive within 1 s)" in r.text, (
+                r.text
+            )
+
+
 async def test_a_lone_surrogate_in_a_result_becomes_a_replacement_character():
     """Python's json.dumps writes half a surrogate pair as an escape serde refuses: the
     whole result used to fail ("unexpected end of hex escape")."""
@@ -1599,6 +1633,26 @@ async def test_an_http_event_too_large_to_read_fails_its_call_saying_so():
                 "the answer was not read (code -32603)"
             )
             server.call_result_text = None
+            assert (await whoami.arun({})).text == "<none>"
+
+
+async def test_an_event_too_large_on_a_resumed_stream_fails_its_call_saying_so():
+    """A call's event stream that breaks off is resumed with GET after its last event id; that
+    stream does not say which request it answers, and an event too large on it read as "the
+    server closed the connection"."""
+    with RecordingServer() as server:
+        async with MCPClient(url=server.url, namespace="rec", timeout=30) as client:
+            (whoami,) = await client.load_tools()
+            server.call_resumed_answer = '{"content": [{"type": "text", "text": "resumed"}]}'
+            assert (await whoami.arun({})).text == "resumed"
+            assert any(h.get("last-event-id") == "ev-1" for m, h in server.requests if m == "GET")
+            server.call_resumed_answer = '{"content": [{"type": "text", "text": "%s"}]}' % ("y" * 17_000_000)
+            r = await whoami.arun({})
+            assert r.text == (
+                "Error: the MCP tool call failed: SSE event exceeded the maximum size of 16777216 bytes; "
+                "the answer was not read (code -32603)"
+            ), r.text
+            server.call_resumed_answer = None
             assert (await whoami.arun({})).text == "<none>"
 
 

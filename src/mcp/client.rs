@@ -6,37 +6,31 @@
 //! and, for stdio, the server's whole process group. Every wait on the server (initialize,
 //! each page of the listing, every call) is bounded by `timeout` unless it is `None`.
 
-use super::catalog::{
-    build_catalog, parse_page, CatalogEntry, CatalogError, CatalogRules, ListedTool,
-};
-use super::fastcall::{CallOutcome, FastCalls};
+use super::catalog::{build_catalog, parse_page, CatalogError, CatalogRules, ListedTool};
 use super::http::{check_url, http_client, parse_headers, HeaderClient, HeaderSource};
-use super::result::convert_result;
+pub use super::remote_tool::{CallHandle, McpTool};
 use super::sanitize::{sanitize_marked, sanitize_tail};
 use super::stdio::{ChildProcess, StdioConfig};
-use super::MessageKey;
 use crate::prompts::Prompts;
-use crate::response::ToolResponse;
-use crate::tool::{check_tool_name, NativeTool, ToolSpec};
+use crate::tool::check_tool_name;
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientRequest, CustomRequest, Implementation,
-    InitializeRequestParams, ServerResult,
+    ClientCapabilities, ClientRequest, CustomRequest, Implementation, InitializeRequestParams,
+    ServerResult,
 };
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceError, ServiceExt};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long a stdio server gets to exit after its stdin is closed before its group is killed.
 const EXIT_GRACE: Duration = Duration::from_millis(1500);
 /// Error texts quoting the server are cut to this many characters.
-const ERROR_CHARS: usize = 500;
+pub(super) const ERROR_CHARS: usize = 500;
 
 /// The end of the server's stderr shown in a handshake error (the drain keeps 4 KiB).
 const STDERR_TAIL_CHARS: usize = 4096;
@@ -121,7 +115,7 @@ fn spawn_failure(cfg: &StdioConfig, err: &std::io::Error) -> String {
 }
 
 /// A number of seconds as a user wrote it (`30`, `0.5`).
-fn secs(d: Duration) -> String {
+pub(super) fn secs(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s.fract() == 0.0 {
         format!("{s:.0}")
@@ -132,13 +126,11 @@ fn secs(d: Duration) -> String {
 
 /// The live part of a connection, shared by the client and its tools.
 pub struct Session {
-    peer: Peer<RoleClient>,
-    /// stdio only: tool calls that bypass rmcp's per-request machinery (see `fastcall.rs`).
-    fast: Option<Arc<FastCalls>>,
+    pub(super) peer: Peer<RoleClient>,
     running: tokio::sync::Mutex<Option<RunningService<RoleClient, InitializeRequestParams>>>,
     child: tokio::sync::Mutex<Option<ChildProcess>>,
     closed: AtomicBool,
-    runtime: tokio::runtime::Handle,
+    pub(super) runtime: tokio::runtime::Handle,
     child_pid: Option<u32>,
     /// [`crate::runtime::fork_generation`] when the session was opened.
     process: u64,
@@ -151,7 +143,7 @@ impl Session {
         self.closed.load(Ordering::Acquire) || self.is_foreign()
     }
 
-    fn is_foreign(&self) -> bool {
+    pub(super) fn is_foreign(&self) -> bool {
         self.process != crate::runtime::fork_generation()
     }
 
@@ -160,9 +152,6 @@ impl Session {
         if self.is_foreign() {
             // The parent's server and connection are left to the parent.
             return;
-        }
-        if let Some(fast) = &self.fast {
-            fast.close();
         }
         if let Some(running) = self.running.lock().await.take() {
             // Cancelling ends the service loop and drops the transport, which closes the
@@ -327,17 +316,15 @@ impl McpClient {
         );
         let target = self.target();
         let timeout = self.config.timeout;
-        let (running, child, fast) = match &self.config.transport {
+        let (running, child) = match &self.config.transport {
             TransportConfig::Stdio(cfg) => {
-                let (child, mut stdout, stdin) =
-                    ChildProcess::spawn(cfg).map_err(|e| McpError::Spawn {
-                        target: target.clone(),
-                        reason: spawn_failure(cfg, &e),
-                    })?;
-                let fast = FastCalls::new(stdin.handle(), timeout);
-                stdout.set_fast(fast.clone());
-                match bounded(timeout, info.serve((stdout, stdin))).await {
-                    Some(Ok(running)) => (running, Some(child), Some(fast)),
+                let (child, transport) = ChildProcess::spawn(cfg).map_err(|e| McpError::Spawn {
+                    target: target.clone(),
+                    reason: spawn_failure(cfg, &e),
+                })?;
+                let transport = super::own_messages::OwnMessagesAnswered::new(transport);
+                match bounded(timeout, info.serve(transport)).await {
+                    Some(Ok(running)) => (running, Some(child)),
                     Some(Err(e)) => {
                         let mut reason = sanitize_marked(&e.to_string(), ERROR_CHARS);
                         let mut child = child;
@@ -373,14 +360,15 @@ impl McpClient {
                 let client = HeaderClient {
                     inner: http_client().map_err(McpError::Config)?,
                     source: h.header_source.clone(),
+                    resumed: Default::default(),
                 };
                 let cfg = StreamableHttpClientTransportConfig::with_uri(h.url.as_str())
                     .custom_headers(headers);
-                let transport = super::http::OwnMessagesAnswered::new(
+                let transport = super::own_messages::OwnMessagesAnswered::new(
                     StreamableHttpClientTransport::with_client(client, cfg),
                 );
                 match bounded(timeout, info.serve(transport)).await {
-                    Some(Ok(running)) => (running, None, None),
+                    Some(Ok(running)) => (running, None),
                     Some(Err(e)) => {
                         return Err(McpError::Handshake {
                             target,
@@ -401,7 +389,6 @@ impl McpClient {
         };
         Ok(Session {
             peer: running.peer().clone(),
-            fast,
             child_pid: child.as_ref().and_then(ChildProcess::pid),
             running: tokio::sync::Mutex::new(Some(running)),
             child: tokio::sync::Mutex::new(child),
@@ -461,7 +448,7 @@ impl McpClient {
 }
 
 /// Runs `fut` under the optional timeout; `None` means it timed out.
-async fn bounded<F: Future>(timeout: Option<Duration>, fut: F) -> Option<F::Output> {
+pub(super) async fn bounded<F: Future>(timeout: Option<Duration>, fut: F) -> Option<F::Output> {
     match timeout {
         Some(t) => tokio::time::timeout(t, fut).await.ok(),
         None => Some(fut.await),
@@ -508,8 +495,10 @@ async fn list_all(peer: &Peer<RoleClient>, max_tools: usize) -> Result<Vec<Liste
     })
 }
 
+const SERVER_GONE: &str = "the MCP server closed the connection (it may have exited)";
+
 /// A transport or protocol failure, worded for the model (not yet cleaned).
-fn service_error(e: &ServiceError) -> String {
+pub(super) fn service_error(e: &ServiceError) -> String {
     match e {
         ServiceError::TransportClosed => SERVER_GONE.into(),
         ServiceError::McpError(data) => format!("{} (code {})", data.message, data.code.0),
@@ -537,284 +526,6 @@ fn without_type_names(text: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// One remote tool, callable while its session is open.
-pub struct McpTool {
-    spec: ToolSpec,
-    remote_name: String,
-    fingerprint: String,
-    origin: String,
-    session: Arc<Session>,
-    /// The client's current session (see [`McpTool::no_session`]); weak, so that a tool kept
-    /// after its client is dropped does not keep that client's later session (and server) alive.
-    client: Weak<Mutex<Option<Arc<Session>>>>,
-    config: Arc<ClientConfig>,
-}
-
-impl McpTool {
-    fn new(
-        e: CatalogEntry,
-        config: &Arc<ClientConfig>,
-        session: Arc<Session>,
-        client: Weak<Mutex<Option<Arc<Session>>>>,
-    ) -> McpTool {
-        let mut spec = ToolSpec::new(e.display_name, e.description, Vec::new());
-        spec.input_schema = Some(e.input_schema);
-        spec.requires_confirmation = config.requires_confirmation;
-        spec.external_content = true;
-        // Calls on one connection are independent requests; concurrency is the server's call.
-        spec.supports_parallel = true;
-        McpTool {
-            spec,
-            remote_name: e.remote_name,
-            fingerprint: e.fingerprint,
-            origin: format!("mcp:{}", config.namespace),
-            session,
-            client,
-            config: config.clone(),
-        }
-    }
-
-    /// Why a call cannot be made once this tool's session is closed: the client is closed, or
-    /// it was opened again since and this tool belongs to the session before (its tools must
-    /// be loaded again: the server may have changed them, and their pins were checked then).
-    fn no_session(&self) -> ToolResponse {
-        let prompts = &self.config.prompts;
-        if self.session.is_foreign() {
-            // Before any lock: one a parent's thread held at the fork stays held here.
-            return ToolResponse::error(prompts.fmt(MessageKey::FORKED, &[]));
-        }
-        let reopened = self.client.upgrade().is_some_and(|client| {
-            client.lock().ok().is_some_and(|current| {
-                current
-                    .as_ref()
-                    .is_some_and(|s| !Arc::ptr_eq(s, &self.session) && !s.is_closed())
-            })
-        });
-        let key = if reopened {
-            MessageKey::STALE_SESSION
-        } else {
-            MessageKey::NO_SESSION
-        };
-        ToolResponse::error(prompts.fmt(key, &[]))
-    }
-
-    pub fn remote_name(&self) -> &str {
-        &self.remote_name
-    }
-
-    pub fn fingerprint(&self) -> &str {
-        &self.fingerprint
-    }
-
-    /// `mcp:{namespace}`, set by us, never by the server.
-    pub fn origin(&self) -> &str {
-        &self.origin
-    }
-
-    /// Calls the remote tool and hands the response to `done`, exactly once, on whichever
-    /// thread settles the call (possibly this one, at once). Never fails: problems become
-    /// error responses. Over stdio the request is written at once and no task is spawned
-    /// (`fastcall.rs`); over HTTP the call runs as a task on the session's runtime. The
-    /// returned handle cancels the call; dropping it does not.
-    pub fn call_then<F>(&self, args: Value, done: F) -> CallHandle
-    where
-        F: FnOnce(ToolResponse) + Send + 'static,
-    {
-        let config = &self.config;
-        let prompts = &config.prompts;
-        if self.session.is_closed() {
-            done(self.no_session());
-            return CallHandle(Cancel::Settled);
-        }
-        let arguments = match args {
-            Value::Object(map) => map,
-            Value::Null => Default::default(),
-            other => {
-                let err = format!("arguments must be a JSON object, got {other}");
-                done(ToolResponse::error(prompts.fmt(
-                    MessageKey::FAILED,
-                    &[("err", &sanitize_marked(&err, 200))],
-                )));
-                return CallHandle(Cancel::Settled);
-            }
-        };
-        match &self.session.fast {
-            Some(fast) => {
-                let config = config.clone();
-                let id = fast.call(
-                    &self.remote_name,
-                    &arguments,
-                    Box::new(move |outcome| done(outcome_response(outcome, &config))),
-                );
-                CallHandle(Cancel::Fast(Arc::downgrade(fast), id))
-            }
-            None => {
-                let fut = call_remote(
-                    self.session.clone(),
-                    config.clone(),
-                    self.remote_name.clone(),
-                    arguments,
-                );
-                let config = config.clone();
-                let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-                self.session.runtime.spawn(async move {
-                    let outcome = tokio::select! {
-                        outcome = fut => outcome,
-                        // Dropping rmcp's call future sends `notifications/cancelled`.
-                        Ok(()) = stopped => CallOutcome::Cancelled,
-                    };
-                    done(outcome_response(outcome, &config))
-                });
-                CallHandle(Cancel::Remote(stop))
-            }
-        }
-    }
-
-    /// Waits for the call on this thread (not a tokio worker: the binding calls this with the
-    /// GIL released from a plain thread).
-    pub fn call_blocking(&self, args: Value) -> ToolResponse {
-        self.call_waiting(args, &mut || false)
-            .unwrap_or_else(|| self.no_session())
-    }
-
-    /// [`McpTool::call_blocking`], asking `interrupted` every 50 ms while it waits; when that
-    /// returns true the call is cancelled (the server is told) and `None` returned.
-    fn call_waiting(
-        &self,
-        args: Value,
-        interrupted: &mut dyn FnMut() -> bool,
-    ) -> Option<ToolResponse> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let handle = self.call_then(args, move |resp| {
-            let _ = tx.send(resp);
-        });
-        loop {
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(resp) => return Some(resp),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    if interrupted() {
-                        handle.cancel();
-                        return None;
-                    }
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                    return Some(self.no_session())
-                }
-            }
-        }
-    }
-}
-
-/// Cancels a call made with [`McpTool::call_then`]: its `done` then gets a "cancelled" error
-/// response (unless the call had already ended) and the server is told with
-/// `notifications/cancelled`, so it can stop the work. Dropping the handle does nothing.
-pub struct CallHandle(Cancel);
-
-enum Cancel {
-    /// Settled before anything was sent.
-    Settled,
-    Fast(std::sync::Weak<FastCalls>, u64),
-    Remote(tokio::sync::oneshot::Sender<()>),
-}
-
-impl CallHandle {
-    pub fn cancel(self) {
-        match self.0 {
-            Cancel::Settled => {}
-            Cancel::Fast(calls, id) => {
-                if let Some(calls) = calls.upgrade() {
-                    calls.cancel(id, "the client cancelled the call");
-                }
-            }
-            Cancel::Remote(stop) => {
-                let _ = stop.send(());
-            }
-        }
-    }
-}
-
-/// Words how a call ended (over the fast path or rmcp's) for the model.
-fn outcome_response(outcome: CallOutcome, config: &ClientConfig) -> ToolResponse {
-    let prompts = &config.prompts;
-    let failed = |err: &str| {
-        ToolResponse::error(prompts.fmt(
-            MessageKey::FAILED,
-            &[("err", &sanitize_marked(err, ERROR_CHARS))],
-        ))
-    };
-    match outcome {
-        CallOutcome::Done(result) => convert_result(&result, config.max_result_chars, prompts),
-        CallOutcome::DoneWithoutStructured(result) => {
-            let mut resp = convert_result(&result, config.max_result_chars, prompts);
-            resp.data = Some(serde_json::json!({"truncated": true}));
-            resp
-        }
-        CallOutcome::Failed(err) => failed(&err),
-        CallOutcome::TimedOut => ToolResponse::error(prompts.fmt(
-            MessageKey::TIMEOUT,
-            &[("timeout", &config.timeout.map(secs).unwrap_or_default())],
-        )),
-        CallOutcome::Closed => ToolResponse::error(prompts.get(MessageKey::NO_SESSION)),
-        CallOutcome::ServerGone => failed(SERVER_GONE),
-        CallOutcome::Cancelled => failed("the call was cancelled before the server answered"),
-    }
-}
-
-const SERVER_GONE: &str = "the MCP server closed the connection (it may have exited)";
-
-/// A call through rmcp's session (the HTTP transport).
-async fn call_remote(
-    session: Arc<Session>,
-    config: Arc<ClientConfig>,
-    name: String,
-    arguments: serde_json::Map<String, Value>,
-) -> CallOutcome {
-    let params = CallToolRequestParams::new(name).with_arguments(arguments);
-    // Boxed: rmcp's call future is about 5 KB, and it would be stored twice in this one.
-    let call = Box::pin(session.peer.call_tool(params));
-    match bounded(config.timeout, call).await {
-        Some(Ok(mut result)) => {
-            // An SSE event cut before rmcp parsed it (`http::bounded_event`).
-            let unread = result.structured_content.as_ref().is_some_and(|s| {
-                s.as_object().is_some_and(|o| {
-                    o.len() == 1 && o.get(super::http::UNREAD_KEY) == Some(&Value::Bool(true))
-                })
-            });
-            if unread {
-                result.structured_content = None;
-                CallOutcome::DoneWithoutStructured(Box::new(result))
-            } else {
-                CallOutcome::Done(Box::new(result))
-            }
-        }
-        Some(Err(_)) if session.is_closed() => CallOutcome::Closed,
-        Some(Err(e)) => CallOutcome::Failed(service_error(&e)),
-        None => CallOutcome::TimedOut,
-    }
-}
-
-impl NativeTool for McpTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call(&self, args: &Value) -> ToolResponse {
-        self.call_blocking(args.clone())
-    }
-
-    fn call_interruptible(
-        &self,
-        args: &Value,
-        interrupted: &mut dyn FnMut() -> bool,
-    ) -> Option<ToolResponse> {
-        self.call_waiting(args.clone(), interrupted)
-    }
-
-    fn awaitable(&self) -> bool {
-        true
-    }
 }
 
 #[cfg(test)]

@@ -6,218 +6,17 @@
 //! may resend requests, which only works when httpx itself performs the HTTP exchange; here the
 //! exchange is made by reqwest in Rust, so there is no httpx request for it to act on.
 
+use super::bounded::bounded_message;
+use super::resumed_streams::ResumedStreams;
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ClientRequest, ClientResult, CustomResult, ErrorCode,
-    ErrorData, JsonRpcMessage, JsonRpcRequest, RequestId, ServerRequest, ServerResult,
-};
-use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
 };
-use rmcp::transport::Transport;
-use std::borrow::Cow;
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::{Arc, Once};
-
-/// Replies to the server's own requests that may wait to be posted at once; more are dropped.
-/// rmcp posts replies one at a time, each allowed 5 s, on the queue our `notifications/cancelled`
-/// also take: a server that holds reply POSTs open delays the cancellations sent to it (it
-/// alone; calls and other servers are not held up), by at most this many times 5 s, after which
-/// no more replies are tried (see [`OwnMessagesAnswered`]).
-pub const MAX_REPLIES_IN_FLIGHT: usize = 32;
-
-/// Calls awaiting their result whose ids are remembered (see [`OwnMessagesAnswered`]); past
-/// this many (calls the server never answered and we never cancelled), the oldest is forgotten.
-const MAX_CALL_IDS: usize = 4096;
-
-/// The ids of our `tools/call` requests still waiting for an answer, oldest first. An id
-/// leaves when its answer comes or we cancel the call (a timeout cancels it too); beyond
-/// [`MAX_CALL_IDS`] the oldest is forgotten, so live calls keep theirs.
-#[derive(Default)]
-struct CallIds {
-    /// Id to the number it was filed under (an id may be reused after it left).
-    live: HashMap<RequestId, u64>,
-    /// Filing order; entries whose id left (or was filed again) are skipped and compacted.
-    order: std::collections::VecDeque<(u64, RequestId)>,
-    filed: u64,
-}
-
-impl CallIds {
-    fn insert(&mut self, id: RequestId) {
-        while self.live.len() >= MAX_CALL_IDS {
-            let Some((n, old)) = self.order.pop_front() else {
-                break;
-            };
-            if self.live.get(&old) == Some(&n) {
-                self.live.remove(&old);
-            }
-        }
-        self.filed += 1;
-        self.live.insert(id.clone(), self.filed);
-        self.order.push_back((self.filed, id));
-        if self.order.len() > 2 * MAX_CALL_IDS {
-            let live = &self.live;
-            self.order.retain(|(n, id)| live.get(id) == Some(n));
-        }
-    }
-
-    fn remove(&mut self, id: &RequestId) -> bool {
-        self.live.remove(id).is_some()
-    }
-}
-
-/// rmcp's HTTP transport, with what the server sends on its own handled here instead of by
-/// rmcp's session, as the stdio reader does (`FastCalls::claim`): `ping` gets its empty
-/// result, any other request "method not found", notifications are dropped. rmcp's session
-/// spawns a task per such message and takes them faster than those tasks end (300,000 of them
-/// on one call's event stream took the client to 900 MB). Replies are handed to rmcp to post
-/// (one at a time), at most [`MAX_REPLIES_IN_FLIGHT`] waiting; beyond that, and for good once
-/// one could not be posted, requests get no answer.
-///
-/// It also keeps the answer to a `tools/call` whose content blocks include a kind rmcp does not
-/// know: rmcp leaves such a result untyped, and its `call_tool` refused it. Those blocks are
-/// named instead, as over stdio; only answers to our `tools/call` requests are touched.
-pub struct OwnMessagesAnswered<T> {
-    inner: T,
-    replies: Arc<tokio::sync::Semaphore>,
-    /// Turns true when a reply could not be posted (the server fails or holds them): no more
-    /// are tried, and those still waiting are withdrawn (rmcp skips a queued message whose
-    /// sender is gone), so they do not hold up our `notifications/cancelled`.
-    replies_failed: tokio::sync::watch::Sender<bool>,
-    /// Ids of the `tools/call` requests sent and not answered or cancelled yet.
-    calls: CallIds,
-}
-
-impl<T> OwnMessagesAnswered<T> {
-    pub fn new(inner: T) -> Self {
-        OwnMessagesAnswered {
-            inner,
-            replies: Arc::new(tokio::sync::Semaphore::new(MAX_REPLIES_IN_FLIGHT)),
-            replies_failed: tokio::sync::watch::Sender::new(false),
-            calls: Default::default(),
-        }
-    }
-}
-
-impl<T: Transport<RoleClient>> OwnMessagesAnswered<T> {
-    fn answer(&mut self, request: JsonRpcRequest<ServerRequest>) {
-        if *self.replies_failed.borrow() {
-            return;
-        }
-        let Ok(permit) = self.replies.clone().try_acquire_owned() else {
-            return;
-        };
-        let method: Option<Cow<'_, str>> = match &request.request {
-            ServerRequest::PingRequest(_) => None,
-            ServerRequest::CreateMessageRequest(_) => Some("sampling/createMessage".into()),
-            ServerRequest::ListRootsRequest(_) => Some("roots/list".into()),
-            ServerRequest::ElicitRequest(_) => Some("elicitation/create".into()),
-            ServerRequest::CustomRequest(custom) => Some(custom.method.as_str().into()),
-            // A kind added to rmcp later: its method as it serializes.
-            other => Some(
-                serde_json::to_value(other)
-                    .ok()
-                    .and_then(|v| v.get("method")?.as_str().map(|m| m.to_owned().into()))
-                    .unwrap_or_else(|| "a request of a kind this client does not know".into()),
-            ),
-        };
-        let reply = match method {
-            None => JsonRpcMessage::response(ClientResult::empty(()), request.id),
-            Some(method) => {
-                let error = ErrorData::new(
-                    ErrorCode::METHOD_NOT_FOUND,
-                    super::fastcall::method_not_offered(&method),
-                    None,
-                );
-                JsonRpcMessage::error(error, Some(request.id))
-            }
-        };
-        let sent = self.inner.send(reply);
-        let failed = self.replies_failed.clone();
-        let mut withdrawn = self.replies_failed.subscribe();
-        tokio::spawn(async move {
-            tokio::select! {
-                result = sent => if result.is_err() {
-                    failed.send_replace(true);
-                },
-                _ = withdrawn.wait_for(|failed| *failed) => {}
-            }
-            drop(permit);
-        });
-    }
-}
-
-impl<T: Transport<RoleClient>> Transport<RoleClient> for OwnMessagesAnswered<T> {
-    type Error = T::Error;
-
-    fn name() -> Cow<'static, str> {
-        T::name()
-    }
-
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        match &item {
-            JsonRpcMessage::Request(request)
-                if matches!(request.request, ClientRequest::CallToolRequest(_)) =>
-            {
-                self.calls.insert(request.id.clone());
-            }
-            JsonRpcMessage::Notification(note) => {
-                if let ClientNotification::CancelledNotification(cancelled) = &note.notification {
-                    if let Some(id) = &cancelled.params.request_id {
-                        self.calls.remove(id);
-                    }
-                }
-            }
-            _ => {}
-        }
-        self.inner.send(item)
-    }
-
-    /// Cancel-safe, as rmcp needs (it polls this in a `select!`): the only wait is the inner
-    /// transport's own `receive`.
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        loop {
-            match self.inner.receive().await? {
-                JsonRpcMessage::Request(request) => self.answer(request),
-                JsonRpcMessage::Notification(_) => {}
-                JsonRpcMessage::Response(mut answer) => {
-                    // A tools/call result with content blocks of a kind rmcp does not know
-                    // stays an untyped value, which rmcp's `call_tool` refuses: name those
-                    // blocks instead, as over stdio, so the rest of the answer is kept.
-                    let is_call = self.calls.remove(&answer.id);
-                    if let ServerResult::CustomResult(CustomResult(value)) = &mut answer.result {
-                        if let Some(named) = is_call
-                            .then(|| super::fastcall::unknown_blocks_named(value))
-                            .flatten()
-                        {
-                            answer.result = ServerResult::CallToolResult(named);
-                        }
-                    }
-                    return Some(JsonRpcMessage::Response(answer));
-                }
-                JsonRpcMessage::Error(error) => {
-                    if let Some(id) = &error.id {
-                        self.calls.remove(id);
-                    }
-                    return Some(JsonRpcMessage::Error(error));
-                }
-            }
-        }
-    }
-
-    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
-        self.inner.close()
-    }
-}
-
-/// Supplies extra headers for each HTTP request (a Python callable in the binding). It is
 /// called on a blocking thread, never on the async executor.
 pub trait HeaderSource: Send + Sync {
     fn headers(&self) -> Result<Vec<(String, String)>, String>;
@@ -293,6 +92,8 @@ pub fn http_client() -> Result<reqwest::Client, String> {
 pub struct HeaderClient {
     pub inner: reqwest::Client,
     pub source: Option<Arc<dyn HeaderSource>>,
+    /// Which of our requests a stream rmcp resumes with `GET` answers.
+    pub resumed: Arc<ResumedStreams>,
 }
 
 type HttpResult<T> = Result<T, StreamableHttpError<reqwest::Error>>;
@@ -316,21 +117,45 @@ impl HeaderClient {
         headers.extend(extra);
         Ok(headers)
     }
+
+    /// The event stream answering our request `awaited` with its event ids noted, for a
+    /// resumption of it (see [`ResumedStreams`]).
+    fn noted(
+        &self,
+        awaited: Option<RequestId>,
+        response: HttpResult<StreamableHttpPostResponse>,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        match (response, awaited) {
+            (Ok(StreamableHttpPostResponse::Sse(events, session)), Some(id)) => Ok(
+                StreamableHttpPostResponse::Sse(self.resumed.noting(events, id), session),
+            ),
+            (response, _) => response,
+        }
+    }
+
+    /// A stream opened with `GET`: bounded, and when it resumes the stream of our request
+    /// `awaited`, answering that request as the stream of its POST would.
+    fn resumed_events(
+        &self,
+        events: BoxedSseResponse,
+        awaited: Option<RequestId>,
+    ) -> BoxedSseResponse {
+        let events = bounded_events(events, awaited.clone());
+        match awaited {
+            Some(id) => self.resumed.noting(events, id),
+            None => events,
+        }
+    }
 }
 
-/// The one key of the `structuredContent` put in place of one left out unread from an SSE
-/// event (`{"agentmaker/unread":true}`, see [`bounded_event`]); [`call_remote`](super::client)
-/// turns it into `{"truncated": true}` data.
-pub const UNREAD_KEY: &str = "agentmaker/unread";
-
-/// The server's event stream, each event held to [`fastcall::MAX_ANSWER_VALUES`] before rmcp
+/// The server's event stream, each event held to [`bounded::MAX_ANSWER_VALUES`] before rmcp
 /// parses it (see [`bounded_event`]).
 ///
 /// On the stream answering our request `awaited`, an event over rmcp's size limit (16 MiB),
 /// which ends the stream, becomes an error answer to that request saying so: rmcp reported it
 /// as "the server closed the connection".
 ///
-/// [`fastcall::MAX_ANSWER_VALUES`]: super::fastcall::MAX_ANSWER_VALUES
+/// [`bounded::MAX_ANSWER_VALUES`]: super::bounded::MAX_ANSWER_VALUES
 fn bounded_events(events: BoxedSseResponse, awaited: Option<RequestId>) -> BoxedSseResponse {
     use futures::StreamExt;
     events
@@ -360,7 +185,7 @@ fn bounded_events(events: BoxedSseResponse, awaited: Option<RequestId>) -> Boxed
 /// would drop it, and the call read as if the server had closed the connection.
 fn error_without_id(data: &str, id: &RequestId) -> Option<String> {
     memchr::memmem::find(data.as_bytes(), b"\"error\"")?;
-    let message = serde_json::from_str::<super::fastcall::Envelope<'_>>(data).ok()?;
+    let message = serde_json::from_str::<super::bounded::Envelope<'_>>(data).ok()?;
     let unnamed = message.id.map_or(true, |id| id.get() == "null");
     if !unnamed || message.method.is_some() || message.result.is_some() {
         return None;
@@ -383,7 +208,7 @@ fn too_large_answer(id: &RequestId, error: &sse_stream::Error) -> sse_stream::Ss
     let why = error.to_string();
     let why = why.rsplit(": ").next().unwrap_or(&why);
     let message = format!("{why}; the answer was not read");
-    sse_stream::Sse::default().data(super::fastcall::error_answer(&id, -32603, &message))
+    sse_stream::Sse::default().data(super::bounded::error_answer(&id, -32603, &message))
 }
 
 /// An event's message made safe for rmcp to parse ([`bounded_message`]).
@@ -392,56 +217,17 @@ fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
     event
 }
 
-/// A message from the server (an event's data, or the JSON body answering a `tools/list` or
-/// `tools/call`: `http_post`) made safe for rmcp to parse. Lone surrogate escapes become
-/// U+FFFD. A message holding more values than an answer may is replaced before rmcp builds
-/// it, as over stdio: an answer keeps its result less the structured content (replaced by
-/// `{"agentmaker/unread":true}`), or if that is still too much becomes an error answer to its
-/// request; anything else becomes a notification of ours, which is dropped.
-pub(super) fn bounded_message(data: String) -> String {
-    use super::fastcall::{over_value_budget, too_many_values, without_structured, Envelope};
-    // serde refuses half a surrogate pair written as an escape (Python's json.dumps writes
-    // one that way): it becomes U+FFFD, as over stdio, instead of failing the message.
-    let data = super::fastcall::surrogates_repaired(data.as_bytes()).unwrap_or(data);
-    if !over_value_budget(data.as_bytes()) {
-        return data;
-    }
-    let dropped = r#"{"jsonrpc":"2.0","method":"notifications/agentmaker/dropped"}"#.to_string();
-    let replaced = match serde_json::from_str::<Envelope<'_>>(&data) {
-        // Only an id that is a short string or number is copied into the rebuilt answer: an
-        // id of a million values would otherwise reach rmcp whole.
-        Ok(Envelope {
-            id: Some(id),
-            method: None,
-            result,
-            ..
-        }) if id.get().len() <= super::fastcall::MAX_SERVER_ID_BYTES
-            && super::fastcall::is_string_or_number(id.get()) =>
-        {
-            let marker = format!(r#"{{"{UNREAD_KEY}":true}}"#);
-            let marker = serde_json::value::RawValue::from_string(marker).ok();
-            let id = id.get();
-            match result.map(|r| without_structured(r.get(), marker.as_deref())) {
-                Some(Ok(rest)) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{rest}}}"#),
-                // An error answer too large to read is worded the same way.
-                Some(Err(_)) | None => {
-                    super::fastcall::error_answer(id, -32603, &too_many_values())
-                }
-            }
-        }
-        _ => dropped,
-    };
-    replaced
-}
-
-/// Whether `message` asks for the server's data in bulk: a `tools/call`, or a `tools/list`
-/// (sent as a custom request: the listing is read raw, see `client::list_all`).
+/// Whether `message`'s answer is read by `http_post`: a `tools/call` or a `tools/list` (sent
+/// as a custom request: the listing is read raw, see `client::list_all`), which carry the
+/// server's data in bulk, and `initialize`, whose session id is checked there.
 fn carries_data(message: &ClientJsonRpcMessage) -> bool {
     let JsonRpcMessage::Request(request) = message else {
         return false;
     };
     match &request.request {
-        ClientRequest::CallToolRequest(_) | ClientRequest::ListToolsRequest(_) => true,
+        ClientRequest::CallToolRequest(_)
+        | ClientRequest::ListToolsRequest(_)
+        | ClientRequest::InitializeRequest(_) => true,
         ClientRequest::CustomRequest(custom) => custom.method == "tools/list",
         _ => false,
     }
@@ -553,7 +339,7 @@ impl StreamableHttpClient for HeaderClient {
                 limits,
             )
             .await;
-            return answered_here(awaited, response);
+            return self.noted(awaited.clone(), answered_here(awaited, response));
         }
         let response = self
             .inner
@@ -566,7 +352,7 @@ impl StreamableHttpClient for HeaderClient {
                 limits,
             )
             .await;
-        answered_here(awaited, response)
+        self.noted(awaited.clone(), answered_here(awaited, response))
     }
 
     async fn delete_session(
@@ -591,10 +377,11 @@ impl StreamableHttpClient for HeaderClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<BoxedSseResponse> {
         let headers = self.merged(custom_headers).await?;
+        let awaited = self.resumed.request_of(last_event_id.as_deref());
         self.inner
             .get_stream(uri, session_id, last_event_id, auth_header, headers)
             .await
-            .map(|events| bounded_events(events, None))
+            .map(|events| self.resumed_events(events, awaited))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -607,6 +394,7 @@ impl StreamableHttpClient for HeaderClient {
         max_sse_event_size: usize,
     ) -> HttpResult<BoxedSseResponse> {
         let headers = self.merged(custom_headers).await?;
+        let awaited = self.resumed.request_of(last_event_id.as_deref());
         self.inner
             .get_stream_with_max_sse_event_size(
                 uri,
@@ -617,13 +405,14 @@ impl StreamableHttpClient for HeaderClient {
                 max_sse_event_size,
             )
             .await
-            .map(|events| bounded_events(events, None))
+            .map(|events| self.resumed_events(events, awaited))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::bounded::UNREAD_KEY;
 
     #[test]
     fn url_rules() {
@@ -753,189 +542,6 @@ mod tests {
         assert!(http_client().is_ok());
     }
 
-    /// A transport whose sends never finish (a server that holds our reply POSTs open), or
-    /// fail at once.
-    struct Stalled {
-        incoming: tokio::sync::mpsc::UnboundedReceiver<RxJsonRpcMessage<RoleClient>>,
-        sent: Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
-        /// How many of the first sends fail (the rest never finish).
-        fail: usize,
-    }
-
-    impl Transport<RoleClient> for Stalled {
-        type Error = std::io::Error;
-
-        fn send(
-            &mut self,
-            item: TxJsonRpcMessage<RoleClient>,
-        ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-            self.sent
-                .lock()
-                .unwrap()
-                .push(serde_json::to_value(&item).unwrap());
-            let fail = self.sent.lock().unwrap().len() <= self.fail;
-            async move {
-                if fail {
-                    return Err(std::io::Error::other("refused"));
-                }
-                std::future::pending().await
-            }
-        }
-
-        async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-            self.incoming.recv().await
-        }
-
-        async fn close(&mut self) -> Result<(), Self::Error> {
-            Ok(())
-        }
-    }
-
-    type Incoming = tokio::sync::mpsc::UnboundedSender<RxJsonRpcMessage<RoleClient>>;
-    type Sent = Arc<std::sync::Mutex<Vec<serde_json::Value>>>;
-
-    fn stalled(fail: usize) -> (OwnMessagesAnswered<Stalled>, Incoming, Sent) {
-        let (tx, incoming) = tokio::sync::mpsc::unbounded_channel();
-        let sent = Sent::default();
-        let transport = OwnMessagesAnswered::new(Stalled {
-            incoming,
-            sent: sent.clone(),
-            fail,
-        });
-        (transport, tx, sent)
-    }
-
-    fn message(tx: &Incoming, v: serde_json::Value) {
-        tx.send(serde_json::from_value(v).unwrap()).unwrap();
-    }
-
-    /// `pings` pings from the server (ids 0, 1...), then an answer to our request `answer`.
-    fn pings_then_an_answer(tx: &Incoming, pings: i64, answer: i64) {
-        for i in 0..pings {
-            message(
-                tx,
-                serde_json::json!({"jsonrpc": "2.0", "id": i, "method": "ping"}),
-            );
-        }
-        message(
-            tx,
-            serde_json::json!({"jsonrpc": "2.0", "id": answer, "result": {}}),
-        );
-    }
-
-    fn call(id: i64) -> TxJsonRpcMessage<RoleClient> {
-        serde_json::from_value(serde_json::json!({"jsonrpc": "2.0", "id": id,
-            "method": "tools/call", "params": {"name": "t", "arguments": {}}}))
-        .unwrap()
-    }
-
-    /// A result with a text block and a block of a kind rmcp does not know.
-    fn odd_result(id: i64) -> serde_json::Value {
-        serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"content": [
-            {"type": "text", "text": "kept"}, {"type": "video"}]}})
-    }
-
-    #[tokio::test]
-    async fn the_servers_own_messages_are_answered_in_bounded_numbers_and_never_passed_on() {
-        let (mut transport, tx, sent) = stalled(0);
-        drop(transport.send(call(7))); // the call is recorded when sent
-        message(
-            &tx,
-            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
-        );
-        message(
-            &tx,
-            serde_json::json!({"jsonrpc": "2.0", "id": "r", "method": "roots/list"}),
-        );
-        message(
-            &tx,
-            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "x/\u{202e}odd"}),
-        );
-        message(
-            &tx,
-            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message",
-            "params": {"level": "info", "data": "x"}}),
-        );
-        for i in 0..200 {
-            message(
-                &tx,
-                serde_json::json!({"jsonrpc": "2.0", "id": 100 + i, "method": "ping"}),
-            );
-        }
-        // The answer to our call, with a content block of an unknown kind: the only message
-        // passed on, with that block named.
-        message(&tx, odd_result(7));
-        let Some(JsonRpcMessage::Response(answer)) = transport.receive().await else {
-            panic!("the answer to our request is passed on, and only it");
-        };
-        let ServerResult::CallToolResult(result) = answer.result else {
-            panic!("{:?}", answer.result);
-        };
-        let texts: Vec<_> = result
-            .content
-            .iter()
-            .map(|c| c.as_text().unwrap().text.clone())
-            .collect();
-        assert_eq!(texts, ["kept", "[unsupported content block: video]"]);
-        tokio::task::yield_now().await;
-        let sent = sent.lock().unwrap().clone();
-        // sent[0] is the call. Replies are never posted here, so only the first
-        // MAX_REPLIES_IN_FLIGHT requests got one.
-        assert_eq!(sent.len(), 1 + MAX_REPLIES_IN_FLIGHT);
-        assert_eq!(
-            sent[1],
-            serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}})
-        );
-        let not_found = |id: serde_json::Value, method: &str| {
-            serde_json::json!({"jsonrpc": "2.0",
-            "id": id, "error": {"code": -32601,
-            "message": format!("Method not found: this client answers only ping, not {method}")}})
-        };
-        assert_eq!(sent[2], not_found("r".into(), "roots/list"));
-        assert_eq!(sent[3], not_found(2.into(), "x/odd"));
-        assert_eq!(
-            sent[4],
-            serde_json::json!({"jsonrpc": "2.0", "id": 100, "result": {}})
-        );
-    }
-
-    #[tokio::test]
-    async fn only_answers_to_our_calls_have_unknown_blocks_named() {
-        let (mut transport, tx, _sent) = stalled(0);
-        drop(transport.send(call(1)));
-        // An answer to another request (a listing, say), or a second answer to the call.
-        for _ in 0..2 {
-            message(&tx, odd_result(1));
-        }
-        message(&tx, odd_result(2));
-        let mut kinds = Vec::new();
-        for _ in 0..3 {
-            let Some(JsonRpcMessage::Response(answer)) = transport.receive().await else {
-                panic!("an answer is passed on");
-            };
-            kinds.push(matches!(answer.result, ServerResult::CallToolResult(_)));
-        }
-        assert_eq!(kinds, [true, false, false]);
-    }
-
-    /// Whether the answers to `ids` (each with an unknown block) had that block named, i.e.
-    /// were recognised as answers to our calls.
-    async fn named(
-        transport: &mut OwnMessagesAnswered<Stalled>,
-        tx: &Incoming,
-        ids: &[i64],
-    ) -> Vec<bool> {
-        let mut out = Vec::new();
-        for &id in ids {
-            message(tx, odd_result(id));
-            let Some(JsonRpcMessage::Response(answer)) = transport.receive().await else {
-                panic!("an answer is passed on");
-            };
-            out.push(matches!(answer.result, ServerResult::CallToolResult(_)));
-        }
-        out
-    }
-
     #[test]
     fn events_of_too_many_values_are_cut_before_rmcp_parses_them() {
         let zeros = vec!["0"; 300_000].join(",");
@@ -961,7 +567,7 @@ mod tests {
         assert_eq!(v["id"], "x");
         assert_eq!(
             v["error"]["message"],
-            super::super::fastcall::too_many_values()
+            super::super::bounded::too_many_values()
         );
         let v = parsed(event(format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":[{zeros}]}}}}"#
@@ -975,71 +581,5 @@ mod tests {
         // Small events pass as they are.
         let small = r#"{"jsonrpc":"2.0","id":1,"result":{"structuredContent":[0,0]}}"#;
         assert_eq!(bounded_event(event(small.into())).data.unwrap(), small);
-    }
-
-    #[tokio::test]
-    async fn a_cancelled_call_is_no_longer_ours() {
-        let (mut transport, tx, _sent) = stalled(0);
-        drop(transport.send(call(1)));
-        drop(transport.send(call(2)));
-        let cancel = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": {"requestId": 1, "reason": "timed out"}});
-        drop(transport.send(serde_json::from_value(cancel).unwrap()));
-        assert_eq!(named(&mut transport, &tx, &[1, 2]).await, [false, true]);
-    }
-
-    #[tokio::test]
-    async fn past_the_bound_the_oldest_call_is_forgotten_not_the_live_ones() {
-        let (mut transport, tx, _sent) = stalled(0);
-        // Calls the server never answers, then two live ones: only the oldest id makes room.
-        let abandoned = MAX_CALL_IDS as i64 - 1;
-        for id in 0..abandoned {
-            drop(transport.send(call(id)));
-        }
-        drop(transport.send(call(9000)));
-        drop(transport.send(call(9001)));
-        assert_eq!(transport.calls.live.len(), MAX_CALL_IDS);
-        let got = named(&mut transport, &tx, &[9000, 9001, 0, 1]).await;
-        assert_eq!(got, [true, true, false, true]);
-        // Answered ids leave the filing order too, so it stays near the live set.
-        for id in 2..abandoned {
-            message(&tx, odd_result(id));
-            transport.receive().await.unwrap();
-        }
-        for id in 10_000..10_000 + 2 * MAX_CALL_IDS as i64 {
-            drop(transport.send(call(id)));
-            message(&tx, odd_result(id));
-            transport.receive().await.unwrap();
-        }
-        assert!(transport.calls.live.is_empty());
-        assert!(transport.calls.order.len() <= 2 * MAX_CALL_IDS);
-    }
-
-    #[tokio::test]
-    async fn a_failed_reply_withdraws_those_still_waiting() {
-        let (mut transport, tx, sent) = stalled(1);
-        pings_then_an_answer(&tx, 3, 9);
-        assert!(transport.receive().await.is_some());
-        for _ in 0..3 {
-            tokio::task::yield_now().await;
-        }
-        assert_eq!(sent.lock().unwrap().len(), 3);
-        // The first reply failed; the two others, which would wait for ever, were withdrawn.
-        assert_eq!(transport.replies.available_permits(), MAX_REPLIES_IN_FLIGHT);
-    }
-
-    #[tokio::test]
-    async fn once_a_reply_cannot_be_posted_no_more_are_tried() {
-        let (mut transport, tx, sent) = stalled(usize::MAX);
-        for round in 0..2 {
-            pings_then_an_answer(&tx, 2, 50 + round);
-            assert!(transport.receive().await.is_some());
-            tokio::task::yield_now().await; // the reply tasks run: the first one fails
-        }
-        assert_eq!(
-            sent.lock().unwrap().len(),
-            2,
-            "the two replies of the first round only"
-        );
     }
 }

@@ -8,14 +8,18 @@
 //! parsed, lone surrogate escapes repaired) like every event of a stream, and a failed request
 //! shows the start of the body the server sent with its status (rmcp kept only "HTTP 500").
 //!
-//! Everything else (the handshake, notifications, replies, the GET stream, `DELETE`) stays
+//! The answer to `initialize` is read here too: an `Mcp-Session-Id` that is not visible ASCII
+//! is refused with a clear error (rmcp dropped it, and the session's requests went out
+//! without one).
+//!
+//! Everything else (notifications, replies, the GET stream, `DELETE`) stays
 //! with rmcp. What this returns is what rmcp's own client returns for the same response:
 //! `202`/`204` is `Accepted`, `404` on a session is `SessionExpired` (rmcp then opens a new
 //! session and posts again), a `401`/`403` challenge is `AuthRequired`/`InsufficientScope`,
 //! a JSON-RPC error in a failed response's JSON body is that error, `429` keeps its
 //! `Retry-After`; event streams are cut at an event over `max_sse_event_size`.
 
-use super::http::bounded_message;
+use super::bounded::bounded_message;
 use reqwest::header::{
     HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE,
 };
@@ -108,11 +112,21 @@ pub(super) async fn post(
             .as_deref()
             .is_some_and(|ct| media_type_is(ct, mime))
     };
-    let session = response
-        .headers()
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    let session = match response.headers().get(SESSION_HEADER) {
+        None => None,
+        Some(id) if id.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b)) => {
+            Some(String::from_utf8_lossy(id.as_bytes()).into_owned())
+        }
+        // rmcp drops such an id, and the session's later requests went out without it.
+        Some(_) => {
+            return Err(StreamableHttpError::UnexpectedServerResponse(
+                Cow::Borrowed(
+                    "the server's Mcp-Session-Id is not visible ASCII (0x21-0x7E), as the \
+                 protocol requires; the session cannot be kept",
+                ),
+            ))
+        }
+    };
     if !status.is_success() {
         if status == StatusCode::TOO_MANY_REQUESTS {
             return Err(HttpStatusError::new(status.as_u16(), header(&RETRY_AFTER)).into());
@@ -126,14 +140,19 @@ pub(super) async fn post(
         let auth_failure = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
         if is(JSON) && !auth_failure {
             // Possibly a JSON-RPC error, read whole and counted like any answer (a server
-            // chooses the status: a 500 is no safer than a 200).
-            let body = match read_body(&mut response, limits.max_json_response_size).await {
-                Ok(body) => body,
-                Err(e) => return refused(format!("(its body could not be read: {e})").as_bytes()),
+            // chooses the status: a 500 is no safer than a 200); a body that stalls does not
+            // hold the call longer than a diagnostic's would.
+            let read = read_body(&mut response, limits.max_json_response_size);
+            let body = match tokio::time::timeout(PREFIX_WAIT, read).await {
+                Ok(Ok(body)) => body,
+                Ok(Err(e)) => {
+                    return refused(format!("(its body could not be read: {e})").as_bytes())
+                }
+                Err(_) => return refused(STALLED.as_bytes()),
             };
             let text = lossy(body);
-            if super::fastcall::over_value_budget(text.as_bytes()) {
-                return refused(super::fastcall::too_many_values().as_bytes());
+            if super::bounded::over_value_budget(text.as_bytes()) {
+                return refused(super::bounded::too_many_values().as_bytes());
             }
             let text = bounded_message(text);
             if let Ok(error @ ServerJsonRpcMessage::Error(_)) =
@@ -197,7 +216,10 @@ fn preview(body: &[u8]) -> String {
     }
 }
 
-/// How long the start of a failed response's body is waited for.
+/// What a failed response whose JSON body did not arrive in time shows of it.
+const STALLED: &str = "(its JSON body did not arrive within 1 s)";
+
+/// How long the start of a failed response's body (or the whole of a JSON one) is waited for.
 const PREFIX_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// At most the first `limit` bytes of the body, and only what came within [`PREFIX_WAIT`] (or

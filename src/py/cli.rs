@@ -2,9 +2,9 @@
 
 use crate::builtins::cli::process::CancelToken;
 use crate::builtins::cli::{ArgPolicyFn, CliOptions, CliTool};
+use crate::py::bridge::Deliver;
 use crate::py::convert::py_to_value;
 use crate::py::errors;
-use crate::py::mcp::completion::Deliver;
 use crate::py::response::PyToolResponse;
 use crate::py::tool::PyTool;
 use crate::response::ToolResponse;
@@ -198,7 +198,7 @@ impl PyCliTool {
             Arc::new(CancelToken::new().map_err(|e| PyOSError::new_err((e as i32, e.desc())))?);
         // Cancelling the awaiting task aborts this at its await: the guard then cancels the
         // command.
-        crate::py::mcp::completion::spawn_abortable_for_loop(py, async move {
+        crate::py::bridge::spawn_abortable_for_loop(py, async move {
             let args = match args {
                 Ok(args) => args,
                 Err(why) => {

@@ -2,12 +2,10 @@
 //!
 //! Every wait on the server happens on the shared tokio runtime: async methods return
 //! coroutines (`coroutines.rs`) that await futures resolved on the loop thread
-//! (`completion.rs`; no tokio thread takes the GIL), and the sync `execute_tool` path blocks
+//! (`bridge.rs`; no tokio thread takes the GIL), and the sync `execute_tool` path blocks
 //! in `McpTool::call_blocking` with the GIL released.
 
-pub(crate) mod completion;
-
-use completion::Deliver;
+use crate::py::bridge::{self, Deliver};
 
 use crate::mcp::client::{
     ClientConfig, HttpConfig, McpClient, McpError, McpTool, TransportConfig,
@@ -402,7 +400,7 @@ impl PyMcpClient {
         let me: Py<PyAny> = slf.into_any().unbind();
         // Given up on (a cancelled task, `asyncio.wait_for`), the handshake stops and the
         // server it started is killed.
-        completion::spawn_abortable_for_loop(py, async move {
+        bridge::spawn_abortable_for_loop(py, async move {
             let result = inner.connect().await;
             Box::new(move |py: Python<'_>| {
                 result.map_err(|e| mcp_error(py, e))?;
@@ -416,7 +414,7 @@ impl PyMcpClient {
     fn _aclose_on_loop<'py>(slf: &Bound<'py, Self>, exiting: bool) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
         let inner = slf.get().inner.clone();
-        completion::spawn_for_loop(py, async move {
+        bridge::spawn_for_loop(py, async move {
             inner.close().await;
             Box::new(move |py: Python<'_>| {
                 Ok(if exiting {
@@ -441,7 +439,7 @@ impl PyMcpClient {
     fn _load_tools_on_loop<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
         let inner = slf.get().inner.clone();
-        completion::spawn_abortable_for_loop(py, async move {
+        bridge::spawn_abortable_for_loop(py, async move {
             let tools = inner.load_tools().await;
             Box::new(move |py: Python<'_>| {
                 let tools = tools.map_err(|e| mcp_error(py, e))?;
@@ -554,16 +552,15 @@ impl PyMcpTool {
         py: Python<'py>,
         args: serde_json::Value,
     ) -> PyResult<Bound<'py, PyAny>> {
-        // No task per call: the response is handed straight to the loop's completion queue.
-        let (waiter, completer, on_cancel) = completion::pending_for_loop(py)?;
+        let (waiter, completer, on_cancel) = bridge::pending_for_loop(py)?;
         self.send(completer, on_cancel, args);
         Ok(waiter)
     }
 
     fn send(
         &self,
-        completer: completion::Completer,
-        on_cancel: completion::OnCancel,
+        completer: bridge::Completer,
+        on_cancel: bridge::OnCancel,
         args: serde_json::Value,
     ) {
         let completer = completer.if_lost(Box::new(|py: Python<'_>| {

@@ -34,6 +34,12 @@ class RecordingServer:
         self.call_failure: tuple[int, str, bytes] | None = None
         #: The failure's body is sent, then the server stalls this many seconds before ending it.
         self.call_failure_stall = 0.0
+        #: When set, a `tools/call` gets an event stream that ends after one event (id `ev-1`)
+        #: without the answer; the GET resuming it after `ev-1` carries this answer text.
+        self.call_resumed_answer: str | None = None
+        self._resumed_id: object = None
+        #: The `Mcp-Session-Id` the server gives (sent as Latin-1, as http.server does).
+        self.session_id = "session-1"
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -45,6 +51,15 @@ class RecordingServer:
 
             def do_GET(self) -> None:
                 self._record()
+                if outer.call_resumed_answer is not None and self.headers.get("Last-Event-ID") == "ev-1":
+                    rid = json.dumps(outer._resumed_id)
+                    answer = f'{{"jsonrpc":"2.0","id":{rid},"result":{outer.call_resumed_answer}}}'
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    self.wfile.write(b"id: ev-2\nevent: message\ndata: " + answer.encode() + b"\n\n")
+                    self.wfile.flush()
+                    return
                 self.send_response(405)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -107,6 +122,18 @@ class RecordingServer:
                         time.sleep(stall)
                         self.wfile.write(b"\n")
                     return
+                if method == "tools/call" and outer.call_resumed_answer is not None:
+                    outer._resumed_id = body["id"]
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Mcp-Session-Id", outer.session_id)
+                    self.end_headers()
+                    self.wfile.write(
+                        b'id: ev-1\nretry: 10\nevent: message\ndata: {"jsonrpc":"2.0","method":"notifications/message",'
+                        b'"params":{"level":"info","data":"working"}}\n\n'
+                    )
+                    self.wfile.flush()
+                    return
                 if method == "tools/call" and outer.call_unanswered == "accepted":
                     self.send_response(202)
                     self.send_header("Content-Length", "0")
@@ -119,7 +146,7 @@ class RecordingServer:
                     return
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Mcp-Session-Id", "session-1")
+                self.send_header("Mcp-Session-Id", outer.session_id)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -127,7 +154,7 @@ class RecordingServer:
             def _flood(self, answer: bytes) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Mcp-Session-Id", "session-1")
+                self.send_header("Mcp-Session-Id", outer.session_id)
                 self.end_headers()
                 event = (
                     b'event: message\ndata: {"jsonrpc":"2.0","id":"ping-%d","method":"ping"}\n\n'

@@ -1,12 +1,24 @@
-//! Handing finished MCP calls back to an asyncio loop without taking the GIL on tokio threads.
+//! The one bridge from the tokio runtime to asyncio, for the whole binding (MCP, `CLITool`).
 //!
-//! `future_into_py` resolves each future by acquiring the GIL on a tokio worker. While the loop
-//! thread is busy (creating hundreds of concurrent calls) that worker waits for the
-//! interpreter's switch interval (5 ms) per completion, and a worker that touches the
-//! interpreter while it shuts down can crash the process. Here a finished call is pushed onto a
-//! queue and, when the queue was empty, one byte is written to a pipe the loop watches with
-//! `add_reader`; the loop thread, which holds the GIL anyway, resolves every queued future in
-//! one pass. One queue exists per event loop (kept in a `WeakKeyDictionary`).
+//! An async method spawns its Rust future on the binding's runtime (`crate::py::runtime`, one
+//! per process) and awaits an asyncio future on the running loop. A finished future is pushed
+//! onto a queue and, when the queue was empty, one byte is written to a pipe the loop watches
+//! with `add_reader`; the loop thread, which holds the GIL anyway, resolves every queued future
+//! in one pass. One queue exists per event loop (kept in a `WeakKeyDictionary`).
+//!
+//! Why a pipe of our own rather than `loop.call_soon_threadsafe` (which is what
+//! pyo3-async-runtimes' `future_into_py` uses): it must survive a fork. A child forked inside a
+//! running coroutine that exits closes its copy of the loop, and closing removes the loop's
+//! self-pipe from the epoll instance, which parent and child share: from then on
+//! `call_soon_threadsafe` no longer wakes the parent's loop, and a call awaited there hangs for
+//! ever (measured with plain asyncio: the callback ran only when a timer woke the loop; and
+//! `tests/test_mcp.py::test_a_forked_child_that_exits_leaves_the_parents_server_alone` hangs
+//! with that bridge). A reader added with `add_reader` is not removed by `close()`. Two more
+//! reasons: no tokio thread waits for the GIL (a worker that does waits for the interpreter's
+//! switch interval per completion while the loop thread is busy, and one that touches the
+//! interpreter while it shuts down can crash the process), and completions that arrive
+//! together are settled together. On a loop without `add_reader` (none of the standard ones on
+//! Unix) the futures are settled through `call_soon_threadsafe` from a blocking thread.
 
 use pyo3::intern;
 use pyo3::prelude::*;

@@ -1,0 +1,284 @@
+//! One remote tool of an MCP server: a [`NativeTool`] whose calls go through rmcp's session.
+
+use super::catalog::CatalogEntry;
+use super::client::{bounded, secs, service_error, ClientConfig, Session, ERROR_CHARS};
+use super::result::convert_result;
+use super::sanitize::sanitize_marked;
+use super::MessageKey;
+use crate::response::ToolResponse;
+use crate::tool::{NativeTool, ToolSpec};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use serde_json::Value;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+/// How a call ended, before it is worded for the model.
+#[derive(Debug)]
+pub enum CallOutcome {
+    Done(Box<CallToolResult>),
+    /// A JSON-RPC error answer, or an answer that is not a valid result (raw, not yet cleaned).
+    Failed(String),
+    TimedOut,
+    /// The session was closed by us.
+    Closed,
+    /// The caller gave up on the call.
+    Cancelled,
+    /// A result whose structured content was left out unread: it held more than
+    /// [`MAX_ANSWER_VALUES`](super::bounded::MAX_ANSWER_VALUES) values (its `data` says `{"truncated": true}`).
+    DoneWithoutStructured(Box<CallToolResult>),
+}
+
+/// One remote tool, callable while its session is open.
+pub struct McpTool {
+    spec: ToolSpec,
+    remote_name: String,
+    fingerprint: String,
+    origin: String,
+    session: Arc<Session>,
+    /// The client's current session (see [`McpTool::no_session`]); weak, so that a tool kept
+    /// after its client is dropped does not keep that client's later session (and server) alive.
+    client: Weak<Mutex<Option<Arc<Session>>>>,
+    config: Arc<ClientConfig>,
+}
+
+impl McpTool {
+    pub(super) fn new(
+        e: CatalogEntry,
+        config: &Arc<ClientConfig>,
+        session: Arc<Session>,
+        client: Weak<Mutex<Option<Arc<Session>>>>,
+    ) -> McpTool {
+        let mut spec = ToolSpec::new(e.display_name, e.description, Vec::new());
+        spec.input_schema = Some(e.input_schema);
+        spec.requires_confirmation = config.requires_confirmation;
+        spec.external_content = true;
+        // Calls on one connection are independent requests; concurrency is the server's call.
+        spec.supports_parallel = true;
+        McpTool {
+            spec,
+            remote_name: e.remote_name,
+            fingerprint: e.fingerprint,
+            origin: format!("mcp:{}", config.namespace),
+            session,
+            client,
+            config: config.clone(),
+        }
+    }
+
+    /// Why a call cannot be made once this tool's session is closed: the client is closed, or
+    /// it was opened again since and this tool belongs to the session before (its tools must
+    /// be loaded again: the server may have changed them, and their pins were checked then).
+    fn no_session(&self) -> ToolResponse {
+        let prompts = &self.config.prompts;
+        if self.session.is_foreign() {
+            // Before any lock: one a parent's thread held at the fork stays held here.
+            return ToolResponse::error(prompts.fmt(MessageKey::FORKED, &[]));
+        }
+        let reopened = self.client.upgrade().is_some_and(|client| {
+            client.lock().ok().is_some_and(|current| {
+                current
+                    .as_ref()
+                    .is_some_and(|s| !Arc::ptr_eq(s, &self.session) && !s.is_closed())
+            })
+        });
+        let key = if reopened {
+            MessageKey::STALE_SESSION
+        } else {
+            MessageKey::NO_SESSION
+        };
+        ToolResponse::error(prompts.fmt(key, &[]))
+    }
+
+    pub fn remote_name(&self) -> &str {
+        &self.remote_name
+    }
+
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    /// `mcp:{namespace}`, set by us, never by the server.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// Calls the remote tool and hands the response to `done`, exactly once, on whichever
+    /// thread settles the call (possibly this one, at once). Never fails: problems become
+    /// error responses. The call runs through rmcp's session as a task on the session's
+    /// runtime. The returned handle cancels the call; dropping it does not.
+    pub fn call_then<F>(&self, args: Value, done: F) -> CallHandle
+    where
+        F: FnOnce(ToolResponse) + Send + 'static,
+    {
+        let config = &self.config;
+        let prompts = &config.prompts;
+        if self.session.is_closed() {
+            done(self.no_session());
+            return CallHandle(Cancel::Settled);
+        }
+        let arguments = match args {
+            Value::Object(map) => map,
+            Value::Null => Default::default(),
+            other => {
+                let err = format!("arguments must be a JSON object, got {other}");
+                done(ToolResponse::error(prompts.fmt(
+                    MessageKey::FAILED,
+                    &[("err", &sanitize_marked(&err, 200))],
+                )));
+                return CallHandle(Cancel::Settled);
+            }
+        };
+        let fut = call_remote(
+            self.session.clone(),
+            config.clone(),
+            self.remote_name.clone(),
+            arguments,
+        );
+        let config = config.clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        self.session.runtime.spawn(async move {
+            let outcome = tokio::select! {
+                outcome = fut => outcome,
+                // Dropping rmcp's call future sends `notifications/cancelled`.
+                Ok(()) = stopped => CallOutcome::Cancelled,
+            };
+            done(outcome_response(outcome, &config))
+        });
+        CallHandle(Cancel::Remote(stop))
+    }
+
+    /// Waits for the call on this thread (not a tokio worker: the binding calls this with the
+    /// GIL released from a plain thread).
+    pub fn call_blocking(&self, args: Value) -> ToolResponse {
+        self.call_waiting(args, &mut || false)
+            .unwrap_or_else(|| self.no_session())
+    }
+
+    /// [`McpTool::call_blocking`], asking `interrupted` every 50 ms while it waits; when that
+    /// returns true the call is cancelled (the server is told) and `None` returned.
+    fn call_waiting(
+        &self,
+        args: Value,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Option<ToolResponse> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let handle = self.call_then(args, move |resp| {
+            let _ = tx.send(resp);
+        });
+        loop {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(resp) => return Some(resp),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if interrupted() {
+                        handle.cancel();
+                        return None;
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Some(self.no_session())
+                }
+            }
+        }
+    }
+}
+
+/// Cancels a call made with [`McpTool::call_then`]: its `done` then gets a "cancelled" error
+/// response (unless the call had already ended) and the server is told with
+/// `notifications/cancelled`, so it can stop the work. Dropping the handle does nothing.
+pub struct CallHandle(Cancel);
+
+enum Cancel {
+    /// Settled before anything was sent.
+    Settled,
+    Remote(tokio::sync::oneshot::Sender<()>),
+}
+
+impl CallHandle {
+    pub fn cancel(self) {
+        match self.0 {
+            Cancel::Settled => {}
+            Cancel::Remote(stop) => {
+                let _ = stop.send(());
+            }
+        }
+    }
+}
+
+/// Words how a call ended for the model.
+fn outcome_response(outcome: CallOutcome, config: &ClientConfig) -> ToolResponse {
+    let prompts = &config.prompts;
+    let failed = |err: &str| {
+        ToolResponse::error(prompts.fmt(
+            MessageKey::FAILED,
+            &[("err", &sanitize_marked(err, ERROR_CHARS))],
+        ))
+    };
+    match outcome {
+        CallOutcome::Done(result) => convert_result(&result, config.max_result_chars, prompts),
+        CallOutcome::DoneWithoutStructured(result) => {
+            let mut resp = convert_result(&result, config.max_result_chars, prompts);
+            resp.data = Some(serde_json::json!({"truncated": true}));
+            resp
+        }
+        CallOutcome::Failed(err) => failed(&err),
+        CallOutcome::TimedOut => ToolResponse::error(prompts.fmt(
+            MessageKey::TIMEOUT,
+            &[("timeout", &config.timeout.map(secs).unwrap_or_default())],
+        )),
+        CallOutcome::Closed => ToolResponse::error(prompts.get(MessageKey::NO_SESSION)),
+        CallOutcome::Cancelled => failed("the call was cancelled before the server answered"),
+    }
+}
+
+/// A call through rmcp's session.
+async fn call_remote(
+    session: Arc<Session>,
+    config: Arc<ClientConfig>,
+    name: String,
+    arguments: serde_json::Map<String, Value>,
+) -> CallOutcome {
+    let params = CallToolRequestParams::new(name).with_arguments(arguments);
+    // Boxed: rmcp's call future is about 5 KB, and it would be stored twice in this one.
+    let call = Box::pin(session.peer.call_tool(params));
+    match bounded(config.timeout, call).await {
+        Some(Ok(mut result)) => {
+            // An SSE event cut before rmcp parsed it (`http::bounded_event`).
+            let unread = result.structured_content.as_ref().is_some_and(|s| {
+                s.as_object().is_some_and(|o| {
+                    o.len() == 1 && o.get(super::bounded::UNREAD_KEY) == Some(&Value::Bool(true))
+                })
+            });
+            if unread {
+                result.structured_content = None;
+                CallOutcome::DoneWithoutStructured(Box::new(result))
+            } else {
+                CallOutcome::Done(Box::new(result))
+            }
+        }
+        Some(Err(_)) if session.is_closed() => CallOutcome::Closed,
+        Some(Err(e)) => CallOutcome::Failed(service_error(&e)),
+        None => CallOutcome::TimedOut,
+    }
+}
+
+impl NativeTool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call(&self, args: &Value) -> ToolResponse {
+        self.call_blocking(args.clone())
+    }
+
+    fn call_interruptible(
+        &self,
+        args: &Value,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Option<ToolResponse> {
+        self.call_waiting(args.clone(), interrupted)
+    }
+
+    fn awaitable(&self) -> bool {
+        true
+    }
+}
