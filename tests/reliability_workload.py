@@ -1,0 +1,176 @@
+"""The mixed tool-call workload of the reliability checks (tests and benches/reliability).
+
+Every call ``i`` carries ``i`` in its arguments, and :func:`check` knows the exact response that
+call must get, so a result delivered to the wrong call, a lost error or a truncated result is
+counted as wrong. The kinds: a valid call, invalid arguments, an unknown tool, a raising tool,
+a large (200 kB) result, and on the async path an ``async def`` tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from typing import Any
+
+from agentmaker import CalculatorTool, ToolRegistry, ToolResponse, tool
+
+LARGE = 200_000
+SYNC_KINDS = ("valid", "invalid", "unknown", "raising", "large", "calculator")
+ASYNC_KINDS = (*SYNC_KINDS, "async")
+
+
+@tool
+def echo(text: str, n: int) -> str:
+    """Return the text and the number."""
+    return f"{text}:{n}"
+
+
+@tool
+def boom(n: int) -> str:
+    """Always raises."""
+    raise ValueError(f"boom {n}")
+
+
+@tool
+def big(n: int) -> str:
+    """A large result."""
+    return "x" * LARGE + str(n)
+
+
+@tool
+async def aecho(text: str, n: int) -> str:
+    """Async echo."""
+    await asyncio.sleep(0)
+    return f"{text}:{n}"
+
+
+def mixed_registry() -> ToolRegistry:
+    reg = ToolRegistry()
+    for t in (echo, boom, big, aecho, CalculatorTool()):
+        reg.register(t)
+    return reg
+
+
+def call_for(i: int, kinds: tuple[str, ...] = SYNC_KINDS) -> tuple[str, str, dict[str, Any]]:
+    """``(kind, tool name, arguments)`` of call ``i``."""
+    kind = kinds[i % len(kinds)]
+    if kind == "valid":
+        return kind, "echo", {"text": f"c{i}", "n": i}
+    if kind == "invalid":
+        return kind, "echo", {"text": f"c{i}", "n": f"x{i}"}
+    if kind == "unknown":
+        return kind, f"nope{i}", {"n": i}
+    if kind == "raising":
+        return kind, "boom", {"n": i}
+    if kind == "large":
+        return kind, "big", {"n": i}
+    if kind == "calculator":
+        return kind, "calculator", {"expression": f"{i} * 2 + 1"}
+    return kind, "aecho", {"text": f"a{i}", "n": i}
+
+
+def check(i: int, kind: str, resp: Any) -> bool:
+    """Whether ``resp`` is exactly the response call ``i`` of ``kind`` must get."""
+    if type(resp) is not ToolResponse:
+        return False
+    text, status = resp.text, resp.status
+    if kind == "valid":
+        return status == "success" and text == f"c{i}:{i}"
+    if kind == "invalid":
+        return status == "error" and f'"x{i}" is not of type "integer"' in text
+    if kind == "unknown":
+        return status == "error" and text.startswith(f"Error: tool 'nope{i}' does not exist.")
+    if kind == "raising":
+        return (
+            status == "error" and text == f"Error: tool 'boom' raised during execution: ValueError: boom {i}"
+        )
+    if kind == "large":
+        return status == "success" and len(text) == LARGE + len(str(i)) and text.endswith(str(i))
+    if kind == "calculator":
+        return status == "success" and text == str(i * 2 + 1)
+    return status == "success" and text == f"a{i}:{i}"
+
+
+def rss_mb() -> float:
+    """Resident set size of this process, in MB."""
+    with open("/proc/self/statm") as f:
+        pages = int(f.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def quiet_tool_errors() -> None:
+    """The raising tool logs every call: keep the log (and its capture) out of a memory check."""
+    logging.getLogger("agentmaker.tools").setLevel(logging.CRITICAL)
+
+
+def run_sync(reg: ToolRegistry, start: int, count: int) -> int:
+    """``count`` sync calls from ``start``; returns how many got a wrong response."""
+    wrong = 0
+    for i in range(start, start + count):
+        kind, name, args = call_for(i)
+        if not check(i, kind, reg.execute_tool(name, args)):
+            wrong += 1
+    return wrong
+
+
+async def run_async(reg: ToolRegistry, start: int, count: int, width: int = 100) -> int:
+    """``count`` async calls from ``start``, ``width`` at a time; returns the wrong ones."""
+    wrong = 0
+    for base in range(start, start + count, width):
+        ids = range(base, min(base + width, start + count))
+        planned = [call_for(i, ASYNC_KINDS) for i in ids]
+        got = await asyncio.gather(*(reg.aexecute_tool(name, args) for _, name, args in planned))
+        wrong += sum(not check(i, kind, r) for i, (kind, _, _), r in zip(ids, planned, got, strict=True))
+    return wrong
+
+
+#: The status an agent's record of each kind of call must have.
+AGENT_STATUS = {
+    "valid": "success",
+    "invalid": "invalid",
+    "unknown": "unknown_tool",
+    "raising": "error",
+    "large": "success",
+    "calculator": "success",
+    "async": "success",
+}
+
+
+class LoopingLLM:
+    """A scripted model for any number of runs: asked with the user's input ``"run N"``, it calls
+    one tool of every kind (arguments numbered from ``N * 10``), then answers ``"done N"``."""
+
+    def __init__(self, kinds: tuple[str, ...] = SYNC_KINDS) -> None:
+        self.kinds = kinds
+
+    def chat(self, messages: list, *, tools: list | None = None, **kwargs: Any) -> Any:
+        from agentmaker import LLMResponse
+
+        n = int(messages[1]["content"].split()[1]) if messages[0]["role"] == "system" else 0
+        if messages[-1]["role"] == "tool":
+            return LLMResponse(content=f"done {n}", model="loop", finish_reason="stop")
+        calls = []
+        for j in range(len(self.kinds)):
+            _, name, args = call_for(n * 10 + j, self.kinds)
+            calls.append(
+                {"id": f"c{j}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            )
+        return LLMResponse(content="", model="loop", finish_reason="tool_calls", tool_calls=calls)
+
+    async def achat(self, messages: list, *, tools: list | None = None, **kwargs: Any) -> Any:
+        return self.chat(messages, tools=tools, **kwargs)
+
+
+def check_run(n: int, result: Any, kinds: tuple[str, ...] = SYNC_KINDS) -> bool:
+    """Whether agent run ``n`` of :class:`LoopingLLM` ended right, each call with its status."""
+    if result.final_output != f"done {n}" or len(result.tool_calls) != len(kinds):
+        return False
+    for j, rec in enumerate(result.tool_calls):
+        kind, name, args = call_for(n * 10 + j, kinds)
+        if rec.name != name or rec.arguments != args or rec.status != AGENT_STATUS[kind]:
+            return False
+        if kind == "valid" and rec.output != f"{args['text']}:{args['n']}":
+            return False
+    return True
