@@ -9,9 +9,13 @@ a large (200 kB) result, and on the async path an ``async def`` tool.
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import json
 import logging
 import os
+import sys
+import threading
+import time
 from typing import Any
 
 from agentmaker import CalculatorTool, ToolRegistry, ToolResponse, tool
@@ -174,3 +178,78 @@ def check_run(n: int, result: Any, kinds: tuple[str, ...] = SYNC_KINDS) -> bool:
         if kind == "valid" and rec.output != f"{args['text']}:{args['n']}":
             return False
     return True
+
+
+class Churn:
+    """Threads calling a registry while another thread registers, overwrites and unregisters
+    temporary tools ``tmp<k>``. Callers also call the current temporary tool, which may be gone:
+    its answer must then be "does not exist", never another tool's result."""
+
+    def __init__(self, reg: ToolRegistry) -> None:
+        self.reg = reg
+        self.done = threading.Event()
+        self.wrong: list[str] = []
+        self.errors: list[BaseException] = []
+        self.mutations = 0
+        self.calls = 0
+
+    def caller(self, t: int, count: int | None) -> None:
+        """``count`` rounds (or until :attr:`done` is set) of two calls each."""
+        reg = self.reg
+        j = 0
+        try:
+            while (j < count) if count is not None else not self.done.is_set():
+                i = t * 100_000_000 + j
+                kind, name, args = call_for(i)
+                if not check(i, kind, reg.execute_tool(name, args)):
+                    self.wrong.append(f"call {i} ({kind})")
+                k = self.mutations
+                resp = reg.execute_tool(f"tmp{k}", {"n": k})
+                ok = (
+                    resp.text == f"tmp{k}:{k}"
+                    if resp.status == "success"
+                    else resp.text.startswith(f"Error: tool 'tmp{k}' does not exist.")
+                )
+                if not ok:
+                    self.wrong.append(f"tmp{k}: {resp.text[:80]}")
+                if j % 100 == 0:
+                    reg.to_openai_schema()
+                j += 1
+                self.calls += 2
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller
+            self.errors.append(exc)
+
+    def mutator(self) -> None:
+        reg = self.reg
+        try:
+            k = 0
+            while not self.done.is_set():
+                k += 1
+
+                def temp(n: int, k: int = k) -> str:
+                    """A tool that lives for a moment."""
+                    return f"tmp{k}:{n}"
+
+                reg.register_callable(temp, name=f"tmp{k}")
+                self.mutations = k
+                if k % 2:
+                    reg.unregister(f"tmp{k}")
+                reg.register_callable(temp, name=f"tmp{k}", overwrite=True)
+                reg.unregister(f"tmp{k}")
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller
+            self.errors.append(exc)
+
+
+def watched(threads: list[threading.Thread], bound: float) -> list[str]:
+    """Starts (if needed) and joins ``threads``; returns the names of those still running after
+    ``bound`` seconds, having dumped every thread's stack to stderr."""
+    for t in threads:
+        if t.ident is None:
+            t.start()
+    deadline = time.monotonic() + bound
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    stuck = [t.name for t in threads if t.is_alive()]
+    if stuck:
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+    return stuck

@@ -8,6 +8,7 @@ benches/reliability/fuzz.py runs many more examples."""
 from __future__ import annotations
 
 import json
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -17,10 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_workload import mixed_registry, quiet_tool_errors
 
+#: benches/reliability/fuzz.py sets this to run many more examples, with random seeds.
+BENCH_EXAMPLES = int(os.environ.get("AGENTMAKER_FUZZ_EXAMPLES", "0"))
 FUZZ = settings(
-    max_examples=150,
+    max_examples=BENCH_EXAMPLES or 150,
     deadline=timedelta(seconds=10),  # a hang bound, not a speed test
-    derandomize=True,  # the same inputs on every CI run
+    derandomize=not BENCH_EXAMPLES,  # the same inputs on every CI run
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
