@@ -9,7 +9,9 @@ a large (200 kB) result, and on the async path an ``async def`` tool.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import faulthandler
+import gc
 import json
 import logging
 import os
@@ -98,10 +100,22 @@ def check(i: int, kind: str, resp: Any) -> bool:
 
 
 def rss_mb() -> float:
-    """Resident set size of this process, in MB."""
+    """Resident set size of this process, in MB, after a garbage collection and after handing
+    free heap pages back to the system (``malloc_trim``): what is left is memory in use, not
+    memory the allocator keeps for later (which earlier tests in the same process leave behind
+    in varying amounts)."""
+    gc.collect()
+    _malloc_trim()
     with open("/proc/self/statm") as f:
         pages = int(f.read().split()[1])
     return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def _malloc_trim() -> None:
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        pass
 
 
 def quiet_tool_errors() -> None:
