@@ -55,6 +55,6 @@ def agent_runs() -> tuple[int, float]:
 
 
 if __name__ == "__main__":
-    quiet_tool_errors()
-    wrong, growth = {"calls": calls, "agent": agent_runs}[sys.argv[1]]()
+    with quiet_tool_errors():
+        wrong, growth = {"calls": calls, "agent": agent_runs}[sys.argv[1]]()
     print(json.dumps({"wrong": wrong, "growth_mb": growth}))

@@ -9,6 +9,7 @@ a large (200 kB) result, and on the async path an ``async def`` tool.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import faulthandler
 import gc
@@ -18,6 +19,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from agentmaker import CalculatorTool, ToolRegistry, ToolResponse, tool
@@ -118,9 +120,17 @@ def _malloc_trim() -> None:
         pass
 
 
-def quiet_tool_errors() -> None:
-    """The raising tool logs every call: keep the log (and its capture) out of a memory check."""
-    logging.getLogger("agentmaker.tools").setLevel(logging.CRITICAL)
+@contextlib.contextmanager
+def quiet_tool_errors() -> Iterator[None]:
+    """The raising tool logs every call: keep the log (and its capture) out of a memory check
+    and the test output while this is active; the level is restored after."""
+    log = logging.getLogger("agentmaker.tools")
+    old = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        log.setLevel(old)
 
 
 def run_sync(reg: ToolRegistry, start: int, count: int) -> int:

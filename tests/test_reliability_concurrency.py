@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
 from agentmaker import Agent, ToolRegistry
 from reliability_workload import (
     ASYNC_KINDS,
@@ -24,20 +25,23 @@ from reliability_workload import (
 WATCHDOG = 60.0
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _quiet_tool_errors():
+    with quiet_tool_errors():
+        yield
+
+
 async def test_a_thousand_concurrent_async_calls_in_one_loop():
-    quiet_tool_errors()
     assert await run_async(mixed_registry(), 0, 1_000, width=1_000) == 0
 
 
 async def test_two_hundred_concurrent_agent_runs():
-    quiet_tool_errors()
     agent = Agent("many", LoopingLLM(ASYNC_KINDS), tool_registry=mixed_registry())
     results = await asyncio.gather(*(agent.arun(f"run {n}") for n in range(200)))
     assert [n for n, r in enumerate(results) if not check_run(n, r, ASYNC_KINDS)] == []
 
 
 def test_threads_calling_while_tools_are_registered_and_unregistered():
-    quiet_tool_errors()
     reg = mixed_registry()
     churn = Churn(reg)
     changer = threading.Thread(target=churn.mutator, name="mutator", daemon=True)

@@ -12,6 +12,7 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from agentmaker import Agent, CalculatorTool, LLMResponse, NotesTool, ToolParameter, ToolResponse
 from agentmaker.testing import ScriptedLLM
 from hypothesis import HealthCheck, given, settings
@@ -59,6 +60,12 @@ json_values = st.recursive(
 )
 NAMES = ["echo", "boom", "big", "calculator", "notes", "nested", "nope"]
 names = st.sampled_from(NAMES) | odd_text
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _quiet_tool_errors():
+    with quiet_tool_errors():
+        yield
 
 
 def nested_depth(n: int) -> str:
@@ -123,7 +130,6 @@ def assert_clear(resp: object, name: object) -> None:
 @FUZZ
 @given(name=names, raw=raw_arguments())
 def test_agent_turns_any_tool_call_payload_into_a_clear_result(tmp_path_factory, name, raw):
-    quiet_tool_errors()
     reg = nested_tool_registry(tmp_path_factory.getbasetemp())
     call = {"id": "c1", "type": "function", "function": {"name": name, "arguments": raw}}
     turn = LLMResponse(content="", model="fuzz", finish_reason="tool_calls", tool_calls=[call])
@@ -138,7 +144,6 @@ def test_agent_turns_any_tool_call_payload_into_a_clear_result(tmp_path_factory,
 @FUZZ
 @given(name=names, params=json_values)
 def test_execute_tool_answers_any_arguments_with_a_response(tmp_path_factory, name, params):
-    quiet_tool_errors()
     reg = nested_tool_registry(tmp_path_factory.getbasetemp())
     assert_clear(reg.execute_tool(name, params), name)
 
@@ -146,7 +151,6 @@ def test_execute_tool_answers_any_arguments_with_a_response(tmp_path_factory, na
 @FUZZ
 @given(params=st.dictionaries(st.sampled_from(["text", "n", "extra", ""]), json_values, max_size=4))
 def test_execute_tool_with_near_miss_arguments(params):
-    quiet_tool_errors()
     resp = mixed_registry().execute_tool("echo", params)
     assert_clear(resp, "echo")
     if resp.status == "success":  # only a valid call runs, and it gets its own arguments back

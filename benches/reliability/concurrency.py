@@ -18,7 +18,6 @@ WATCHDOG_GRACE = 60.0
 def main() -> int:
     scale = scale_arg(__doc__)
     rounds, seconds = scaled(50, scale), 30.0 * scale
-    quiet_tool_errors()
     reg = mixed_registry()
 
     async def gathers() -> tuple[int, float]:
@@ -71,4 +70,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with quiet_tool_errors():
+        raise SystemExit(main())

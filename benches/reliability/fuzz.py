@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 
 from common import report, scale_arg, scaled
-from reliability_workload import rss_mb
+from reliability_workload import quiet_tool_errors, rss_mb
 
 RSS_LIMIT_MB = 1.0
 REPLAYED = 2_000
@@ -103,4 +103,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with quiet_tool_errors():
+        raise SystemExit(main())

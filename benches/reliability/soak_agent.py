@@ -17,7 +17,6 @@ RSS_LIMIT_MB = 2.0
 def main() -> int:
     scale = scale_arg(__doc__)
     runs = scaled(20_000, scale)
-    quiet_tool_errors()
     reg = mixed_registry()
     sync_agent = Agent("soak", LoopingLLM(), tool_registry=reg)
     async_agent = Agent("asoak", LoopingLLM(ASYNC_KINDS), tool_registry=reg)
@@ -75,4 +74,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with quiet_tool_errors():
+        raise SystemExit(main())

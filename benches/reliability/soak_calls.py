@@ -55,7 +55,6 @@ async def async_calls(reg, start: int, count: int, stats: dict, width: int = 100
 def main() -> int:
     scale = scale_arg(__doc__)
     n_sync, n_async = scaled(1_000_000, scale), scaled(200_000, scale)
-    quiet_tool_errors()
     reg = mixed_registry()
     stats = {"wrong": 0, "exceptions": 0, "max_sync": 0.0, "max_async": 0.0}
     sync_calls(reg, 0, 20_000, stats)  # warm-up: caches, allocator arenas, the thread pool
@@ -91,4 +90,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with quiet_tool_errors():
+        raise SystemExit(main())
