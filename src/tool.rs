@@ -78,9 +78,10 @@ pub trait NativeTool: Send + Sync {
         true
     }
 
-    /// Whether the tool also has a non-blocking asynchronous call (an MCP tool waits on a
-    /// server, not on a thread): async callers should await it rather than spend a worker
-    /// thread on the blocking [`NativeTool::call`].
+    /// Whether the tool also has a native asynchronous call that cancelling the awaiting task
+    /// really stops (an MCP tool waits on a server, not on a thread, and tells it; a CLI
+    /// command's process group is killed): async callers should await it rather than run the
+    /// blocking [`NativeTool::call`] on a worker thread, which nothing can stop.
     fn awaitable(&self) -> bool {
         false
     }

@@ -28,3 +28,24 @@ def processes() -> Iterator[Proc]:
             continue
         state, ppid, pgid = stat[stat.rindex(")") + 2 :].split()[:3]
         yield Proc(int(entry), state, int(ppid), int(pgid), argv)
+
+
+def descendants(root: int) -> list[Proc]:
+    """Every living (non-zombie) process below ``root`` in the parent tree."""
+    table = [p for p in processes() if p.state != "Z"]
+    below: list[Proc] = []
+    parents = {root}
+    grew = True
+    while grew:
+        grew = False
+        for p in table:
+            if p.ppid in parents and p.pid not in parents:
+                parents.add(p.pid)
+                below.append(p)
+                grew = True
+    return below
+
+
+def in_groups(pgids: set[int]) -> list[Proc]:
+    """Living processes whose process group is one of ``pgids`` (wherever their parent is)."""
+    return [p for p in processes() if p.pgid in pgids and p.state != "Z"]

@@ -492,7 +492,55 @@ impl NativeTool for CliTool {
     fn call(&self, args: &Value) -> ToolResponse {
         self.call_cancellable(args, None)
     }
+
+    /// The command runs on a scoped helper thread while the caller's thread asks `interrupted`
+    /// every [`INTERRUPT_POLL`]: a pending Ctrl-C kills the command's process group (and reaps
+    /// it) at once instead of waiting for the command or its timeout.
+    fn call_interruptible(
+        &self,
+        args: &Value,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Option<ToolResponse> {
+        let token = match CancelToken::new() {
+            Ok(token) => token,
+            // No pipe to spare: run uninterruptibly rather than fail the call.
+            Err(_) => return Some(self.call(args)),
+        };
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(|| {
+                let _ = tx.send(self.call_cancellable(args, Some(&token)));
+            });
+            let outcome = loop {
+                match rx.recv_timeout(INTERRUPT_POLL) {
+                    Ok(resp) => break Some(resp),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        if interrupted() {
+                            token.cancel();
+                            break None;
+                        }
+                    }
+                    // The worker panicked: its panic is re-raised below.
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
+                }
+            };
+            // On cancellation the run kills and reaps the group before the worker returns.
+            if let Err(panic) = worker.join() {
+                std::panic::resume_unwind(panic);
+            }
+            outcome
+        })
+    }
+
+    /// A command can be awaited without holding a worker thread and, above all, cancelled:
+    /// cancelling the awaiting task kills its process group (see `CLITool.arun`).
+    fn awaitable(&self) -> bool {
+        true
+    }
 }
+
+/// How often a blocking call checks whether its caller was interrupted (Ctrl-C).
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
 impl CliTool {
     /// `call` with a token that stops the command from another thread (the async binding

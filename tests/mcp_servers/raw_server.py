@@ -8,6 +8,7 @@ tool `ok` that returns the text "fine".
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -77,6 +78,10 @@ def call_result(req: dict) -> None:
     args = req.get("params", {}).get("arguments") or {}
     if MODE == "silent_call":
         return  # never answers
+    if MODE == "environ":  # the server's whole environment, for the secrets tests
+        text = json.dumps(dict(os.environ), sort_keys=True)
+        send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}})
+        return
     if MODE == "exit_mid_call":
         sys.exit(0)
     if MODE == "id_last":

@@ -262,3 +262,29 @@ fn cut_multibyte_text_shows_no_broken_character() {
     );
     assert_eq!(r.status, ToolStatus::Partial);
 }
+
+#[test]
+fn an_interrupted_call_kills_the_command_and_returns_none() {
+    let t = tool(&["sleep"]);
+    let started = std::time::Instant::now();
+    let mut asked = 0;
+    let resp = t.call_interruptible(&json!({ "command": "sleep 30" }), &mut || {
+        asked += 1;
+        asked == 3
+    });
+    assert!(resp.is_none());
+    assert_eq!(asked, 3);
+    // The 30 s command was killed and reaped before the call returned.
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
+fn an_uninterrupted_call_returns_the_commands_response() {
+    let t = tool(&["echo"]);
+    let resp = t
+        .call_interruptible(&json!({ "command": "echo hi" }), &mut || false)
+        .unwrap();
+    assert_eq!(resp.status, ToolStatus::Success);
+    assert!(resp.text.ends_with("stdout:\nhi"), "{}", resp.text);
+    assert!(t.awaitable());
+}
