@@ -453,8 +453,8 @@ impl PyToolRegistry {
     /// The tool and how the Agent should run it, or None for an unknown name. The kind is
     /// ``"inline"`` (a Rust built-in that never blocks), ``"sync"`` (may block: inline on the
     /// sync path, a worker thread on the async path), ``"dual"`` (a Rust tool that blocks when
-    /// called synchronously and has a thread-free ``arun``: an MCP tool; inline for a lone call
-    /// on the sync path, awaited otherwise) or ``"async"`` (only ``arun``: awaited).
+    /// called synchronously and has a thread-free, cancellable ``arun``: an MCP tool or the
+    /// CLI; inline for a lone call on the sync path, awaited otherwise) or ``"async"`` (only ``arun``: awaited).
     /// A Python tool with both ``run`` and ``arun`` counts as async when its ``is_async``
     /// attribute is true (an ``async def`` wrapped by ``@tool``).
     fn _lookup(
