@@ -173,7 +173,7 @@ def _infer(ann: Any, resolve: Callable[[Any], Any] | None) -> Node:
     if origin is typing.Union or origin is types.UnionType:
         return _union(typing.get_args(ann), resolve)
     if origin is typing.Literal:
-        return _literal(typing.get_args(ann))
+        return _schema_choices.literal_node(typing.get_args(ann))
     if origin is not None:
         return _generic(ann, origin, typing.get_args(ann), resolve)
     if isinstance(ann, type):
@@ -376,57 +376,6 @@ def _union_conv(members: list[Node]) -> Converter:
     return conv
 
 
-def _enum_type(values: list[Any]) -> str | list[str]:
-    """The JSON type(s) of a list of enum values (subclasses of str/int count as their base)."""
-    kinds: list[str] = []
-    for v in values:
-        k = next((word for base, word in _JSON_TYPE.items() if isinstance(v, base)), "string")
-        if k not in kinds:
-            kinds.append(k)
-    return kinds[0] if len(kinds) == 1 else kinds
-
-
-def _literal(values: tuple[Any, ...]) -> Node:
-    out: list[Any] = []
-    members: dict[Any, Any] = {}
-    for v in values:
-        if isinstance(v, enum.Enum):
-            members[(type(v.value), v.value)] = v
-            v = v.value
-        if not isinstance(v, (str, int, float, bool, _NoneType)):
-            raise Unmappable(f"Literal value {v!r} is not a JSON value")
-        if v not in out or any(type(x) is not type(v) for x in out if x == v):
-            out.append(v)
-    schema: dict[str, Any] = {"type": _enum_type(out), "enum": out}
-    conv = None
-    if members:
-
-        def conv(value: Any) -> Any:
-            return members.get((type(value), value), value)
-
-    return _node(schema, conv, accepts_none=None in out)
-
-
-def _enum(cls: type[enum.Enum]) -> Node:
-    values = [m.value for m in cls]
-    for v in values:
-        if not isinstance(v, (str, int, float, bool, _NoneType)):
-            raise Unmappable(
-                f"Enum {cls.__name__} has the non-JSON value {v!r}; use str or int member values"
-            )
-    if not values:
-        raise Unmappable(f"Enum {cls.__name__} has no members")
-    schema: dict[str, Any] = {"type": _enum_type(values), "enum": values}
-
-    def conv(value: Any) -> Any:
-        try:
-            return cls(value)
-        except ValueError:
-            raise ConversionError(f"{value!r} is not a valid {cls.__name__}") from None
-
-    return _node(schema, conv, accepts_none=None in values)
-
-
 # ---------------------------------------------------------------------------------------------
 # Generic containers
 
@@ -558,7 +507,7 @@ def _mapping(args: tuple[Any, ...], resolve: Callable[[Any], Any] | None, make: 
 
 def _class(cls: type, resolve: Callable[[Any], Any] | None) -> Node:
     if issubclass(cls, enum.Enum):
-        return _enum(cls)
+        return _schema_choices.enum_node(cls)
     scalar = _schema_scalars.scalar_node(cls)
     if scalar is not None:
         return scalar
@@ -610,6 +559,6 @@ def _pydantic_fallback(ann: Any) -> Node:
 
 
 # Split for size; the modules refer to each other through module attributes.
-from agentmaker import _pydantic_schema, _schema_objects, _schema_scalars
+from agentmaker import _pydantic_schema, _schema_choices, _schema_objects, _schema_scalars
 
 jsonable = _schema_objects.jsonable
