@@ -7,6 +7,7 @@
 use agentmaker::builtins::calculator::CalculatorTool;
 use agentmaker::builtins::cli::{CliOptions, CliTool};
 use agentmaker::builtins::notes::{NotesOptions, NotesTool};
+use agentmaker::mcp::schema::prepare_input_schema;
 use agentmaker::{NativeTool, Registry, ToolResponse, ToolSpec, ToolStatus};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -138,5 +139,71 @@ proptest! {
     ]) {
         let cli = CliTool::new(&["echo".to_string()], CliOptions::default()).unwrap();
         run_checked(&cli, args);
+    }
+}
+
+/// Values shaped like JSON Schemas: objects made of schema keywords with any values, nested.
+fn schema_like() -> impl Strategy<Value = Value> {
+    let keywords = vec![
+        "type",
+        "properties",
+        "required",
+        "$ref",
+        "$defs",
+        "description",
+        "title",
+        "items",
+        "enum",
+        "anyOf",
+        "additionalProperties",
+        "pattern",
+        "default",
+    ];
+    let leaf = prop_oneof![
+        json_value(),
+        prop::sample::select(vec![
+            "object",
+            "string",
+            "integer",
+            "array",
+            "nulll",
+            "#/$defs/a"
+        ])
+        .prop_map(|w| json!(w)),
+    ];
+    leaf.prop_recursive(5, 40, 5, move |inner| {
+        prop::collection::vec((prop::sample::select(keywords.clone()), inner), 0..6)
+            .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// What an MCP server lists as a tool's input schema: refused with a reason, or prepared into
+    /// an object schema with short descriptions, which then registers or is refused with a reason
+    /// and validates any arguments without a panic.
+    #[test]
+    fn any_input_schema_an_mcp_server_lists(
+        schema in prop_oneof![json_value(), schema_like()],
+        args in json_value(),
+    ) {
+        match prepare_input_schema(&schema, 64) {
+            Err(why) => prop_assert!(!why.to_string().is_empty()),
+            Ok(prepared) => {
+                prop_assert_eq!(prepared.get("type"), Some(&json!("object")));
+                if let Some(Value::String(d)) = prepared.get("description") {
+                    prop_assert!(d.chars().count() <= 64 + 3, "description not cut: {}", d);
+                }
+                let mut spec = ToolSpec::new("remote", "A fuzzed remote tool.", vec![]);
+                spec.input_schema = Some(prepared);
+                if let Ok(entry) = Registry::<()>::prepare(spec, ()) {
+                    let mut args = args;
+                    if let Err(text) = entry.check_args(&mut args) {
+                        prop_assert!(!text.is_empty());
+                    }
+                }
+            }
+        }
     }
 }
