@@ -15,6 +15,7 @@ use crate::py::mcp::PyMcpTool;
 use crate::py::response::PyToolResponse;
 use crate::py::tool::call_native;
 use crate::registry::{ConflictMode, Registry};
+use crate::wire::WireNames;
 use entry::{prepare, Payload, PyEntry, Runner};
 pub use outcome::_tool_result;
 pub(crate) use outcome::type_name;
@@ -68,6 +69,16 @@ impl PyToolRegistry {
         self.read(py).get(name).cloned()
     }
 
+    /// The entry a model's call names: the real name first, then a wire name (looked up only
+    /// when no tool has that real name, so a call on a real name costs what it did).
+    fn entry_for_call(&self, py: Python<'_>, name: &str) -> Option<Arc<PyEntry>> {
+        self.entry(py, name).or_else(|| {
+            let rendered = self.rendered(py);
+            let real = rendered.wire.real(name)?;
+            self.entry(py, real)
+        })
+    }
+
     /// The entries a batch may replace, held by the caller so that replacing them under the write
     /// lock only drops an `Arc` count; the tool objects are released after the lock is.
     fn replaced(&self, py: Python<'_>, names: impl Iterator<Item = String>) -> Vec<Arc<PyEntry>> {
@@ -101,10 +112,10 @@ impl PyToolRegistry {
             Ok(n) => std::borrow::Cow::Borrowed(n),
             Err(_) => name.to_string_lossy(),
         };
-        let name = name.as_ref();
-        let Some(entry) = self.entry(py, name) else {
-            return Ok(Err(self.unknown(py, name)?));
+        let Some(entry) = self.entry_for_call(py, name.as_ref()) else {
+            return Ok(Err(self.unknown(py, name.as_ref())?));
         };
+        let name = entry.name();
         if !parameters.is_instance_of::<PyDict>() {
             return Ok(Err(error_response(
                 py,
@@ -145,7 +156,7 @@ impl PyToolRegistry {
         }
         let fresh = {
             let reg = self.read(py);
-            Arc::new(Rendered::new(reg.version()))
+            Arc::new(Rendered::new(reg.version(), WireNames::new(reg.names())))
         };
         let stale = {
             let mut cache = self
@@ -285,9 +296,30 @@ impl PyToolRegistry {
         }
     }
 
-    /// The tool registered under ``name``, or None.
+    /// The tool registered under ``name``, or None. ``name`` may also be the wire name a
+    /// provider rendering used for a tool whose real name breaks the provider's rule (the real
+    /// name wins when both exist).
     fn get(&self, py: Python<'_>, name: &str) -> Option<Py<PyAny>> {
-        self.entry(py, name).map(|e| e.payload.obj.clone_ref(py))
+        self.entry_for_call(py, name)
+            .map(|e| e.payload.obj.clone_ref(py))
+    }
+
+    /// The real name of the tool a call on ``name`` (a real name or a wire name) would run,
+    /// or None.
+    fn resolve_name(&self, py: Python<'_>, name: &str) -> Option<String> {
+        self.entry_for_call(py, name).map(|e| e.name().to_string())
+    }
+
+    /// The name a provider rendering (``to_openai_schema``, ``to_anthropic_schema``,
+    /// ``to_gemini_schema``) gives the tool registered as ``name``: the name itself when it meets
+    /// every provider's rule, otherwise its wire name (``math.factorial`` -> ``math_factorial``).
+    fn wire_name(&self, py: Python<'_>, name: &str) -> PyResult<String> {
+        if !self.read(py).contains(name) {
+            return Err(PyKeyError::new_err(format!(
+                "no tool named '{name}' is registered"
+            )));
+        }
+        Ok(self.rendered(py).wire.wire(name).to_string())
     }
 
     /// Registered names in registration order.
@@ -371,7 +403,7 @@ impl PyToolRegistry {
         strict: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let kind = if strict { Kind::Strict } else { Kind::OpenAi };
-        render::forms(py, &self.selected(py, names)?, kind)
+        render::forms(py, &self.selected(py, names)?, kind, &|| self.rendered(py))
     }
 
     /// Anthropic's ``tools`` list: ``{"name", "description", "input_schema"}`` per tool.
@@ -381,7 +413,9 @@ impl PyToolRegistry {
         py: Python<'py>,
         names: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        render::forms(py, &self.selected(py, names)?, Kind::Anthropic)
+        render::forms(py, &self.selected(py, names)?, Kind::Anthropic, &|| {
+            self.rendered(py)
+        })
     }
 
     /// Gemini function declarations (``{"name", "description", "parameters"}``), with each
@@ -392,7 +426,9 @@ impl PyToolRegistry {
         py: Python<'py>,
         names: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        render::forms(py, &self.selected(py, names)?, Kind::Gemini)
+        render::forms(py, &self.selected(py, names)?, Kind::Gemini, &|| {
+            self.rendered(py)
+        })
     }
 
     /// Tools that ``to_openai_schema(strict=True)`` renders without ``strict``, with the reason.
@@ -456,13 +492,17 @@ impl PyToolRegistry {
     /// called synchronously and has a thread-free, cancellable ``arun``: an MCP tool or the
     /// CLI; inline for a lone call on the sync path, awaited otherwise) or ``"async"`` (only ``arun``: awaited).
     /// A Python tool with both ``run`` and ``arun`` counts as async when its ``is_async``
-    /// attribute is true (an ``async def`` wrapped by ``@tool``).
+    /// attribute is true (an ``async def`` wrapped by ``@tool``). The third item is the tool's
+    /// real name when ``name`` was its wire name, else None.
     fn _lookup(
         &self,
         py: Python<'_>,
         name: &Bound<'_, PyAny>,
-    ) -> Option<(Py<PyAny>, &'static str)> {
-        let entry = self.entry(py, name.cast::<PyString>().ok()?.to_str().ok()?)?;
+    ) -> Option<(Py<PyAny>, &'static str, Option<String>)> {
+        let called = name.cast::<PyString>().ok()?.to_str().ok()?;
+        let entry = self.entry_for_call(py, called)?;
+        // The real name when the call used a wire name.
+        let real = (entry.name() != called).then(|| entry.name().to_string());
         let obj = entry.payload.obj.bind(py);
         let kind = match &entry.payload.runner {
             Runner::Native(native) if !native.blocks() => "inline",
@@ -482,7 +522,7 @@ impl PyToolRegistry {
                 }
             }
         };
-        Some((obj.clone().unbind(), kind))
+        Some((obj.clone().unbind(), kind, real))
     }
 
     /// For the async path: an error ToolResponse, or ``(tool, kind, parameters)``: the tool
