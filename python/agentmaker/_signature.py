@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 from agentmaker import _schema_infer as _si
 from agentmaker._docstring import doc_parts
 from agentmaker._docstring_check import check_documented
-from agentmaker._native import _tool_result
+from agentmaker._native import _tool_name_problem, _tool_result
 from agentmaker._schema_objects import json_default
 from agentmaker.errors import ToolRegistrationError
 
@@ -246,6 +246,8 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
     target, code_owner, params, hints, raw_doc, default_name = shape
     tool_name = name or default_name
     # An inferred name is a Python identifier; '<lambda>' would name every lambda alike.
+    if name and isinstance(name, str) and (problem := _tool_name_problem(name)) is not None:
+        raise ToolRegistrationError(problem)
     if not check_tool_name(tool_name) or (not name and not str(tool_name).isidentifier()):
         raise ToolRegistrationError(
             f"Cannot infer a valid tool name from {func!r} (got {tool_name!r}): pass name= explicitly; "
