@@ -133,12 +133,15 @@ pub fn check_tool_name(name: &str) -> Result<(), crate::error::RegistrationError
     Ok(())
 }
 
-/// Whether `name` can go on the wire unchanged: it meets the function-name rule of OpenAI
-/// (`^[a-zA-Z0-9_-]{1,64}$`, platform.openai.com/docs/api-reference/chat/create, `tools[].function.name`)
-/// and Anthropic (`^[a-zA-Z0-9_-]{1,64}$`, docs.anthropic.com/en/docs/build-with-claude/tool-use,
-/// `name`). Gemini's rule (ai.google.dev/api/caching#FunctionDeclaration: starts with a letter or
-/// an underscore, then letters, digits, `_`, `.`, `-`, at most 64) accepts every wire name this
-/// module makes for an unsafe name, so one wire name serves all three providers.
+/// Whether `name` can go on the wire unchanged: it meets the function-name rule shared by
+/// OpenAI (Chat Completions `tools[].function.name`: "a-z, A-Z, 0-9, or underscores and dashes,
+/// with a maximum length of 64") and Anthropic (Messages API tool `name`: pattern
+/// `^[a-zA-Z0-9_-]{1,64}$`). Gemini's `FunctionDeclaration.name` (Vertex AI / Gemini API
+/// reference) must start with a letter or an underscore and may also hold dots (and, in newer
+/// versions, colons), up to 64 characters; its `FunctionCall.name` keeps the OpenAI character
+/// set. Every wire name [`wire_base`] makes meets all of these, so one wire name serves the three
+/// providers. (An already-safe name that starts with a digit or `-` is rendered unchanged, as
+/// before; Gemini may refuse it.)
 pub fn is_wire_safe(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
