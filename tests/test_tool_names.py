@@ -227,6 +227,8 @@ def test_tool_search_discovery_adds_the_wire_schema_once():
     llm = ScriptedLLM([search, again, use, "done"])
     result = Agent("a", llm, tools=reg, tool_retriever=tr).run("send an email")
     assert result.tool_calls[0].data == {"discovered": ["currency::convert"]}
+    # The listing names the tool as the model must call it; the data keeps the real name.
+    assert result.tool_calls[0].output.splitlines()[1].startswith("- currency_convert: Convert an amount")
     offered = [[t["function"]["name"] for t in r.tools] for r in llm.requests]
     assert offered[0] == ["tool_search", "mail_send"]
     assert offered[1] == offered[2] == ["tool_search", "mail_send", "currency_convert"]

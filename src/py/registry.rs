@@ -3,9 +3,11 @@
 //! The hot path (`execute_tool`) does one lookup, one JSON conversion of the arguments, one
 //! validation with the tool's validator (compiled on its first call), and one call.
 //! Registration reads and checks the tool (`entry`); renderings are converted per tool on first
-//! use (`render`); running a call and wrapping what it returns is in `outcome`.
+//! use (`render`); running a call and wrapping what it returns is in `outcome`; finding the tool
+//! a call names, by real or wire name, is in `lookup`.
 
 mod entry;
+mod lookup;
 mod outcome;
 mod render;
 
@@ -15,7 +17,6 @@ use crate::py::mcp::PyMcpTool;
 use crate::py::response::PyToolResponse;
 use crate::py::tool::call_native;
 use crate::registry::{ConflictMode, Registry};
-use crate::wire::WireNames;
 use entry::{prepare, Payload, PyEntry, Runner};
 pub use outcome::_tool_result;
 pub(crate) use outcome::type_name;
@@ -24,7 +25,7 @@ use outcome::{
 };
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::sync::{MutexExt, RwLockExt};
+use pyo3::sync::RwLockExt;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 use render::{Kind, Rendered};
@@ -69,26 +70,11 @@ impl PyToolRegistry {
         self.read(py).get(name).cloned()
     }
 
-    /// The entry a model's call names: the real name first, then a wire name (looked up only
-    /// when no tool has that real name, so a call on a real name costs what it did).
-    fn entry_for_call(&self, py: Python<'_>, name: &str) -> Option<Arc<PyEntry>> {
-        self.entry(py, name).or_else(|| {
-            let rendered = self.rendered(py);
-            let real = rendered.wire.real(name)?;
-            self.entry(py, real)
-        })
-    }
-
     /// The entries a batch may replace, held by the caller so that replacing them under the write
     /// lock only drops an `Arc` count; the tool objects are released after the lock is.
     fn replaced(&self, py: Python<'_>, names: impl Iterator<Item = String>) -> Vec<Arc<PyEntry>> {
         let reg = self.read(py);
         names.filter_map(|n| reg.get(&n).cloned()).collect()
-    }
-
-    fn unknown(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyToolResponse>> {
-        let text = self.read(py).unknown_tool_message(name, &|_| true);
-        error_response(py, text)
     }
 
     /// Lookup, argument conversion and validation: the checks every path runs before a tool.
@@ -140,37 +126,6 @@ impl PyToolRegistry {
             Err(text) => return Ok(Err(error_response(py, text)?)),
         };
         Ok(Ok((entry, args, pruned)))
-    }
-
-    /// The texts cached for the current registry version (built with no lock held). The cache
-    /// holds no tool: an unregistered tool is released at once.
-    fn rendered(&self, py: Python<'_>) -> Arc<Rendered> {
-        let current = self.read(py).version();
-        let cached = self
-            .rendered
-            .lock_py_attached(py)
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        if let Some(r) = cached.filter(|r| r.version == current) {
-            return r;
-        }
-        let fresh = {
-            let reg = self.read(py);
-            Arc::new(Rendered::new(reg.version(), WireNames::new(reg.names())))
-        };
-        let stale = {
-            let mut cache = self
-                .rendered
-                .lock_py_attached(py)
-                .unwrap_or_else(PoisonError::into_inner);
-            if cache.as_ref().is_some_and(|c| c.version > fresh.version) {
-                None
-            } else {
-                cache.replace(Arc::clone(&fresh))
-            }
-        };
-        drop(stale);
-        fresh
     }
 
     /// The entries `names` selects (every entry for None), in order.
@@ -431,7 +386,8 @@ impl PyToolRegistry {
         })
     }
 
-    /// Tools that ``to_openai_schema(strict=True)`` renders without ``strict``, with the reason.
+    /// Tools that ``to_openai_schema(strict=True)`` renders without ``strict``, with the reason,
+    /// keyed by real name (not wire name).
     #[pyo3(signature = (names = None))]
     fn strict_fallbacks<'py>(
         &self,

@@ -159,9 +159,12 @@ pub fn forms<'py>(
     rendered: &dyn Fn() -> Arc<Rendered>,
 ) -> PyResult<Bound<'py, PyList>> {
     let _pause = (entries.len() > 64).then(|| GcPause::new(py));
+    // Looked up once for the whole list, and only if a tool needs its wire name.
+    let once = std::cell::OnceCell::new();
+    let rendered = || Arc::clone(once.get_or_init(rendered));
     let items = entries
         .iter()
-        .map(|entry| form(py, entry, kind, rendered))
+        .map(|entry| form(py, entry, kind, &rendered))
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
