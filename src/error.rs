@@ -8,9 +8,9 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RegistrationError {
     #[error(
-        "tool name {name:?} is illegal: it must match ^[a-zA-Z0-9_-]{{1,64}}$ (1 to 64 ASCII letters, digits, '_' or '-', nothing else, no trailing newline); rename the tool"
+        "tool name {name:?} is not accepted: {reason}; a tool name is 1 to 128 characters with no whitespace or control characters (dots, '::' and '/' are fine), so rename the tool"
     )]
-    IllegalName { name: String },
+    IllegalName { name: String, reason: String },
 
     #[error(
         "tool name '{name}' is already registered; pass overwrite=True (or register_all(..., on_conflict=\"skip\"/\"overwrite\")) if replacing it is intended, or choose another name"

@@ -22,6 +22,7 @@ pub mod runtime;
 pub mod schema;
 pub mod tool;
 pub mod validation;
+pub mod wire;
 
 #[cfg(feature = "python")]
 mod py;
@@ -31,4 +32,4 @@ pub use prompts::Prompts;
 pub use registry::{ConflictMode, Registry};
 pub use response::{ToolResponse, ToolStatus};
 pub use schema::ToolParameter;
-pub use tool::{check_tool_name, NativeTool, ToolSpec};
+pub use tool::{check_tool_name, is_wire_safe, wire_base, NativeTool, ToolSpec};

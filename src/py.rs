@@ -9,6 +9,7 @@ mod docstring;
 mod errors;
 mod guard;
 mod mcp;
+mod names;
 mod notes;
 mod parameter;
 mod permissions;
@@ -60,5 +61,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render::render_strict_schema, m)?)?;
     m.add_function(wrap_pyfunction!(render::render_gemini_schema, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_tool_result, m)?)?;
+    m.add_function(wrap_pyfunction!(names::tool_name_problem, m)?)?;
     Ok(())
 }

@@ -92,24 +92,87 @@ pub trait NativeTool: Send + Sync {
     }
 }
 
-/// The function-calling name rule `^[a-zA-Z0-9_-]{1,64}$`, applied to the whole string
-/// (a trailing newline is not tolerated, unlike Python's `re.match` with `$`).
+/// The longest tool name the registry accepts, in characters.
+pub const MAX_TOOL_NAME_CHARS: usize = 128;
+
+/// The registry's name rule: 1 to 128 characters, none of them whitespace or a control
+/// character. Dots, `::`, `/` and non-ASCII letters are allowed: a provider that needs a
+/// stricter name gets a wire name (see [`is_wire_safe`]), the tool keeps its real name
+/// everywhere else.
 pub fn check_tool_name(name: &str) -> Result<(), crate::error::RegistrationError> {
-    let ok = !name.is_empty()
+    let illegal = |reason: String| {
+        Err(crate::error::RegistrationError::IllegalName {
+            name: name.to_string(),
+            reason,
+        })
+    };
+    if name.is_empty() {
+        return illegal("it is empty".into());
+    }
+    let mut count = 0;
+    for (i, c) in name.chars().enumerate() {
+        count += 1;
+        if c.is_whitespace() || c.is_control() {
+            let what = if c.is_whitespace() {
+                "whitespace"
+            } else {
+                "a control character"
+            };
+            return illegal(format!(
+                "character {} is {what} (U+{:04X})",
+                i + 1,
+                c as u32
+            ));
+        }
+    }
+    if count > MAX_TOOL_NAME_CHARS {
+        return illegal(format!(
+            "it is {count} characters long, more than {MAX_TOOL_NAME_CHARS}"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `name` can go on the wire unchanged: it meets the function-name rule shared by
+/// OpenAI (Chat Completions `tools[].function.name`: "a-z, A-Z, 0-9, or underscores and dashes,
+/// with a maximum length of 64") and Anthropic (Messages API tool `name`: pattern
+/// `^[a-zA-Z0-9_-]{1,64}$`). Gemini's `FunctionDeclaration.name` (Vertex AI / Gemini API
+/// reference) must start with a letter or an underscore and may also hold dots (and, in newer
+/// versions, colons), up to 64 characters; its `FunctionCall.name` keeps the OpenAI character
+/// set. Every wire name [`wire_base`] makes meets all of these, so one wire name serves the three
+/// providers. (An already-safe name that starts with a digit or `-` is rendered unchanged, as
+/// before; Gemini may refuse it.)
+pub fn is_wire_safe(name: &str) -> bool {
+    !name.is_empty()
         && name.len() <= 64
         && name
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if ok {
-        Ok(())
-    } else {
-        Err(crate::error::RegistrationError::IllegalName {
-            name: name.to_string(),
-        })
-    }
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// Maps any string onto the name rule: disallowed characters become `_`, the result is cut to
+/// The readable wire form of a name that is not wire-safe, before any collision suffix: each
+/// run of other characters becomes one `_`, a name that would not start with a letter or `_`
+/// gets a leading `_` (Gemini's rule), and the result is cut to 64 characters.
+pub fn wire_base(name: &str) -> String {
+    let mut out = String::with_capacity(name.len().min(64));
+    let mut in_run = false;
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+            in_run = false;
+        } else if !in_run {
+            out.push('_');
+            in_run = true;
+        }
+    }
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        out.insert(0, '_');
+    }
+    out.truncate(64);
+    out
+}
+
+/// Maps any string onto the wire rule: disallowed characters become `_`, the result is cut to
 /// 64 characters, and an empty result becomes `tool`.
 pub fn sanitize_tool_name(name: &str) -> String {
     let mut out: String = name
@@ -134,31 +197,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn name_rule_accepts_legal_names() {
-        for name in ["a", "calculator", "to_upper", "my-tool-2", &"x".repeat(64)] {
+    fn name_rule_accepts_real_names() {
+        for name in [
+            "a",
+            "calculator",
+            "my-tool-2",
+            "math.factorial",
+            "svc::endpoint",
+            "fs/read",
+            "名字",
+            &"x".repeat(128),
+        ] {
             assert!(check_tool_name(name).is_ok(), "{name}");
         }
     }
 
     #[test]
-    fn name_rule_rejects_illegal_names() {
-        for name in [
-            "",
-            "calc\n",
-            "a b",
-            "a.b",
-            "名字",
-            "tool!",
-            &"x".repeat(65),
-            "\ncalc",
+    fn name_rule_rejects_whitespace_control_and_length() {
+        for (name, why) in [
+            ("", "empty"),
+            ("calc\n", "character 5 is whitespace (U+000A)"),
+            ("a b", "character 2 is whitespace (U+0020)"),
+            ("a\u{7}", "character 2 is a control character (U+0007)"),
+            (&"x".repeat(129), "129 characters long"),
         ] {
-            assert!(check_tool_name(name).is_err(), "{name:?}");
+            let msg = check_tool_name(name).unwrap_err().to_string();
+            assert!(msg.contains(why) && msg.contains("rename"), "{msg}");
         }
-        let msg = check_tool_name("calc\n").unwrap_err().to_string();
-        assert!(
-            msg.contains(r#""calc\n""#) && msg.contains("rename"),
-            "{msg}"
-        );
+    }
+
+    #[test]
+    fn wire_rule_and_base() {
+        assert!(is_wire_safe("to_upper") && !is_wire_safe("a.b") && !is_wire_safe(&"x".repeat(65)));
+        assert_eq!(wire_base("math.factorial"), "math_factorial");
+        assert_eq!(wire_base("svc::get / item"), "svc_get_item");
+        assert_eq!(wire_base("1.x"), "_1_x");
+        assert_eq!(wire_base(&"y".repeat(100)).len(), 64);
     }
 
     #[test]

@@ -74,10 +74,10 @@ def test_duplicate_raises_and_overwrite_keeps_position():
     assert reg.get_catalog() == "- a: new description\n- b: Echo text back."
 
 
-@pytest.mark.parametrize("bad", ["calc\n", "a b", "a.b", "名字", "x" * 65, "tool!"])
+@pytest.mark.parametrize("bad", ["calc\n", "a b", "bell\x07", "x" * 129])
 def test_illegal_names_are_refused(bad):
     reg = ToolRegistry()
-    with pytest.raises(ToolRegistrationError, match=r"is illegal: it must match \^\[a-zA-Z0-9_-\]\{1,64\}\$"):
+    with pytest.raises(ToolRegistrationError, match=r"is not accepted: .*1 to 128 characters with no whitespace"):
         reg.register(Echo(bad))
     assert len(reg) == 0
 
@@ -163,7 +163,7 @@ def test_register_all_that_raises_changes_nothing():
     before = (reg.names(), reg.to_openai_schema())
     with pytest.raises(ToolRegistrationError, match="'a' is already registered"):
         reg.register_all([Echo("x"), Echo("a")])
-    with pytest.raises(ToolRegistrationError, match="illegal"):
+    with pytest.raises(ToolRegistrationError, match="not accepted"):
         reg.register_all([Echo("y"), Echo("bad name")], on_conflict="skip")
     with pytest.raises(ToolRegistrationError, match="expected a Tool"):
         reg.register_all([Echo("z"), 42], on_conflict="overwrite")

@@ -22,13 +22,13 @@ from typing import Any, NamedTuple
 from agentmaker import _schema_infer as _si
 from agentmaker._docstring import doc_parts
 from agentmaker._docstring_check import check_documented
-from agentmaker._native import _tool_result
+from agentmaker._native import _tool_name_problem, _tool_result
 from agentmaker._schema_objects import json_default
 from agentmaker.errors import ToolRegistrationError
 
 __all__ = ["CallableSpec", "ParamInfo", "analyze", "check_tool_name", "to_response"]
 
-_NAME_RE = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_NAME_RE = re.compile(r"[^\s\x00-\x1f\x7f-\x9f]{1,128}")
 _CO_VARARGS = inspect.CO_VARARGS
 _CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
 _CO_GENERATOR = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
@@ -245,10 +245,13 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
     shape = _shape(func)
     target, code_owner, params, hints, raw_doc, default_name = shape
     tool_name = name or default_name
-    if not check_tool_name(tool_name):
+    # An inferred name is a Python identifier; '<lambda>' would name every lambda alike.
+    if name and isinstance(name, str) and (problem := _tool_name_problem(name)) is not None:
+        raise ToolRegistrationError(problem)
+    if not check_tool_name(tool_name) or (not name and not str(tool_name).isidentifier()):
         raise ToolRegistrationError(
             f"Cannot infer a valid tool name from {func!r} (got {tool_name!r}): pass name= explicitly; "
-            "a tool name must match ^[a-zA-Z0-9_-]{1,64}$"
+            "a tool name is 1 to 128 characters with no whitespace or control characters"
         )
     summary, docs = doc_parts(raw_doc)
     if hints is None:

@@ -9,6 +9,7 @@ catalog), a search can be restricted to the tools an agent may call (``allowed``
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -389,9 +390,34 @@ class ToolSearchTool(Tool):
         ]
         if not names:
             return ToolResponse.ok(self._texts["tool_search.no_match"])
-        catalog = retriever.registry.get_tools_description(names=names)
+        reg = retriever.registry
+        catalog = reg.get_tools_description(names=names)
+        if not all(_wire_safe(n) for n in names):
+            catalog = _with_wire_names(reg, catalog, names)
         text = self._texts["tool_search.result"].replace("{catalog}", catalog)
         return ToolResponse.ok(text, data={"discovered": names})
+
+
+_WIRE_SAFE = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+def _wire_safe(name: str) -> bool:
+    return _WIRE_SAFE.fullmatch(name) is not None
+
+
+def _with_wire_names(reg: Any, catalog: str, names: list[str]) -> str:
+    """The listing with each tool under the name the model calls it by: a tool whose real name
+    breaks the providers' rule is listed under its wire name, as the schema the agent adds for
+    it names it (a call repeated in the history under a name the provider refuses would fail
+    the next request). ``data["discovered"]`` keeps the real names."""
+    lines = catalog.split("\n")
+    heads = {f"- {n}:": n for n in names if not _wire_safe(n) and n in reg}
+    for i, line in enumerate(lines):
+        for head, name in heads.items():
+            if line.startswith(head):
+                lines[i] = f"- {reg.wire_name(name)}:{line[len(head) :]}"
+                break
+    return "\n".join(lines)
 
 
 def hide_denied(record: Any, allowed: Callable[[str], bool]) -> None:

@@ -286,8 +286,9 @@ class Agent(ToolExecutor):
 
     def _expand(self, run: _Run, names: list[str]) -> None:
         """Merge tools discovered mid-run (a ToolSearchTool result's ``data["discovered"]``)."""
-        have = {t["function"]["name"] for t in run.tools or ()}
         reg = self.tool_registry
+        # Rendered names may be wire names: compare real names.
+        have = {reg.resolve_name(n) or n for n in (t["function"]["name"] for t in run.tools or ())}
         new = []
         for name in names:
             if isinstance(name, str) and name not in have:
@@ -427,7 +428,9 @@ class Agent(ToolExecutor):
         if found is None:
             rec.refuse("unknown_tool", self._unknown_tool_text(run, name))
             return rec
-        tool, kind = found
+        tool, kind, real = found
+        if real is not None:  # the call used the wire name a provider rendering gave the tool
+            rec.name = name = real
         reason = self._denial(tool)
         if reason is not None:
             rec.refuse("denied", f"(not allowed to call: {reason})")

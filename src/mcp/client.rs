@@ -12,7 +12,7 @@ pub use super::remote_tool::{CallHandle, McpTool};
 use super::sanitize::{sanitize_marked, sanitize_tail};
 use super::stdio::{ChildProcess, StdioConfig};
 use crate::prompts::Prompts;
-use crate::tool::check_tool_name;
+use crate::tool::is_wire_safe;
 use rmcp::model::{
     ClientCapabilities, ClientRequest, CustomRequest, Implementation, InitializeRequestParams,
     ServerResult,
@@ -177,8 +177,11 @@ pub struct McpClient {
 impl McpClient {
     /// Checks the configuration; nothing is started and nothing is contacted.
     pub fn new(config: ClientConfig) -> Result<McpClient, McpError> {
-        check_tool_name(&config.namespace)
-            .map_err(|_| McpError::Config("namespace must match ^[a-zA-Z0-9_-]{1,64}$".into()))?;
+        if !is_wire_safe(&config.namespace) {
+            return Err(McpError::Config(
+                "namespace must match ^[a-zA-Z0-9_-]{1,64}$".into(),
+            ));
+        }
         if config.max_tools < 1 {
             return Err(McpError::Config(format!(
                 "max_tools must be >= 1, got {}",

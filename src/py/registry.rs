@@ -3,9 +3,11 @@
 //! The hot path (`execute_tool`) does one lookup, one JSON conversion of the arguments, one
 //! validation with the tool's validator (compiled on its first call), and one call.
 //! Registration reads and checks the tool (`entry`); renderings are converted per tool on first
-//! use (`render`); running a call and wrapping what it returns is in `outcome`.
+//! use (`render`); running a call and wrapping what it returns is in `outcome`; finding the tool
+//! a call names, by real or wire name, is in `lookup`.
 
 mod entry;
+mod lookup;
 mod outcome;
 mod render;
 
@@ -23,7 +25,7 @@ use outcome::{
 };
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::sync::{MutexExt, RwLockExt};
+use pyo3::sync::RwLockExt;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 use render::{Kind, Rendered};
@@ -75,11 +77,6 @@ impl PyToolRegistry {
         names.filter_map(|n| reg.get(&n).cloned()).collect()
     }
 
-    fn unknown(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyToolResponse>> {
-        let text = self.read(py).unknown_tool_message(name, &|_| true);
-        error_response(py, text)
-    }
-
     /// Lookup, argument conversion and validation: the checks every path runs before a tool.
     /// The name comes from the model too: one that is not a str, or a str that is not UTF-8 (a
     /// lone surrogate, which a JSON `\ud800` escape produces), is an error response, not an
@@ -101,10 +98,10 @@ impl PyToolRegistry {
             Ok(n) => std::borrow::Cow::Borrowed(n),
             Err(_) => name.to_string_lossy(),
         };
-        let name = name.as_ref();
-        let Some(entry) = self.entry(py, name) else {
-            return Ok(Err(self.unknown(py, name)?));
+        let Some(entry) = self.entry_for_call(py, name.as_ref()) else {
+            return Ok(Err(self.unknown(py, name.as_ref())?));
         };
+        let name = entry.name();
         if !parameters.is_instance_of::<PyDict>() {
             return Ok(Err(error_response(
                 py,
@@ -129,37 +126,6 @@ impl PyToolRegistry {
             Err(text) => return Ok(Err(error_response(py, text)?)),
         };
         Ok(Ok((entry, args, pruned)))
-    }
-
-    /// The texts cached for the current registry version (built with no lock held). The cache
-    /// holds no tool: an unregistered tool is released at once.
-    fn rendered(&self, py: Python<'_>) -> Arc<Rendered> {
-        let current = self.read(py).version();
-        let cached = self
-            .rendered
-            .lock_py_attached(py)
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        if let Some(r) = cached.filter(|r| r.version == current) {
-            return r;
-        }
-        let fresh = {
-            let reg = self.read(py);
-            Arc::new(Rendered::new(reg.version()))
-        };
-        let stale = {
-            let mut cache = self
-                .rendered
-                .lock_py_attached(py)
-                .unwrap_or_else(PoisonError::into_inner);
-            if cache.as_ref().is_some_and(|c| c.version > fresh.version) {
-                None
-            } else {
-                cache.replace(Arc::clone(&fresh))
-            }
-        };
-        drop(stale);
-        fresh
     }
 
     /// The entries `names` selects (every entry for None), in order.
@@ -285,9 +251,30 @@ impl PyToolRegistry {
         }
     }
 
-    /// The tool registered under ``name``, or None.
+    /// The tool registered under ``name``, or None. ``name`` may also be the wire name a
+    /// provider rendering used for a tool whose real name breaks the provider's rule (the real
+    /// name wins when both exist).
     fn get(&self, py: Python<'_>, name: &str) -> Option<Py<PyAny>> {
-        self.entry(py, name).map(|e| e.payload.obj.clone_ref(py))
+        self.entry_for_call(py, name)
+            .map(|e| e.payload.obj.clone_ref(py))
+    }
+
+    /// The real name of the tool a call on ``name`` (a real name or a wire name) would run,
+    /// or None.
+    fn resolve_name(&self, py: Python<'_>, name: &str) -> Option<String> {
+        self.entry_for_call(py, name).map(|e| e.name().to_string())
+    }
+
+    /// The name a provider rendering (``to_openai_schema``, ``to_anthropic_schema``,
+    /// ``to_gemini_schema``) gives the tool registered as ``name``: the name itself when it meets
+    /// every provider's rule, otherwise its wire name (``math.factorial`` -> ``math_factorial``).
+    fn wire_name(&self, py: Python<'_>, name: &str) -> PyResult<String> {
+        if !self.read(py).contains(name) {
+            return Err(PyKeyError::new_err(format!(
+                "no tool named '{name}' is registered"
+            )));
+        }
+        Ok(self.rendered(py).wire.wire(name).to_string())
     }
 
     /// Registered names in registration order.
@@ -371,7 +358,7 @@ impl PyToolRegistry {
         strict: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let kind = if strict { Kind::Strict } else { Kind::OpenAi };
-        render::forms(py, &self.selected(py, names)?, kind)
+        render::forms(py, &self.selected(py, names)?, kind, &|| self.rendered(py))
     }
 
     /// Anthropic's ``tools`` list: ``{"name", "description", "input_schema"}`` per tool.
@@ -381,7 +368,9 @@ impl PyToolRegistry {
         py: Python<'py>,
         names: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        render::forms(py, &self.selected(py, names)?, Kind::Anthropic)
+        render::forms(py, &self.selected(py, names)?, Kind::Anthropic, &|| {
+            self.rendered(py)
+        })
     }
 
     /// Gemini function declarations (``{"name", "description", "parameters"}``), with each
@@ -392,10 +381,13 @@ impl PyToolRegistry {
         py: Python<'py>,
         names: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        render::forms(py, &self.selected(py, names)?, Kind::Gemini)
+        render::forms(py, &self.selected(py, names)?, Kind::Gemini, &|| {
+            self.rendered(py)
+        })
     }
 
-    /// Tools that ``to_openai_schema(strict=True)`` renders without ``strict``, with the reason.
+    /// Tools that ``to_openai_schema(strict=True)`` renders without ``strict``, with the reason,
+    /// keyed by real name (not wire name).
     #[pyo3(signature = (names = None))]
     fn strict_fallbacks<'py>(
         &self,
@@ -456,13 +448,17 @@ impl PyToolRegistry {
     /// called synchronously and has a thread-free, cancellable ``arun``: an MCP tool or the
     /// CLI; inline for a lone call on the sync path, awaited otherwise) or ``"async"`` (only ``arun``: awaited).
     /// A Python tool with both ``run`` and ``arun`` counts as async when its ``is_async``
-    /// attribute is true (an ``async def`` wrapped by ``@tool``).
+    /// attribute is true (an ``async def`` wrapped by ``@tool``). The third item is the tool's
+    /// real name when ``name`` was its wire name, else None.
     fn _lookup(
         &self,
         py: Python<'_>,
         name: &Bound<'_, PyAny>,
-    ) -> Option<(Py<PyAny>, &'static str)> {
-        let entry = self.entry(py, name.cast::<PyString>().ok()?.to_str().ok()?)?;
+    ) -> Option<(Py<PyAny>, &'static str, Option<String>)> {
+        let called = name.cast::<PyString>().ok()?.to_str().ok()?;
+        let entry = self.entry_for_call(py, called)?;
+        // The real name when the call used a wire name.
+        let real = (entry.name() != called).then(|| entry.name().to_string());
         let obj = entry.payload.obj.bind(py);
         let kind = match &entry.payload.runner {
             Runner::Native(native) if !native.blocks() => "inline",
@@ -482,7 +478,7 @@ impl PyToolRegistry {
                 }
             }
         };
-        Some((obj.clone().unbind(), kind))
+        Some((obj.clone().unbind(), kind, real))
     }
 
     /// For the async path: an error ToolResponse, or ``(tool, kind, parameters)``: the tool

@@ -42,6 +42,8 @@ pub struct Payload {
     pub runner: Runner,
     /// The provider renderings, converted to Python on first use and then shared.
     pub forms: Forms,
+    /// Whether the name goes on the wire as it is (otherwise it is rendered under a wire name).
+    pub wire_safe: bool,
 }
 
 pub type PyEntry = Entry<Payload>;
@@ -217,6 +219,7 @@ fn build_entry(
         obj: obj.clone().unbind(),
         runner,
         forms: Forms::default(),
+        wire_safe: crate::tool::is_wire_safe(&spec.name),
     };
     Registry::prepare(spec, payload).map_err(|e| registration(py, e))
 }

@@ -6,13 +6,15 @@
 use super::entry::PyEntry;
 use crate::py::convert::{value_to_py, PySink};
 use crate::render::{anthropic_tool, gemini_declaration, strict_tool, write_openai_tool};
+use crate::wire::WireNames;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString};
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A provider format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     OpenAi,
     /// OpenAI with `"strict": true` where the schema allows it.
@@ -49,17 +51,70 @@ fn converted(entry: &PyEntry) -> &Converted {
     entry.payload.forms.0.get_or_init(Box::default)
 }
 
-fn strict<'a>(py: Python<'_>, entry: &'a PyEntry) -> PyResult<&'a (Py<PyAny>, Option<String>)> {
-    converted(entry).strict.get_or_try_init(py, || {
-        let (form, reason) =
-            entry.with_schema(|schema| strict_tool(entry.name(), entry.description(), schema));
-        Ok((value_to_py(py, &form)?.unbind(), reason))
-    })
+fn strict_form(
+    py: Python<'_>,
+    entry: &PyEntry,
+    name: &str,
+) -> PyResult<(Py<PyAny>, Option<String>)> {
+    let (form, reason) = entry.with_schema(|schema| strict_tool(name, entry.description(), schema));
+    Ok((value_to_py(py, &form)?.unbind(), reason))
 }
 
-/// One tool's form, converted now if this is the first use.
-pub fn form<'py>(py: Python<'py>, entry: &PyEntry, kind: Kind) -> PyResult<Bound<'py, PyAny>> {
-    let (name, description) = (entry.name(), entry.description());
+fn strict<'a>(py: Python<'_>, entry: &'a PyEntry) -> PyResult<&'a (Py<PyAny>, Option<String>)> {
+    converted(entry)
+        .strict
+        .get_or_try_init(py, || strict_form(py, entry, entry.name()))
+}
+
+/// The form of `entry` rendered under `name` (its real name or its wire name).
+fn render(py: Python<'_>, entry: &PyEntry, name: &str, kind: Kind) -> PyResult<Py<PyAny>> {
+    let description = entry.description();
+    // A schema not yet built for validation is built for this rendering and dropped.
+    let value = match kind {
+        Kind::Strict => return Ok(strict_form(py, entry, name)?.0),
+        Kind::OpenAi => {
+            // Written straight into Python objects: no intermediate value to build and drop.
+            let mut sink = PySink(py);
+            let parameters = entry.write_schema(&mut sink)?;
+            return Ok(
+                write_openai_tool(name, description, parameters, false, &mut sink)?.unbind(),
+            );
+        }
+        Kind::Anthropic => anthropic_tool(name, description, entry.schema_value()),
+        Kind::Gemini => entry.with_schema(|schema| gemini_declaration(name, description, schema)),
+    };
+    value_to_py(py, &value).map(Bound::unbind)
+}
+
+/// One tool's form, converted now if this is the first use. A tool whose name is not wire-safe
+/// is rendered under its wire name, which depends on the other names: that form is cached with
+/// the registry version (`rendered`), not with the tool.
+pub fn form<'py>(
+    py: Python<'py>,
+    entry: &PyEntry,
+    kind: Kind,
+    rendered: &dyn Fn() -> Arc<Rendered>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if !entry.payload.wire_safe {
+        let rendered = rendered();
+        let key = (entry.name().to_string(), kind);
+        let cached = rendered
+            .forms
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+            .map(|f| f.clone_ref(py));
+        if let Some(form) = cached {
+            return Ok(form.into_bound(py));
+        }
+        let form = render(py, entry, rendered.wire.wire(entry.name()), kind)?;
+        rendered
+            .forms
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, form.clone_ref(py));
+        return Ok(form.into_bound(py));
+    }
     let forms = converted(entry);
     let cell = match kind {
         Kind::Strict => return Ok(strict(py, entry)?.0.bind(py).clone()),
@@ -67,22 +122,7 @@ pub fn form<'py>(py: Python<'py>, entry: &PyEntry, kind: Kind) -> PyResult<Bound
         Kind::Anthropic => &forms.anthropic,
         Kind::Gemini => &forms.gemini,
     };
-    let form = cell.get_or_try_init(py, || {
-        // A schema not yet built for validation is built for this rendering and dropped.
-        let value = match kind {
-            Kind::OpenAi => {
-                // Written straight into Python objects: no intermediate value to build and drop.
-                let mut sink = PySink(py);
-                let parameters = entry.write_schema(&mut sink)?;
-                return Ok(
-                    write_openai_tool(name, description, parameters, false, &mut sink)?.unbind(),
-                );
-            }
-            Kind::Anthropic => anthropic_tool(name, description, entry.schema_value()),
-            _ => entry.with_schema(|schema| gemini_declaration(name, description, schema)),
-        };
-        value_to_py(py, &value).map(Bound::unbind)
-    })?;
+    let form = cell.get_or_try_init(py, || render(py, entry, entry.name(), kind))?;
     Ok(form.bind(py).clone())
 }
 
@@ -116,11 +156,15 @@ pub fn forms<'py>(
     py: Python<'py>,
     entries: &[Arc<PyEntry>],
     kind: Kind,
+    rendered: &dyn Fn() -> Arc<Rendered>,
 ) -> PyResult<Bound<'py, PyList>> {
     let _pause = (entries.len() > 64).then(|| GcPause::new(py));
+    // Looked up once for the whole list, and only if a tool needs its wire name.
+    let once = std::cell::OnceCell::new();
+    let rendered = || Arc::clone(once.get_or_init(rendered));
     let items = entries
         .iter()
-        .map(|entry| form(py, entry, kind))
+        .map(|entry| form(py, entry, kind, &rendered))
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
@@ -139,19 +183,25 @@ pub fn strict_fallbacks<'py>(
     Ok(out)
 }
 
-/// The registry-wide texts for one registry version, each built on first use.
+/// What one registry version renders: the wire names (computed with it), the registry-wide
+/// texts (each built on first use) and the forms of the tools rendered under a wire name.
 pub struct Rendered {
     pub version: u64,
+    pub wire: WireNames,
     pub description: PyOnceLock<Py<PyString>>,
     pub catalog: PyOnceLock<Py<PyString>>,
+    /// Locked only to read or insert one form; never held while Python code runs.
+    pub forms: Mutex<HashMap<(String, Kind), Py<PyAny>>>,
 }
 
 impl Rendered {
-    pub fn new(version: u64) -> Self {
+    pub fn new(version: u64, wire: WireNames) -> Self {
         Rendered {
             version,
+            wire,
             description: PyOnceLock::new(),
             catalog: PyOnceLock::new(),
+            forms: Mutex::new(HashMap::new()),
         }
     }
 }
