@@ -12,11 +12,11 @@ mod mcp;
 mod notes;
 mod parameter;
 mod permissions;
-mod policy;
 mod rag;
 mod registry;
 mod render;
 mod response;
+mod run_policy;
 mod search;
 mod tool;
 
@@ -52,10 +52,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<permissions::PyToolPermissions>()?;
     m.add_class::<guard::PyGuard>()?;
-    m.add_class::<policy::PyRunBudget>()?;
+    m.add_class::<run_policy::PyRunBudget>()?;
     m.add_class::<rag::PyBm25Index>()?;
     m.add_class::<rag::PyDenseIndex>()?;
-    m.add_function(wrap_pyfunction!(policy::check_run_limits, m)?)?;
+    m.add_function(wrap_pyfunction!(run_policy::check_run_limits, m)?)?;
     m.add_function(wrap_pyfunction!(docstring::parse_docstring, m)?)?;
     m.add_function(wrap_pyfunction!(render::render_strict_schema, m)?)?;
     m.add_function(wrap_pyfunction!(render::render_gemini_schema, m)?)?;

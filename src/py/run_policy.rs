@@ -1,6 +1,6 @@
 //! RunPolicy validation and per-run accounting for Python.
 
-use crate::policy::{LimitExceeded, PolicyError, RunBudget, RunLimits};
+use crate::run_policy::{LimitExceeded, PolicyError, RunBudget, RunLimits};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
