@@ -60,5 +60,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render::render_strict_schema, m)?)?;
     m.add_function(wrap_pyfunction!(render::render_gemini_schema, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_tool_result, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::_unknown_tool_text, m)?)?;
     Ok(())
 }

@@ -38,7 +38,6 @@ DEFAULT_INSTRUCTIONS = "You are a helpful assistant."
 EMPTY_REPLY_NUDGE = "Please give a text answer."
 NO_ANSWER = "(No valid answer was obtained from the model; please retry.)"
 TURNS_EXHAUSTED = "(Max turns reached without a final answer; consider increasing max_turns.)"
-_MAX_LISTED = 40  # names listed in an "unknown tool" error
 
 
 @dataclass(frozen=True, slots=True)
@@ -464,17 +463,13 @@ class Agent(ToolExecutor):
     def _unknown_tool_text(self, run: _Run, name: str) -> str:
         reg = self.tool_registry
         if reg is None:
-            return f"Error: tool '{name}' does not exist; this agent has no tools."
+            return _native._unknown_tool_text(name, [])
         if run.visible is None:
             names = list(reg.names())
             if self.permissions is not None:
                 names = [n for n in names if self._denial(reg.get(n)) is None]
             run.visible = names
-        names = run.visible
-        listed = ", ".join(names[:_MAX_LISTED]) if names else "(none)"
-        if len(names) > _MAX_LISTED:
-            listed += f", ... ({len(names) - _MAX_LISTED} more)"
-        return f"Error: tool '{name}' does not exist. Available tools: {listed}"
+        return _native._unknown_tool_text(name, run.visible)
 
 
 def _account(run: _Run, usage: Any) -> int:
