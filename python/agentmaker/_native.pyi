@@ -202,7 +202,7 @@ def check_run_limits(
     max_tool_calls: int | None = None,
     max_tokens: int | None = None,
     deadline_seconds: float | None = None,
-) -> None: ...
+) -> bool: ...
 
 @final
 class MCPClient:
