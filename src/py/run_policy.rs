@@ -47,12 +47,9 @@ fn seconds(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
     Ok(Some(v))
 }
 
-fn limits(
-    max_llm_calls: Option<&Bound<'_, PyAny>>,
-    max_tool_calls: Option<&Bound<'_, PyAny>>,
-    max_tokens: Option<&Bound<'_, PyAny>>,
-    deadline_seconds: Option<&Bound<'_, PyAny>>,
-) -> PyResult<RunLimits> {
+/// `values`: max_llm_calls, max_tool_calls, max_tokens and deadline_seconds, as given.
+fn limits(values: [Option<&Bound<'_, PyAny>>; 4]) -> PyResult<RunLimits> {
+    let [max_llm_calls, max_tool_calls, max_tokens, deadline_seconds] = values;
     let given = [
         ("max_llm_calls", max_llm_calls),
         ("max_tool_calls", max_tool_calls),
@@ -92,7 +89,8 @@ pub fn check_run_limits(
     max_tokens: Option<&Bound<'_, PyAny>>,
     deadline_seconds: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<bool> {
-    limits(max_llm_calls, max_tool_calls, max_tokens, deadline_seconds).map(|l| l.has_numeric_cap())
+    limits([max_llm_calls, max_tool_calls, max_tokens, deadline_seconds])
+        .map(|l| l.has_numeric_cap())
 }
 
 fn verdict(r: Result<(), LimitExceeded>) -> Option<(&'static str, String)> {
@@ -117,7 +115,7 @@ impl PyRunBudget {
         max_tokens: Option<&Bound<'_, PyAny>>,
         deadline_seconds: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let limits = limits(max_llm_calls, max_tool_calls, max_tokens, deadline_seconds)?;
+        let limits = limits([max_llm_calls, max_tool_calls, max_tokens, deadline_seconds])?;
         Ok(PyRunBudget {
             core: RunBudget::new(limits),
         })
