@@ -10,6 +10,7 @@ pub mod docstring;
 pub mod error;
 pub mod guard;
 pub mod mcp;
+pub mod net;
 pub mod null_optional;
 pub mod permissions;
 pub mod prompts;

@@ -9,6 +9,7 @@ mod docstring;
 mod errors;
 mod guard;
 mod mcp;
+mod net;
 mod notes;
 mod parameter;
 mod permissions;
@@ -22,19 +23,11 @@ mod tool;
 
 use pyo3::prelude::*;
 
-/// The binding's shared tokio runtime (all worker threads the machine has), one per process:
-/// a forked child starts its own (see [`crate::runtime`]).
+/// The process's one tokio runtime ([`crate::runtime::shared`]).
 pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: crate::runtime::ProcessRuntime = crate::runtime::ProcessRuntime::new(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-    });
     // As tokio's own runtime constructors do: a process that cannot start threads cannot run
     // anything of the binding's.
-    RUNTIME
-        .get()
-        .expect("agentmaker could not start its tokio runtime")
+    crate::runtime::shared().expect("agentmaker could not start its tokio runtime")
 }
 
 #[pymodule]
@@ -61,5 +54,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render::render_gemini_schema, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_tool_result, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_unknown_tool_text, m)?)?;
+    m.add_function(wrap_pyfunction!(net::_is_loopback_url, m)?)?;
     Ok(())
 }
