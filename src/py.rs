@@ -10,32 +10,25 @@ mod errors;
 mod guard;
 mod mcp;
 mod names;
+mod net;
 mod notes;
 mod parameter;
 mod permissions;
-mod policy;
 mod rag;
 mod registry;
 mod render;
 mod response;
+mod run_policy;
 mod search;
 mod tool;
 
 use pyo3::prelude::*;
 
-/// The binding's shared tokio runtime (all worker threads the machine has), one per process:
-/// a forked child starts its own (see [`crate::runtime`]).
+/// The process's one tokio runtime ([`crate::runtime::shared`]).
 pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: crate::runtime::ProcessRuntime = crate::runtime::ProcessRuntime::new(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-    });
     // As tokio's own runtime constructors do: a process that cannot start threads cannot run
     // anything of the binding's.
-    RUNTIME
-        .get()
-        .expect("agentmaker could not start its tokio runtime")
+    crate::runtime::shared().expect("agentmaker could not start its tokio runtime")
 }
 
 #[pymodule]
@@ -53,14 +46,16 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<permissions::PyToolPermissions>()?;
     m.add_class::<guard::PyGuard>()?;
-    m.add_class::<policy::PyRunBudget>()?;
+    m.add_class::<run_policy::PyRunBudget>()?;
     m.add_class::<rag::PyBm25Index>()?;
     m.add_class::<rag::PyDenseIndex>()?;
-    m.add_function(wrap_pyfunction!(policy::check_run_limits, m)?)?;
+    m.add_function(wrap_pyfunction!(run_policy::check_run_limits, m)?)?;
     m.add_function(wrap_pyfunction!(docstring::parse_docstring, m)?)?;
     m.add_function(wrap_pyfunction!(render::render_strict_schema, m)?)?;
     m.add_function(wrap_pyfunction!(render::render_gemini_schema, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_tool_result, m)?)?;
     m.add_function(wrap_pyfunction!(names::tool_name_problem, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::_unknown_tool_text, m)?)?;
+    m.add_function(wrap_pyfunction!(net::_is_loopback_url, m)?)?;
     Ok(())
 }

@@ -391,43 +391,52 @@ impl<T> Registry<T> {
             .collect()
     }
 
-    /// The error text for a call to a tool that is not registered. It lists every name only for
-    /// small registries; otherwise it suggests the closest names, so a registry of thousands of
-    /// tools does not flood the model. `visible` hides tools the caller may not reveal
-    /// (for example those denied by permissions).
+    /// The error text for a call to a tool that is not registered (see
+    /// [`unknown_tool_message`]). `visible` hides tools the caller may not reveal (for example
+    /// those denied by permissions).
     pub fn unknown_tool_message(&self, name: &str, visible: &dyn Fn(&Entry<T>) -> bool) -> String {
-        let shown = truncate(name, 64);
         let candidates: Vec<&str> = self
             .entries
             .values()
             .filter(|e| visible(e))
             .map(|e| e.name())
             .collect();
-        if candidates.is_empty() {
-            return format!("Error: tool '{shown}' does not exist. No tools are available.");
-        }
-        if candidates.len() <= LIST_ALL_NAMES_UP_TO {
-            return format!(
-                "Error: tool '{shown}' does not exist. Available tools: {}.",
-                candidates.join(", ")
-            );
-        }
-        let needle: Vec<char> = name.chars().take(64).flat_map(char::to_lowercase).collect();
-        let mut scored: Vec<(usize, &str)> = candidates
-            .iter()
-            .map(|c| {
-                let hay: Vec<char> = c.chars().flat_map(char::to_lowercase).collect();
-                (edit_distance(&needle, &hay), *c)
-            })
-            .collect();
-        scored.sort();
-        let close: Vec<&str> = scored.iter().take(SUGGESTIONS).map(|(_, n)| *n).collect();
-        format!(
-            "Error: tool '{shown}' does not exist. Closest names: {}. ({} tools are available; use an exact name.)",
-            close.join(", "),
-            candidates.len()
-        )
+        unknown_tool_message(name, &candidates, true)
     }
+}
+
+/// The error text for a call to `name`, which is none of `candidates` (the tool names the caller
+/// may reveal). It lists every name only when there are few; otherwise it suggests the closest
+/// names, so thousands of tools do not flood the model. The one text for the registry and the
+/// agent; `list_ends_with_stop` is the one difference between them: the registry's list of names
+/// ends with a full stop, the agent's never did and its callers match it exactly.
+pub fn unknown_tool_message(name: &str, candidates: &[&str], list_ends_with_stop: bool) -> String {
+    let shown = truncate(name, 64);
+    if candidates.is_empty() {
+        return format!("Error: tool '{shown}' does not exist. No tools are available.");
+    }
+    if candidates.len() <= LIST_ALL_NAMES_UP_TO {
+        let stop = if list_ends_with_stop { "." } else { "" };
+        return format!(
+            "Error: tool '{shown}' does not exist. Available tools: {}{stop}",
+            candidates.join(", ")
+        );
+    }
+    let needle: Vec<char> = name.chars().take(64).flat_map(char::to_lowercase).collect();
+    let mut scored: Vec<(usize, &str)> = candidates
+        .iter()
+        .map(|c| {
+            let hay: Vec<char> = c.chars().flat_map(char::to_lowercase).collect();
+            (edit_distance(&needle, &hay), *c)
+        })
+        .collect();
+    scored.sort();
+    let close: Vec<&str> = scored.iter().take(SUGGESTIONS).map(|(_, n)| *n).collect();
+    format!(
+        "Error: tool '{shown}' does not exist. Closest names: {}. ({} tools are available; use an exact name.)",
+        close.join(", "),
+        candidates.len()
+    )
 }
 
 fn is_type_word(word: &str) -> bool {

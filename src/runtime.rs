@@ -1,4 +1,4 @@
-//! Tokio runtimes that a forked child does not inherit.
+//! The process's tokio runtime, which a forked child does not inherit.
 //!
 //! `fork()` copies only the calling thread, so a runtime started before it has no worker
 //! threads in the child: anything spawned there never runs, and its timers never fire. A
@@ -35,6 +35,19 @@ pub fn fork_generation() -> u64 {
         WATCHING.store(true, Ordering::Release);
     }
     FORKS.load(Ordering::Acquire)
+}
+
+/// The process's one tokio runtime (a worker thread per core), started on first use; a forked
+/// child starts its own. Everything in the crate that runs async work (the binding, MCP
+/// clients, `search`) runs it here.
+pub fn shared() -> std::io::Result<&'static Runtime> {
+    static RUNTIME: ProcessRuntime = ProcessRuntime::new(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .thread_name("agentmaker")
+            .enable_all()
+            .build()
+    });
+    RUNTIME.get()
 }
 
 struct Entry {
@@ -96,27 +109,18 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn build() -> std::io::Result<Runtime> {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-    }
-
-    static RUNTIME: ProcessRuntime = ProcessRuntime::new(build);
-
     /// The child of a fork gets a runtime of its own that runs tasks and timers; the parent
-    /// keeps its own.
+    /// keeps its own. (On the process runtime itself, so what is tested is what runs.)
     #[test]
     fn a_forked_child_gets_a_runtime_that_runs() {
-        let parent = RUNTIME.get().unwrap();
+        let parent = shared().unwrap();
         assert_eq!(parent.block_on(async { 1 + 1 }), 2);
-        assert!(std::ptr::eq(parent, RUNTIME.get().unwrap()));
+        assert!(std::ptr::eq(parent, shared().unwrap()));
         // SAFETY: the child only uses the runtime and exits with `_exit`.
         let pid = unsafe { nix::libc::fork() };
         assert!(pid >= 0);
         if pid == 0 {
-            let code = match RUNTIME.get() {
+            let code = match shared() {
                 Ok(rt) if !std::ptr::eq(rt, parent) => {
                     let spawned = rt.spawn(async {
                         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -152,6 +156,6 @@ mod tests {
         }
         assert!(nix::libc::WIFEXITED(status));
         assert_eq!(nix::libc::WEXITSTATUS(status), 0);
-        assert!(std::ptr::eq(parent, RUNTIME.get().unwrap()));
+        assert!(std::ptr::eq(parent, shared().unwrap()));
     }
 }

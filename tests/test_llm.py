@@ -162,3 +162,23 @@ def test_constructor_checks_and_repr_hides_key():
     with pytest.raises(ValueError, match="timeout"):
         LLMClient("m", base_url="http://127.0.0.1:1", timeout=0)
     assert "secret" not in repr(LLMClient("m", base_url="http://127.0.0.1:1", api_key="secret"))
+
+
+def test_a_loopback_base_url_bypasses_the_proxy_and_a_lookalike_name_does_not(monkeypatch):
+    # The fake server doubles as the proxy: a request that went through it names its whole URL.
+    with FakeOpenAI([completion("direct"), completion("direct"), completion("proxied")]) as server:
+        port = server.server.server_address[1]
+        for var in ("NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(var, raising=False)
+        monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{port}")
+        for base in (f"http://127.0.0.1:{port}/v1", f"http://LOCALHOST:{port}/v1"):
+            assert LLMClient("m", base_url=base, api_key="").chat([]).content == "direct"
+        # A name that merely starts like a loopback address is not this machine.
+        lookalike = LLMClient("m", base_url="http://127.lookalike.invalid/v1", api_key="")
+        assert lookalike.chat([]).content == "proxied"
+    paths = [path for path, _, _ in server.requests]
+    assert paths == [
+        "/v1/chat/completions",
+        "/v1/chat/completions",
+        "http://127.lookalike.invalid/v1/chat/completions",
+    ]

@@ -165,6 +165,17 @@ def test_unknown_tool_listing_shows_only_permitted_tools():
     assert result.tool_calls[0].status == "unknown_tool"
 
 
+def test_unknown_tool_among_many_suggests_the_closest_permitted_names():
+    # Past 20 tools the agent's text, like the registry's, suggests names instead of listing all.
+    tools = [Echo(f"tool_{i}") for i in range(30)]
+    llm = ScriptedLLM([ScriptedLLM.tool_call("tool_12x", {}), "ok"])
+    agent = Agent("a", llm, tools=tools, permissions=ToolPermissions(deny={"tool_12"}))
+    output = agent.run("go").tool_calls[0].output
+    assert output.startswith("Error: tool 'tool_12x' does not exist. Closest names: tool_1, "), output
+    assert output.endswith(". (29 tools are available; use an exact name.)"), output
+    assert "tool_12," not in output
+
+
 def test_origin_allowlist_enforced_by_the_agent():
     echo = Echo("echo")
     llm = ScriptedLLM([ScriptedLLM.tool_call("echo", {"text": "hi"}), "ok"])

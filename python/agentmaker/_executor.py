@@ -19,10 +19,10 @@ from concurrent.futures import wait as wait_futures
 from typing import Any
 
 from . import _native
-from ._calls import ToolCallRecord
-from ._drive import NEED_LOOP, loop_hidden
 from ._messages import Message
+from ._sync_driver import NEED_LOOP, loop_hidden
 from ._threads import shared_threads
+from ._tool_call import ToolCallRecord
 from .errors import RetryAgentRun, StopAgentRun
 from .run_policy import RunBudget, RunPolicy
 

@@ -1,11 +1,11 @@
 """The agent loop: ask the model, run the tools it calls through the gates, feed results back.
 
 ``Agent.run`` and ``Agent.arun`` share one coroutine. ``run`` steps it by hand and only starts a
-(reused, per-thread) event loop when something really has to wait: see ``_drive``. On the sync
+(reused, per-thread) event loop when something really has to wait: see ``_sync_driver``. On the sync
 path, sync tools run inline on the calling thread; on the async path they run on worker threads
 so the event loop is never blocked.
 
-The gates every call passes are listed in ``_calls``; execution (confirmation, threads,
+The gates every call passes are listed in ``_tool_call``; execution (confirmation, threads,
 timeouts, parallel batches) is in ``_executor``.
 """
 
@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from . import _native
-from ._calls import ToolCallRecord, parse_call
-from ._drive import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from ._executor import ToolExecutor, _Run
 from ._llm_dispatch import chat_method
 from ._messages import ContentPart, Message, RunInput, input_messages, query_text
 from ._registry import ToolRegistry
 from ._status import RunStatus
+from ._sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from ._threads import shared_threads
 from ._tool_budget import check_budget
+from ._tool_call import ToolCallRecord, parse_call
 from ._tool_rag import ToolRetriever, hide_denied
 from .llm import LLMResponse
 from .run_policy import RunPolicy
@@ -38,7 +38,6 @@ DEFAULT_INSTRUCTIONS = "You are a helpful assistant."
 EMPTY_REPLY_NUDGE = "Please give a text answer."
 NO_ANSWER = "(No valid answer was obtained from the model; please retry.)"
 TURNS_EXHAUSTED = "(Max turns reached without a final answer; consider increasing max_turns.)"
-_MAX_LISTED = 40  # names listed in an "unknown tool" error
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,17 +466,13 @@ class Agent(ToolExecutor):
     def _unknown_tool_text(self, run: _Run, name: str) -> str:
         reg = self.tool_registry
         if reg is None:
-            return f"Error: tool '{name}' does not exist; this agent has no tools."
+            return _native._unknown_tool_text(name, [])
         if run.visible is None:
             names = list(reg.names())
             if self.permissions is not None:
                 names = [n for n in names if self._denial(reg.get(n)) is None]
             run.visible = names
-        names = run.visible
-        listed = ", ".join(names[:_MAX_LISTED]) if names else "(none)"
-        if len(names) > _MAX_LISTED:
-            listed += f", ... ({len(names) - _MAX_LISTED} more)"
-        return f"Error: tool '{name}' does not exist. Available tools: {listed}"
+        return _native._unknown_tool_text(name, run.visible)
 
 
 def _account(run: _Run, usage: Any) -> int:

@@ -29,11 +29,11 @@ import json
 import os
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import _native
 from ._llm_dispatch import runs_chat_on_a_thread
 from .errors import LLMResponseError
 
@@ -104,12 +104,11 @@ class LLMClient:
         self._api_key = api_key if api_key is not None else os.environ.get(_SECRET_ENV)
         self._headers = dict(headers or {})
         self._params = params
-        host = urllib.parse.urlsplit(self.base_url).hostname or ""
-        # A local server is reached directly even when the environment sets a proxy.
-        local = host in ("localhost", "::1") or host.startswith("127.")
+        # A local server is reached directly even when the environment sets a proxy (the core's
+        # loopback check: localhost, 127.0.0.0/8, ::1; a name is never resolved for it).
         self._opener = (
             urllib.request.build_opener(urllib.request.ProxyHandler({}))
-            if local
+            if _native._is_loopback_url(self.base_url)
             else urllib.request.build_opener()
         )
 

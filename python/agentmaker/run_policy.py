@@ -46,8 +46,9 @@ class RunPolicy:
 
     @property
     def has_numeric_cap(self) -> bool:
-        return (
-            self.max_llm_calls is not None or self.max_tool_calls is not None or self.max_tokens is not None
+        # The core's rule, so there is one (validation has already passed in __post_init__).
+        return _native.check_run_limits(
+            self.max_llm_calls, self.max_tool_calls, self.max_tokens, self.deadline_seconds
         )
 
 

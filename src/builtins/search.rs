@@ -97,9 +97,6 @@ pub struct SearchOptions {
     pub timeout: Duration,
     pub endpoints: Endpoints,
     pub prompts: Option<HashMap<String, String>>,
-    /// Returns the tokio runtime requests run on, asked at every request (a runtime does not
-    /// survive `fork()`: see [`crate::runtime`]); when None, a private one of this process.
-    pub runtime: Option<fn() -> tokio::runtime::Handle>,
 }
 
 impl Default for SearchOptions {
@@ -109,7 +106,6 @@ impl Default for SearchOptions {
             timeout: Duration::from_secs(10),
             endpoints: Endpoints::default(),
             prompts: None,
-            runtime: None,
         }
     }
 }
@@ -120,12 +116,7 @@ pub fn check_endpoint(raw: &str) -> Result<Url, String> {
     match url.scheme() {
         "https" => Ok(url),
         "http" => {
-            let loopback = match url.host() {
-                Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-                Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-                Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-                None => false,
-            };
+            let loopback = crate::net::is_loopback(&url);
             if loopback {
                 Ok(url)
             } else {
@@ -176,38 +167,15 @@ pub struct SearchTool {
     timeout: Duration,
     endpoints: Endpoints,
     client: reqwest::Client,
-    runtime: Option<fn() -> tokio::runtime::Handle>,
     /// [`crate::runtime::fork_generation`] when `client` was built: in a forked child its
     /// pooled connections are the parent's, so each request there gets a client of its own.
     process: u64,
 }
 
-fn private_runtime() -> Result<tokio::runtime::Handle, String> {
-    static RUNTIME: crate::runtime::ProcessRuntime = crate::runtime::ProcessRuntime::new(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("agentmaker-search")
-            .enable_all()
-            .build()
-    });
-    RUNTIME
-        .get()
-        .map(|rt| rt.handle().clone())
-        .map_err(|e| format!("could not start the search runtime: {e}"))
-}
-
 fn http_client() -> Result<reqwest::Client, String> {
-    static PROVIDER: std::sync::Once = std::sync::Once::new();
-    PROVIDER.call_once(|| {
-        // Another part of the process may have installed a provider already; that one is used.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-    reqwest::Client::builder()
-        // A redirect would replay the key header wherever the server points.
-        .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("agentmaker/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| format!("could not build the HTTP client: {e}"))
+    crate::net::http_client(crate::net::ClientOptions {
+        user_agent: Some(concat!("agentmaker/", env!("CARGO_PKG_VERSION"))),
+    })
 }
 
 impl SearchTool {
@@ -239,10 +207,6 @@ impl SearchTool {
         let mut spec = ToolSpec::new("search", description, vec![param]);
         spec.external_content = true;
         spec.supports_parallel = true;
-        if opts.runtime.is_none() {
-            // Started now, so a machine that cannot start it fails here, not at a request.
-            private_runtime().map_err(ConfigError::Invalid)?;
-        }
         Ok(SearchTool {
             spec,
             prompts,
@@ -250,7 +214,6 @@ impl SearchTool {
             timeout: opts.timeout,
             endpoints: opts.endpoints,
             client: http_client().map_err(ConfigError::Invalid)?,
-            runtime: opts.runtime,
             process: crate::runtime::fork_generation(),
         })
     }
@@ -362,10 +325,9 @@ impl SearchTool {
             fresh = http_client().map_err(Failure::Network)?;
             &fresh
         };
-        let runtime = match self.runtime {
-            Some(runtime) => runtime(),
-            None => private_runtime().map_err(Failure::Network)?,
-        };
+        // The process's runtime (asked at every request: a forked child starts its own).
+        let runtime = crate::runtime::shared()
+            .map_err(|e| Failure::Network(format!("could not start the tokio runtime: {e}")))?;
         let mut rb = if req.post {
             client.post(url)
         } else {

@@ -16,7 +16,7 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpResponseLimits,
 };
 use std::collections::HashMap;
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 /// called on a blocking thread, never on the async executor.
 pub trait HeaderSource: Send + Sync {
     fn headers(&self) -> Result<Vec<(String, String)>, String>;
@@ -45,12 +45,7 @@ pub fn check_url(url: &str, allow_insecure_http: bool) -> Result<reqwest::Url, U
         return Err(UrlError::Credentials);
     }
     if parsed.scheme() == "http" && !allow_insecure_http {
-        let loopback = match parsed.host() {
-            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-            None => false,
-        };
+        let loopback = crate::net::is_loopback(&parsed);
         if !loopback {
             return Err(UrlError::Insecure);
         }
@@ -73,18 +68,9 @@ pub fn parse_headers(
     Ok(out)
 }
 
-/// reqwest with rustls on the `ring` provider (installed once for the process; if the
-/// application already installed a provider, that one is used). Redirects are not followed:
-/// a redirect would replay our headers to wherever the server points.
+/// The transport's client: [`crate::net::http_client`] with no `User-Agent` of ours.
 pub fn http_client() -> Result<reqwest::Client, String> {
-    static PROVIDER: Once = Once::new();
-    PROVIDER.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| format!("could not build the HTTP client: {e}"))
+    crate::net::http_client(crate::net::ClientOptions::default())
 }
 
 /// reqwest plus per-request headers from a [`HeaderSource`].

@@ -10,6 +10,7 @@ mod entry;
 mod lookup;
 mod outcome;
 mod render;
+mod unknown_tool;
 
 use crate::py::convert::{py_to_value, value_to_py};
 use crate::py::errors::{registration, tool_registration_error};
@@ -31,6 +32,7 @@ use pyo3::{PyTraverseError, PyVisit};
 use render::{Kind, Rendered};
 use serde_json::Value;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+pub use unknown_tool::_unknown_tool_text;
 
 /// A call that passed lookup and validation (the entry, the arguments as JSON and, when
 /// validation dropped nulls meaning "use the default", the pruned arguments as a new dict for

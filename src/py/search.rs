@@ -85,8 +85,6 @@ impl PySearchTool {
                 serpapi: serpapi_url,
             },
             prompts,
-            // Requests run on the runtime the rest of the binding uses.
-            runtime: Some(|| crate::py::runtime().handle().clone()),
         };
         let core = Arc::new(SearchTool::new(opts).map_err(|e| match e {
             crate::error::ConfigError::Invalid(msg) => PyValueError::new_err(msg),

@@ -197,6 +197,25 @@ fn dangling_refs_and_bad_patterns_fail_at_registration() {
     assert!(entry.check_args(&mut json!({"a": "x"})).is_err());
 }
 
+/// The agent's form of the message differs only in the full stop after the list of names.
+#[test]
+fn unknown_tool_message_for_the_agent_ends_its_list_without_a_stop() {
+    assert_eq!(
+        unknown_tool_message("nope", &["echo", "other"], false),
+        "Error: tool 'nope' does not exist. Available tools: echo, other"
+    );
+    assert_eq!(
+        unknown_tool_message("nope", &[], false),
+        "Error: tool 'nope' does not exist. No tools are available."
+    );
+    let many: Vec<String> = (0..30).map(|i| format!("tool_{i}")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    assert_eq!(
+        unknown_tool_message("tool_12x", &many, false),
+        unknown_tool_message("tool_12x", &many, true)
+    );
+}
+
 #[test]
 fn unknown_tool_message_is_bounded() {
     let mut r = Registry::new();

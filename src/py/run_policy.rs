@@ -1,6 +1,6 @@
 //! RunPolicy validation and per-run accounting for Python.
 
-use crate::policy::{LimitExceeded, PolicyError, RunBudget, RunLimits};
+use crate::run_policy::{LimitExceeded, PolicyError, RunBudget, RunLimits};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
@@ -12,29 +12,25 @@ fn repr(value: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "<unprintable>".to_owned())
 }
 
-fn count(field: &'static str, min: u64, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
+/// A count as the core's range check takes it; the range itself is checked there only.
+fn count(field: &'static str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
     let Some(value) = value.filter(|v| !v.is_none()) else {
         return Ok(None);
     };
-    let bad = || {
-        PyValueError::new_err(
+    // bool is an int subclass in Python, but True is not a count.
+    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
+        return Err(PyValueError::new_err(
             PolicyError::BadCount {
                 field,
-                min,
+                min: RunLimits::min_count(field),
                 got: repr(value),
             }
             .to_string(),
-        )
-    };
-    // bool is an int subclass in Python, but True is not a count.
-    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
-        return Err(bad());
+        ));
     }
-    // Beyond i64: a huge positive cap is the same as no practical cap.
-    match crate::py::convert::saturating_i64(value)? {
-        v if v >= min as i64 => Ok(Some(v)),
-        _ => Err(bad()),
-    }
+    // Beyond i64: a huge positive cap is the same as no practical cap, a huge negative one is
+    // refused like any other below the minimum.
+    crate::py::convert::saturating_i64(value).map(Some)
 }
 
 fn seconds(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
@@ -48,28 +44,43 @@ fn seconds(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
         return Err(bad());
     }
     let v: f64 = value.extract().map_err(|_| bad())?;
-    if !(v.is_finite() && v > 0.0) {
-        return Err(bad());
-    }
     Ok(Some(v))
 }
 
-fn limits(
-    max_llm_calls: Option<&Bound<'_, PyAny>>,
-    max_tool_calls: Option<&Bound<'_, PyAny>>,
-    max_tokens: Option<&Bound<'_, PyAny>>,
-    deadline_seconds: Option<&Bound<'_, PyAny>>,
-) -> PyResult<RunLimits> {
+/// `values`: max_llm_calls, max_tool_calls, max_tokens and deadline_seconds, as given.
+fn limits(values: [Option<&Bound<'_, PyAny>>; 4]) -> PyResult<RunLimits> {
+    let [max_llm_calls, max_tool_calls, max_tokens, deadline_seconds] = values;
+    let given = [
+        ("max_llm_calls", max_llm_calls),
+        ("max_tool_calls", max_tool_calls),
+        ("max_tokens", max_tokens),
+    ];
     RunLimits::new(
-        count("max_llm_calls", 1, max_llm_calls)?,
-        count("max_tool_calls", 0, max_tool_calls)?,
-        count("max_tokens", 1, max_tokens)?,
+        count("max_llm_calls", max_llm_calls)?,
+        count("max_tool_calls", max_tool_calls)?,
+        count("max_tokens", max_tokens)?,
         seconds(deadline_seconds)?,
     )
-    .map_err(|e| PyValueError::new_err(e.to_string()))
+    .map_err(|mut e| {
+        // The message shows the value as the caller wrote it (a huge int was saturated).
+        match &mut e {
+            PolicyError::BadCount { field, got, .. } => {
+                if let Some((_, Some(v))) = given.iter().find(|(f, _)| *f == *field) {
+                    *got = repr(v);
+                }
+            }
+            PolicyError::BadDeadline { got } => {
+                if let Some(v) = deadline_seconds {
+                    *got = repr(v);
+                }
+            }
+        }
+        PyValueError::new_err(e.to_string())
+    })
 }
 
-/// Validate RunPolicy limits; raises ValueError naming the field and the bad value.
+/// Validate RunPolicy limits; raises ValueError naming the field and the bad value. Returns
+/// whether any numeric cap is set (the core's rule, which RunPolicy.has_numeric_cap reports).
 #[pyfunction]
 #[pyo3(signature = (max_llm_calls = None, max_tool_calls = None, max_tokens = None, deadline_seconds = None))]
 pub fn check_run_limits(
@@ -77,8 +88,9 @@ pub fn check_run_limits(
     max_tool_calls: Option<&Bound<'_, PyAny>>,
     max_tokens: Option<&Bound<'_, PyAny>>,
     deadline_seconds: Option<&Bound<'_, PyAny>>,
-) -> PyResult<()> {
-    limits(max_llm_calls, max_tool_calls, max_tokens, deadline_seconds).map(|_| ())
+) -> PyResult<bool> {
+    limits([max_llm_calls, max_tool_calls, max_tokens, deadline_seconds])
+        .map(|l| l.has_numeric_cap())
 }
 
 fn verdict(r: Result<(), LimitExceeded>) -> Option<(&'static str, String)> {
@@ -103,7 +115,7 @@ impl PyRunBudget {
         max_tokens: Option<&Bound<'_, PyAny>>,
         deadline_seconds: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let limits = limits(max_llm_calls, max_tool_calls, max_tokens, deadline_seconds)?;
+        let limits = limits([max_llm_calls, max_tool_calls, max_tokens, deadline_seconds])?;
         Ok(PyRunBudget {
             core: RunBudget::new(limits),
         })

@@ -28,7 +28,8 @@ pub struct RunLimits {
     pub deadline_seconds: Option<f64>,
 }
 
-fn count(field: &'static str, value: Option<i64>, min: u64) -> Result<Option<u64>, PolicyError> {
+fn count(field: &'static str, value: Option<i64>) -> Result<Option<u64>, PolicyError> {
+    let min = RunLimits::min_count(field);
     match value {
         None => Ok(None),
         Some(v) if v >= 0 && (v as u64) >= min => Ok(Some(v as u64)),
@@ -41,6 +42,15 @@ fn count(field: &'static str, value: Option<i64>, min: u64) -> Result<Option<u64
 }
 
 impl RunLimits {
+    /// The smallest value a count field accepts: `max_tool_calls` may be 0 (no tool may run).
+    pub fn min_count(field: &str) -> u64 {
+        if field == "max_tool_calls" {
+            0
+        } else {
+            1
+        }
+    }
+
     /// Validate raw values: `max_llm_calls >= 1`, `max_tool_calls >= 0` (0 = no tool may run),
     /// `max_tokens >= 1`, `deadline_seconds` finite and > 0.
     pub fn new(
@@ -59,9 +69,9 @@ impl RunLimits {
             }
         };
         Ok(RunLimits {
-            max_llm_calls: count("max_llm_calls", max_llm_calls, 1)?,
-            max_tool_calls: count("max_tool_calls", max_tool_calls, 0)?,
-            max_tokens: count("max_tokens", max_tokens, 1)?,
+            max_llm_calls: count("max_llm_calls", max_llm_calls)?,
+            max_tool_calls: count("max_tool_calls", max_tool_calls)?,
+            max_tokens: count("max_tokens", max_tokens)?,
             deadline_seconds,
         })
     }

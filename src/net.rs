@@ -1,0 +1,83 @@
+//! What every HTTP peer of the crate shares: the one HTTP client builder and the one loopback
+//! check. (The MCP streamable-HTTP transport and the `search` tool use both; the Python model
+//! client asks the loopback check through the binding.)
+
+use std::sync::Once;
+
+use url::{Host, Url};
+
+/// Whether `url` names this machine: `localhost` (any case; other names are not resolved),
+/// 127.0.0.0/8 or `::1`. Only such hosts may be reached over plain `http://` by default, and
+/// only they are reached around a configured proxy.
+pub fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// How a client differs from the defaults; the defaults are what every client must keep.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientOptions {
+    /// The `User-Agent` header, or none. `search` names itself to the providers; the MCP
+    /// transport sends none, as it always has.
+    pub user_agent: Option<&'static str>,
+}
+
+/// A reqwest client with rustls on the `ring` provider (installed once for the process; if the
+/// application already installed a provider, that one is used). Redirects are never followed:
+/// a redirect would replay our headers (bearer tokens, API keys) to wherever the server points.
+/// Timeouts are per request, set by each caller.
+pub fn http_client(opts: ClientOptions) -> Result<reqwest::Client, String> {
+    static PROVIDER: Once = Once::new();
+    PROVIDER.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+    if let Some(agent) = opts.user_agent {
+        builder = builder.user_agent(agent);
+    }
+    builder
+        .build()
+        .map_err(|e| format!("could not build the HTTP client: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts_are_localhost_127_8_and_ipv6_one() {
+        let lo = |u: &str| is_loopback(&Url::parse(u).unwrap());
+        for u in [
+            "http://localhost/",
+            "http://LocalHost:8080/x",
+            "http://127.0.0.1/",
+            "http://127.9.8.7/",
+            "http://[::1]:1/",
+        ] {
+            assert!(lo(u), "{u}");
+        }
+        for u in [
+            "http://localhost.evil.com/",
+            "http://127.evil.com/",
+            "http://10.0.0.1/",
+            "http://[::2]/",
+            "http://[::ffff:7f00:1]/",
+            "file:///tmp/x",
+        ] {
+            assert!(!lo(u), "{u}");
+        }
+    }
+
+    #[test]
+    fn clients_build_with_and_without_a_user_agent() {
+        assert!(http_client(ClientOptions::default()).is_ok());
+        assert!(http_client(ClientOptions {
+            user_agent: Some("agentmaker/test")
+        })
+        .is_ok());
+    }
+}
