@@ -30,3 +30,16 @@ def report(name: str, figures: dict[str, object], broken: list[str]) -> int:
     verdict = "[ok]" if not broken else f"[BROKEN: {'; '.join(broken)}]"
     print(f"{name}: {parts} {verdict}", flush=True)
     return 1 if broken else 0
+
+
+def soak_broken(stats: dict[str, float], growth_mb: float, limit_mb: float, what: str) -> list[str]:
+    """The soak promises: no wrong ``what`` (results, runs), no unexpected exception, RSS growth
+    after warm-up within ``limit_mb``."""
+    broken = []
+    if stats["wrong"]:
+        broken.append(f"{stats['wrong']} wrong {what}")
+    if stats["exceptions"]:
+        broken.append(f"{stats['exceptions']} unexpected exceptions")
+    if growth_mb > limit_mb:
+        broken.append(f"RSS grew {growth_mb:.2f} MB > {limit_mb} MB")
+    return broken

@@ -8,7 +8,7 @@ import asyncio
 import time
 
 from agentmaker import Agent
-from common import report, scale_arg, scaled
+from common import report, scale_arg, scaled, soak_broken
 from reliability_workload import ASYNC_KINDS, LoopingLLM, check_run, mixed_registry, quiet_tool_errors, rss_mb
 
 RSS_LIMIT_MB = 2.0
@@ -54,13 +54,7 @@ def main() -> int:
     asyncio.run(some_async(1_000 + half, runs - half))
     elapsed = time.perf_counter() - t0
     growth = rss_mb() - before
-    broken = []
-    if stats["wrong"]:
-        broken.append(f"{stats['wrong']} wrong runs")
-    if stats["exceptions"]:
-        broken.append(f"{stats['exceptions']} unexpected exceptions")
-    if growth > RSS_LIMIT_MB:
-        broken.append(f"RSS grew {growth:.2f} MB > {RSS_LIMIT_MB} MB")
+    broken = soak_broken(stats, growth, RSS_LIMIT_MB, "runs")
     figures = {
         "runs": runs,
         "runs_per_s": f"{runs / elapsed:.0f}",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from common import report, scale_arg, scaled
+from common import report, scale_arg, scaled, soak_broken
 from reliability_workload import (
     ASYNC_KINDS,
     call_for,
@@ -67,13 +67,7 @@ def main() -> int:
     asyncio.run(async_calls(reg, 10_000_000, n_async, stats))
     async_s = time.perf_counter() - t0
     growth = rss_mb() - before
-    broken = []
-    if stats["wrong"]:
-        broken.append(f"{stats['wrong']} wrong results")
-    if stats["exceptions"]:
-        broken.append(f"{stats['exceptions']} unexpected exceptions")
-    if growth > RSS_LIMIT_MB:
-        broken.append(f"RSS grew {growth:.2f} MB > {RSS_LIMIT_MB} MB")
+    broken = soak_broken(stats, growth, RSS_LIMIT_MB, "results")
     figures = {
         "sync_calls": n_sync,
         "sync_per_s": f"{n_sync / sync_s:.0f}",
