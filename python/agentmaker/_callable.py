@@ -148,11 +148,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    requires_confirmation: bool = False,
-    external_content: bool = False,
-    supports_parallel: bool = False,
-    timeout: float | None = None,
-    stop_after_tool_call: bool = False,
+    **flags: Unpack[ToolFlags],
 ) -> FunctionTool[P, R]: ...
 
 
@@ -163,48 +159,30 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    requires_confirmation: bool = False,
-    external_content: bool = False,
-    supports_parallel: bool = False,
-    timeout: float | None = None,
-    stop_after_tool_call: bool = False,
+    **flags: Unpack[ToolFlags],
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
 def tool(
     _func: Callable[..., Any] | None = None,
+    /,
     *,
     name: str | None = None,
     description: str | None = None,
-    requires_confirmation: bool = False,
-    external_content: bool = False,
-    supports_parallel: bool = False,
-    timeout: float | None = None,
-    stop_after_tool_call: bool = False,
+    **flags: Unpack[ToolFlags],
 ) -> FunctionTool[Any, Any] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Turn a type-annotated function into a :class:`Tool`.
 
-    Use bare (``@tool``) or with keywords (``@tool(name=..., requires_confirmation=True)``). The
-    schema is inferred from the signature and the docstring; a signature that cannot be mapped
-    raises :class:`ToolRegistrationError` right here, at definition time.
+    Use bare (``@tool``) or with keywords (``@tool(name=..., requires_confirmation=True)``); the
+    flags are those of :class:`ToolFlags`. The schema is inferred from the signature and the
+    docstring; a signature that cannot be mapped raises :class:`ToolRegistrationError` right
+    here, at definition time.
     """
-    if (
-        _func is not None
-        and name is None
-        and description is None
-        and timeout is None
-        and not (requires_confirmation or external_content or supports_parallel or stop_after_tool_call)
-    ):
+    if _func is not None and name is None and description is None and not flags:
         if isinstance(_func, Tool):
             raise ToolRegistrationError(f"{_func!r} already is a Tool; register it directly")
         return FunctionTool(analyze(_func))  # bare @tool: nothing to check or apply
-    flags: ToolFlags = {
-        "requires_confirmation": requires_confirmation,
-        "external_content": external_content,
-        "supports_parallel": supports_parallel,
-        "timeout": timeout,
-        "stop_after_tool_call": stop_after_tool_call,
-    }
+    _check_flags(flags, _FLAGS, "@tool()")
 
     def decorate(func: Callable[P, R]) -> FunctionTool[P, R]:
         return from_callable(func, name=name, description=description, **flags)
