@@ -8,6 +8,7 @@
 pub mod builtins;
 pub mod docstring;
 pub mod error;
+pub mod executor;
 pub mod guard;
 pub mod mcp;
 pub mod net;

@@ -7,6 +7,7 @@ mod convert;
 mod coroutines;
 mod docstring;
 mod errors;
+mod executor;
 mod guard;
 mod mcp;
 mod names;
@@ -44,6 +45,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<cli::PyCliTool>()?;
     m.add_class::<notes::PyNotesTool>()?;
     m.add_class::<registry::PyToolRegistry>()?;
+    m.add_class::<executor::PyCallPipeline>()?;
+    m.add_class::<executor::PyStartedCall>()?;
     m.add_class::<permissions::PyToolPermissions>()?;
     m.add_class::<guard::PyGuard>()?;
     m.add_class::<run_policy::PyRunBudget>()?;
@@ -55,7 +58,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render::render_gemini_schema, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_tool_result, m)?)?;
     m.add_function(wrap_pyfunction!(names::tool_name_problem, m)?)?;
-    m.add_function(wrap_pyfunction!(registry::_unknown_tool_text, m)?)?;
     m.add_function(wrap_pyfunction!(net::_is_loopback_url, m)?)?;
     Ok(())
 }

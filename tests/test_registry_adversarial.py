@@ -120,7 +120,6 @@ def test_a_tool_name_that_is_not_a_str_is_an_error_response(name, kind):
     expected = ToolResponse.error(f"Error: the tool name must be a string, got {kind}")
     assert reg.execute_tool(name, {"text": "x"}) == expected
     assert reg.validate(name, {"text": "x"}) == expected
-    assert reg._execute_checked(name, {"text": "x"}) == (expected, False)
     assert asyncio.run(reg.aexecute_tool(name, {"text": "x"})) == expected
     assert reg._lookup(name) is None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from agentmaker._awaited import complete
 from agentmaker._native import Tool, ToolResponse
 from agentmaker._native import ToolRegistry as _NativeRegistry
 
@@ -33,17 +34,10 @@ class ToolRegistry(_NativeRegistry):
 
         A coroutine like any other: nothing happens until it runs, and cancelling the task that
         runs it cancels the tool's ``arun`` (an MCP call is cancelled at the server too)."""
-        admitted = self._admit(name, parameters)
-        if type(admitted) is ToolResponse:
-            return admitted
-        try:
-            if type(admitted) is not tuple:  # an MCP call, already sent
-                return await admitted  # type: ignore[no-any-return]
-            tool, kind, args = admitted  # args: a pruned copy when nulls meant "use the default"
-            result = await tool.arun(args)
-        except Exception as exc:  # noqa: BLE001 - the model gets the error; flow control re-raises
-            return self._exception(name, exc)
-        return self._wrap(name, kind, result)
+        started = self._admit(name, parameters)
+        if type(started) is ToolResponse:  # refused, or a built-in that never blocks
+            return started
+        return await complete(started)  # type: ignore[no-any-return]
 
     def register_callable(
         self,

@@ -5,8 +5,9 @@
 path, sync tools run inline on the calling thread; on the async path they run on worker threads
 so the event loop is never blocked.
 
-The gates every call passes are listed in ``_tool_call``; execution (confirmation, threads,
-timeouts, parallel batches) is in ``_executor``.
+Every tool call goes through the call pipeline in the Rust core (``_native.CallPipeline``):
+it reads the calls of a response, runs the gates, and words every outcome for the model;
+``_executor`` hosts confirmation, threads, asyncio and timeouts.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ._status import RunStatus
 from ._sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from ._threads import shared_threads
 from ._tool_budget import check_budget
-from ._tool_call import ToolCallRecord, parse_call
+from ._tool_call import ToolCallRecord
 from ._tool_rag import ToolRetriever, hide_denied
 from .llm import LLMResponse
 from .run_policy import RunPolicy
@@ -140,12 +141,8 @@ class Agent(ToolExecutor):
                     raise TypeError(f"tools must be a list of tools, got {tools!r}")
                 tool_registry = ToolRegistry()
                 tool_registry.register_all(list(tools))
-        elif tool_registry is not None:
-            for method in ("get", "to_openai_schema", "execute_tool", "aexecute_tool", "validate"):
-                if not callable(getattr(tool_registry, method, None)):
-                    raise TypeError(
-                        f"tool_registry must be a ToolRegistry (it has no {method}()), got {tool_registry!r}"
-                    )
+        elif tool_registry is not None and not isinstance(tool_registry, _native.ToolRegistry):
+            raise TypeError(f"tool_registry must be a ToolRegistry, got {tool_registry!r}")
         if tool_registry is not None and getattr(llm, "supports_function_calling", True) is False:
             raise ValueError(
                 f"{llm!r} does not support function calling, so it cannot be given tools; "
@@ -217,7 +214,7 @@ class Agent(ToolExecutor):
                 "Agent.run() was called while an event loop is running in this thread; "
                 "use `await agent.arun(...)` instead"
             )
-        return run_sync(self._drive(input, _Run(True, self.run_policy)))
+        return run_sync(self._drive(input, self._new_run(True)))
 
     @overload
     async def arun(self, input: str) -> RunResult: ...
@@ -228,9 +225,20 @@ class Agent(ToolExecutor):
 
     async def arun(self, input: RunInput) -> RunResult:
         """The async form of :meth:`run`."""
-        return await self._drive(input, _Run(False, self.run_policy))
+        return await self._drive(input, self._new_run(False))
 
     # ------------------------------------------------------------------------------------- the loop
+
+    def _new_run(self, sync_entry: bool) -> _Run:
+        policy = self.run_policy
+        pipeline = _native.CallPipeline(
+            self.tool_registry,
+            self.permissions,
+            self.tool_timeout,
+            policy is not None and policy.has_numeric_cap,
+            sync_entry,
+        )
+        return _Run(sync_entry, policy, pipeline)
 
     def _denial(self, tool: Any) -> str | None:
         perms = self.permissions
@@ -252,7 +260,6 @@ class Agent(ToolExecutor):
             schema = reg.to_openai_schema()
         else:
             names = [n for n in reg.names() if self._denial(reg.get(n)) is None]
-            run.visible = names
             schema = reg.to_openai_schema(names=names)
         return schema or None
 
@@ -362,15 +369,14 @@ class Agent(ToolExecutor):
 
     def _result(self, run: _Run, text: str, status: RunStatus) -> RunResult:
         usage = RunUsage(
-            run.llm_calls, run.tool_calls, run.prompt_tokens, run.completion_tokens, run.total_tokens
+            run.llm_calls, run.pipeline.executed, run.prompt_tokens, run.completion_tokens, run.total_tokens
         )
         return RunResult(text, status, usage, run.records, run.messages)
 
     async def _turn(self, run: _Run, resp: Any, content: str, calls: Any) -> str | None:
         """Run one response's tool calls; returns the final output if a tool stopped the run."""
-        if not isinstance(calls, (list, tuple)):
-            calls = [calls]
-        recs = [self._prepare(run, c, i) for i, c in enumerate(calls)]
+        pipeline = run.pipeline
+        recs, groups = pipeline.prepare(calls, run.turn)
         extra = getattr(resp, "assistant_message", None)
         assistant = dict(extra) if extra else {}
         assistant["role"] = "assistant"
@@ -379,100 +385,36 @@ class Agent(ToolExecutor):
         messages = run.messages
         messages.append(assistant)  # type: ignore[arg-type] # a Message plus the provider's extra keys
         run.records.extend(recs)
-        n = len(recs)
-        i = 0
         stop: str | None = None
-        while i < n:
-            rec = recs[i]
-            j = i + 1
-            if rec._parallel:
-                while j < n and recs[j]._parallel:
-                    j += 1
-            if j - i >= 2:
-                await self._batch(run, recs[i:j])
-            elif rec.status is None:
-                if (
-                    not rec._confirm
-                    and run.budget is None
-                    and rec._timeout is None
-                    and (rec._kind == "inline" or (run.sync_entry and rec._kind in ("sync", "dual")))
-                ):
-                    self._run_inline(run, rec)  # the common case needs no coroutine at all
-                else:
-                    await self._serial(run, rec)
-            for r in recs[i:j]:
-                if self.permissions is not None and type(r.data) is dict and r.data.get("discovered"):
+        for start, end, batch in groups:
+            if batch:
+                await self._batch(run, [r for r in recs[start:end] if r.status is None])
+            else:
+                for rec in recs[start:end]:
+                    if rec.status is not None:  # refused by a gate
+                        continue
+                    if rec._route == "inline" and not rec._confirm and run.budget is None:
+                        self._inline(run, rec)  # the common case needs no coroutine at all
+                    else:
+                        await self._alone(run, rec)
+            for r in recs[start:end]:
+                data = r.data
+                discovered = type(data) is dict and data.get("discovered")
+                if discovered and self.permissions is not None:
                     hide_denied(r, self._permitted)  # a tool_search listing must not show denied tools
+                    data = r.data
+                    discovered = type(data) is dict and data.get("discovered")
                 messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
                 if stop is None and r._stop is not None:
                     stop = r._stop
-                data = r.data
-                if type(data) is dict and data.get("discovered") and r.executed:
-                    self._expand(run, list(data["discovered"]))
-            i = j
+                if discovered and r.executed:
+                    self._expand(run, list(discovered))
             if stop is not None:
-                for r in recs[i:]:
-                    r.refuse("skipped", "(not run: an earlier tool call ended the run)")
+                for r in recs[end:]:
+                    pipeline.refuse(r, "skipped")
                     messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
                 return stop
         return None
-
-    def _prepare(self, run: _Run, call: Any, index: int) -> ToolCallRecord:
-        rec = parse_call(call, index, run.turn)
-        if rec.status is not None:
-            return rec
-        reg = self.tool_registry
-        name = rec.name
-        found = reg._lookup(name) if reg is not None else None
-        if found is None:
-            rec.refuse("unknown_tool", self._unknown_tool_text(run, name))
-            return rec
-        tool, kind, real = found
-        if real is not None:  # the call used the wire name a provider rendering gave the tool
-            rec.name = name = real
-        reason = self._denial(tool)
-        if reason is not None:
-            rec.refuse("denied", f"(not allowed to call: {reason})")
-            return rec
-        params = rec._params
-        rec._tool = tool
-        rec._kind = kind
-        try:
-            needs = bool(tool.needs_confirmation(params))
-        except Exception as exc:  # noqa: BLE001 - a broken per-call rule must not wave the call through
-            bad = reg.validate(name, params)
-            if bad is not None:
-                rec.refuse("invalid", bad.text)
-            else:
-                rec.refuse(
-                    "not_confirmed",
-                    f"Error: tool '{name}' could not decide whether the call needs confirmation "
-                    f"({type(exc).__name__}: {exc}); it was not executed.",
-                )
-            return rec
-        # Validate now when something must happen between validation and execution (a person
-        # approving, an exact budget admission); otherwise validation is part of the call.
-        if needs or run.budget is not None:
-            bad = reg.validate(name, params)
-            if bad is not None:
-                rec.refuse("invalid", bad.text)
-                return rec
-        rec._confirm = needs
-        timeout = getattr(tool, "timeout", None)
-        rec._timeout = float(timeout) if timeout is not None else self.tool_timeout
-        rec._parallel = not needs and not run.serial and bool(getattr(tool, "supports_parallel", False))
-        return rec
-
-    def _unknown_tool_text(self, run: _Run, name: str) -> str:
-        reg = self.tool_registry
-        if reg is None:
-            return _native._unknown_tool_text(name, [])
-        if run.visible is None:
-            names = list(reg.names())
-            if self.permissions is not None:
-                names = [n for n in names if self._denial(reg.get(n)) is None]
-            run.visible = names
-        return _native._unknown_tool_text(name, run.visible)
 
 
 def _account(run: _Run, usage: Any) -> int:

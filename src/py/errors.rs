@@ -36,6 +36,18 @@ python_error!(tool_registration_error, "ToolRegistrationError");
 python_error!(tool_config_error, "ToolConfigError");
 python_error!(tool_error, "ToolError");
 
+/// `StopAgentRun`: a tool's request to end the run.
+pub fn stop_class(py: Python<'_>) -> PyResult<Py<PyType>> {
+    static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    errors_module_class(py, &CELL, "StopAgentRun")
+}
+
+/// `RetryAgentRun`: a tool's request that the model try again.
+pub fn retry_class(py: Python<'_>) -> PyResult<Py<PyType>> {
+    static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    errors_module_class(py, &CELL, "RetryAgentRun")
+}
+
 /// The flow-control base class: exceptions of this kind are signals to the Agent loop and pass
 /// through the registry instead of becoming error responses.
 pub fn flow_control_class(py: Python<'_>) -> PyResult<Py<PyType>> {

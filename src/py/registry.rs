@@ -10,7 +10,6 @@ mod entry;
 mod lookup;
 mod outcome;
 mod render;
-mod unknown_tool;
 
 use crate::py::convert::{py_to_value, value_to_py};
 use crate::py::errors::{registration, tool_registration_error};
@@ -18,12 +17,12 @@ use crate::py::mcp::PyMcpTool;
 use crate::py::response::PyToolResponse;
 use crate::py::tool::call_native;
 use crate::registry::{ConflictMode, Registry};
-use entry::{prepare, Payload, PyEntry, Runner};
+use entry::{prepare, Payload};
+pub(crate) use entry::{PyEntry, Runner};
 pub use outcome::_tool_result;
+use outcome::error_response;
 pub(crate) use outcome::type_name;
-use outcome::{
-    error_response, exception_response, run_admitted, wrap_callable_result, wrap_run_result,
-};
+pub(crate) use outcome::{exception_response, run_admitted, wrap_callable_result, wrap_run_result};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::RwLockExt;
@@ -32,7 +31,6 @@ use pyo3::{PyTraverseError, PyVisit};
 use render::{Kind, Rendered};
 use serde_json::Value;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
-pub use unknown_tool::_unknown_tool_text;
 
 /// A call that passed lookup and validation (the entry, the arguments as JSON and, when
 /// validation dropped nulls meaning "use the default", the pruned arguments as a new dict for
@@ -46,7 +44,7 @@ pub struct PyToolRegistry {
 }
 
 /// The entry's tool as an MCP tool, if it is one.
-fn mcp_tool<'py>(py: Python<'py>, entry: &PyEntry) -> Option<Bound<'py, PyMcpTool>> {
+pub(crate) fn mcp_tool<'py>(py: Python<'py>, entry: &PyEntry) -> Option<Bound<'py, PyMcpTool>> {
     entry.payload.obj.bind(py).cast::<PyMcpTool>().ok().cloned()
 }
 
@@ -427,31 +425,9 @@ impl PyToolRegistry {
         }
     }
 
-    /// ``execute_tool`` that also says whether the tool was entered: ``(response, executed)``.
-    /// The Agent uses it to count only calls that really ran (not unknown or invalid ones).
-    fn _execute_checked(
-        &self,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-        parameters: &Bound<'_, PyAny>,
-    ) -> PyResult<(Py<PyToolResponse>, bool)> {
-        match self.admit(py, name, parameters)? {
-            Ok((entry, args, pruned)) => {
-                let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
-                Ok((run_admitted(py, entry.name(), &entry, &args, params)?, true))
-            }
-            Err(resp) => Ok((resp, false)),
-        }
-    }
-
-    /// The tool and how the Agent should run it, or None for an unknown name. The kind is
-    /// ``"inline"`` (a Rust built-in that never blocks), ``"sync"`` (may block: inline on the
-    /// sync path, a worker thread on the async path), ``"dual"`` (a Rust tool that blocks when
-    /// called synchronously and has a thread-free, cancellable ``arun``: an MCP tool or the
-    /// CLI; inline for a lone call on the sync path, awaited otherwise) or ``"async"`` (only ``arun``: awaited).
-    /// A Python tool with both ``run`` and ``arun`` counts as async when its ``is_async``
-    /// attribute is true (an ``async def`` wrapped by ``@tool``). The third item is the tool's
-    /// real name when ``name`` was its wire name, else None.
+    /// The tool and how the Agent runs it (``"inline"``, ``"sync"``, ``"dual"`` or
+    /// ``"async"``: see :class:`agentmaker._native.CallPipeline`), or None for an unknown name.
+    /// The third item is the tool's real name when ``name`` was its wire name, else None.
     fn _lookup(
         &self,
         py: Python<'_>,
@@ -459,36 +435,14 @@ impl PyToolRegistry {
     ) -> Option<(Py<PyAny>, &'static str, Option<String>)> {
         let called = name.cast::<PyString>().ok()?.to_str().ok()?;
         let entry = self.entry_for_call(py, called)?;
-        // The real name when the call used a wire name.
         let real = (entry.name() != called).then(|| entry.name().to_string());
-        let obj = entry.payload.obj.bind(py);
-        let kind = match &entry.payload.runner {
-            Runner::Native(native) if !native.blocks() => "inline",
-            // Blocking when called synchronously, awaitable without a thread when not.
-            Runner::Native(native) if native.awaitable() => "dual",
-            Runner::Native(_) => "sync",
-            Runner::AsyncOnly => "async",
-            Runner::Run | Runner::Kwargs(_) => {
-                let is_async = obj
-                    .getattr_opt(pyo3::intern!(py, "is_async"))
-                    .ok()
-                    .flatten();
-                if is_async.is_some_and(|v| v.is_truthy().unwrap_or(false)) {
-                    "async"
-                } else {
-                    "sync"
-                }
-            }
-        };
-        Some((obj.clone().unbind(), kind, real))
+        let kind = crate::py::executor::kind_of(py, &entry).as_str();
+        Some((entry.payload.obj.clone_ref(py), kind, real))
     }
 
-    /// For the async path: an error ToolResponse, or ``(tool, kind, parameters)``: the tool
-    /// object to await ``arun(parameters)`` on, its kind for :meth:`_wrap`, and the arguments to
-    /// pass (the caller's dict, or a pruned copy when validation dropped nulls that mean "use
-    /// the default"), or, for an MCP tool, its call already sent: an awaitable resolving to the
-    /// ToolResponse. (Rust built-ins that never block are run right
-    /// here; the Agent runs those inline and never asks.)
+    /// For ``aexecute_tool``: an error ToolResponse (or the result of a Rust built-in that never
+    /// blocks, run right here), or the call started: a ``StartedCall`` whose ``awaitable`` the
+    /// caller awaits and hands to ``finish`` (or its exception to ``fail``).
     fn _admit<'py>(
         &self,
         py: Python<'py>,
@@ -503,48 +457,16 @@ impl PyToolRegistry {
             if !native.blocks() {
                 return Ok(Py::new(py, call_native(py, native, &args)?)?.into_any());
             }
-            // An MCP tool starts its call here, with the arguments just converted for
-            // validation (`arun` would convert them again): the caller awaits what it gets.
-            if native.awaitable() {
-                if let Some(mcp) = mcp_tool(py, &entry) {
-                    return Ok(mcp.get().start(py, args)?.unbind());
-                }
-            }
         }
-        let kind = match entry.payload.runner {
-            Runner::Kwargs(_) => "callable",
-            _ => "tool",
-        };
-        let params = pruned.unwrap_or_else(|| parameters.clone().unbind());
-        Ok((entry.payload.obj.clone_ref(py), kind, params)
-            .into_pyobject(py)?
-            .into_any()
-            .unbind())
-    }
-
-    /// Wraps a value returned by ``arun``: ``kind`` is ``"tool"`` or ``"callable"``.
-    fn _wrap(
-        &self,
-        py: Python<'_>,
-        name: &str,
-        kind: &str,
-        result: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyToolResponse>> {
-        if kind == "callable" {
-            wrap_callable_result(py, name, result.clone())
-        } else {
-            wrap_run_result(py, name, result.clone())
+        let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
+        match crate::py::executor::start_awaitable(py, &entry, &args, params) {
+            Ok(awaitable) => Ok(Py::new(
+                py,
+                crate::py::executor::PyStartedCall::new(&entry, awaitable.unbind(), None),
+            )?
+            .into_any()),
+            Err(err) => Ok(exception_response(py, entry.name(), err)?.into_any()),
         }
-    }
-
-    /// Converts an exception raised by a tool into an error response (re-raises flow control).
-    fn _exception(
-        &self,
-        py: Python<'_>,
-        name: &str,
-        exc: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyToolResponse>> {
-        exception_response(py, name, PyErr::from_value(exc.clone()))
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {

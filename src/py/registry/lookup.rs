@@ -13,12 +13,37 @@ use std::sync::{Arc, PoisonError};
 impl PyToolRegistry {
     /// The entry a model's call names: the real name first, then a wire name (looked up only
     /// when no tool has that real name, so a call on a real name costs what it did).
-    pub(super) fn entry_for_call(&self, py: Python<'_>, name: &str) -> Option<Arc<PyEntry>> {
+    pub(crate) fn entry_for_call(&self, py: Python<'_>, name: &str) -> Option<Arc<PyEntry>> {
         self.entry(py, name).or_else(|| {
             let rendered = self.rendered(py);
             let real = rendered.wire.real(name)?;
             self.entry(py, real)
         })
+    }
+
+    /// Registered names, in order, of the tools `keep` accepts (given the entry and the
+    /// tool's origin).
+    pub(crate) fn names_where(
+        &self,
+        py: Python<'_>,
+        keep: &dyn Fn(&PyEntry, Option<&str>) -> bool,
+    ) -> Vec<String> {
+        let entries: Vec<Arc<PyEntry>> = self.read(py).entries().cloned().collect();
+        entries
+            .iter()
+            .filter(|e| {
+                let tool = e
+                    .payload
+                    .obj
+                    .bind(py)
+                    .cast::<crate::py::tool::PyTool>()
+                    .ok()
+                    .cloned();
+                let origin = tool.map(|t| t.borrow().origin.clone());
+                keep(e, origin.as_deref())
+            })
+            .map(|e| e.name().to_string())
+            .collect()
     }
 
     pub(super) fn unknown(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyToolResponse>> {

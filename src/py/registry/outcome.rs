@@ -167,7 +167,7 @@ pub fn _tool_result(
 }
 
 /// Runs a tool whose arguments passed `admit`, and wraps the result.
-pub(super) fn run_admitted(
+pub(crate) fn run_admitted(
     py: Python<'_>,
     name: &str,
     entry: &PyEntry,

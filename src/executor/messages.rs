@@ -1,0 +1,174 @@
+//! Every text the pipeline gives the model in place of a tool's result. One place, so the
+//! agent, the registry and an MCP server answer a refused call with the same words.
+
+use crate::validation::truncate;
+
+/// A name the model sent that matched no checks yet is shown at most this long.
+const SHOWN_NAME_CHARS: usize = 64;
+
+fn shown(name: &str) -> String {
+    truncate(name, SHOWN_NAME_CHARS)
+}
+
+pub fn no_id(name: &str) -> String {
+    format!(
+        "Error: the call to tool '{}' has no id; every tool call needs a unique id. It was not executed.",
+        shown(name)
+    )
+}
+
+pub fn no_name() -> String {
+    "Error: a tool call has no function name. It was not executed.".to_owned()
+}
+
+pub fn not_json(name: &str) -> String {
+    format!(
+        "Error: arguments for tool '{}' are not valid JSON",
+        shown(name)
+    )
+}
+
+pub fn nested_too_deeply(name: &str) -> String {
+    format!(
+        "Error: arguments for tool '{}' are nested too deeply",
+        shown(name)
+    )
+}
+
+pub fn not_an_object(name: &str) -> String {
+    format!(
+        "Error: arguments for tool '{}' must be a JSON object",
+        shown(name)
+    )
+}
+
+/// The unknown-tool text, listing or suggesting the names the caller may reveal.
+pub fn unknown_tool(name: &str, visible: &[&str]) -> String {
+    crate::registry::unknown_tool_message(name, visible, false)
+}
+
+pub fn denied(reason: &str) -> String {
+    format!("(not allowed to call: {reason})")
+}
+
+/// `problem` is the exception as `Type: message`.
+pub fn confirmation_rule_failed(name: &str, problem: &str) -> String {
+    format!("Error: tool '{name}' could not decide whether the call needs confirmation ({problem}); it was not executed.")
+}
+
+pub fn no_confirm_callback(name: &str) -> String {
+    format!(
+        "Error: tool '{name}' is a high-risk operation and needs confirmation, but no confirm \
+         callback is configured; the call was refused (give the Agent confirm=..., e.g. cli_confirm)."
+    )
+}
+
+pub fn confirmation_failed(name: &str, problem: &str) -> String {
+    format!(
+        "Error: the confirmation for tool '{name}' failed ({problem}); the call was not executed."
+    )
+}
+
+pub fn not_approved(name: &str) -> String {
+    format!("Error: tool '{name}' was not approved; the call was not executed.")
+}
+
+pub fn timed_out(name: &str, seconds: f64) -> String {
+    format!(
+        "Error: tool '{name}' did not finish within {} seconds; the call was abandoned.",
+        general_number(seconds)
+    )
+}
+
+/// The last net: an exception the tool's own conversion did not turn into a result.
+pub fn raised(name: &str, problem: &str) -> String {
+    format!("Error: tool '{name}' raised during execution: {problem}")
+}
+
+pub fn wrong_result_type(name: &str, type_name: &str) -> String {
+    format!("Error: tool '{name}' returned {type_name} instead of a ToolResponse")
+}
+
+pub fn skipped() -> String {
+    "(not run: an earlier tool call ended the run)".to_owned()
+}
+
+/// A number of seconds as people write it: at most six significant digits, no trailing zeros,
+/// an exponent only for very small or very large values (`0.2`, `1`, `5e-05`, `1.5e+06`).
+pub fn general_number(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    if x == 0.0 {
+        return "0".to_owned();
+    }
+    let sci = format!("{x:.5e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..6).contains(&exp) {
+        let mantissa = trim_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{mantissa}e{sign}{:02}", exp.abs());
+    }
+    let decimals = (5 - exp).max(0) as usize;
+    trim_zeros(&format!("{x:.decimals$}")).to_owned()
+}
+
+fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_like_python_general_format() {
+        for (x, want) in [
+            (0.2, "0.2"),
+            (1.0, "1"),
+            (30.0, "30"),
+            (0.05, "0.05"),
+            (0.0001, "0.0001"),
+            (0.00005, "5e-05"),
+            (1234567.0, "1.23457e+06"),
+            (123456.0, "123456"),
+            (2.5, "2.5"),
+            (1.0 / 3.0, "0.333333"),
+        ] {
+            assert_eq!(general_number(x), want, "{x}");
+        }
+    }
+
+    #[test]
+    fn texts_name_the_tool_and_what_happened() {
+        assert_eq!(
+            timed_out("slow", 0.2),
+            "Error: tool 'slow' did not finish within 0.2 seconds; the call was abandoned."
+        );
+        assert_eq!(
+            denied("tool 'rm' is denied"),
+            "(not allowed to call: tool 'rm' is denied)"
+        );
+        assert!(no_confirm_callback("rm").contains("no confirm callback is configured"));
+        assert_eq!(
+            not_approved("rm"),
+            "Error: tool 'rm' was not approved; the call was not executed."
+        );
+        assert_eq!(
+            raised("t", "ValueError: bad"),
+            "Error: tool 't' raised during execution: ValueError: bad"
+        );
+    }
+
+    #[test]
+    fn a_huge_name_from_the_model_is_shortened() {
+        let text = not_json(&"x".repeat(10_000));
+        assert!(text.len() < 200, "{text}");
+        assert!(text.contains('…'));
+    }
+}

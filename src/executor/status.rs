@@ -1,0 +1,72 @@
+//! The status a tool call ends with, as the run's record shows it.
+
+use crate::response::ToolStatus;
+
+/// How one call of a run ended: the tool's own status for a call that ran, or the gate that
+/// refused it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CallStatus {
+    Success,
+    Partial,
+    Error,
+    /// The call overran its timeout.
+    Timeout,
+    /// The tool raised RetryAgentRun.
+    Retry,
+    /// The tool raised StopAgentRun.
+    Stopped,
+    /// No id or no function name.
+    InvalidCall,
+    /// Arguments that are not a JSON object.
+    InvalidArgs,
+    UnknownTool,
+    Denied,
+    /// The arguments failed validation.
+    Invalid,
+    NotConfirmed,
+    /// The run stopped before the call's turn came.
+    Skipped,
+}
+
+impl CallStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Success => "success",
+            CallStatus::Partial => "partial",
+            CallStatus::Error => "error",
+            CallStatus::Timeout => "timeout",
+            CallStatus::Retry => "retry",
+            CallStatus::Stopped => "stopped",
+            CallStatus::InvalidCall => "invalid_call",
+            CallStatus::InvalidArgs => "invalid_args",
+            CallStatus::UnknownTool => "unknown_tool",
+            CallStatus::Denied => "denied",
+            CallStatus::Invalid => "invalid",
+            CallStatus::NotConfirmed => "not_confirmed",
+            CallStatus::Skipped => "skipped",
+        }
+    }
+}
+
+impl From<ToolStatus> for CallStatus {
+    fn from(status: ToolStatus) -> Self {
+        match status {
+            ToolStatus::Success => CallStatus::Success,
+            ToolStatus::Partial => CallStatus::Partial,
+            ToolStatus::Error => CallStatus::Error,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_statuses_keep_their_words() {
+        for s in [ToolStatus::Success, ToolStatus::Partial, ToolStatus::Error] {
+            assert_eq!(CallStatus::from(s).as_str(), s.as_str());
+        }
+        assert_eq!(CallStatus::NotConfirmed.as_str(), "not_confirmed");
+    }
+}

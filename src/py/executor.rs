@@ -1,0 +1,557 @@
+//! `CallPipeline`: one run's tool calls through the core pipeline ([`crate::executor`]).
+//!
+//! Python enters here once per model response (`prepare`, which reads every call and runs
+//! gates 1-5 on each) and once per call to run it: `run` for a call that runs on a thread
+//! (the caller's or a worker), `start` for one awaited on the event loop (then the
+//! [`PyStartedCall`]'s `finish`/`fail`). Each fills the call's `ToolCallRecord`. What stays in
+//! Python is what only Python can host: the tool's callable, a person's confirmation, worker
+//! threads and asyncio (`agentmaker._executor`).
+
+mod call;
+mod started;
+
+use crate::executor::{
+    self, messages, CallStatus, Finished, Outcome, Refusal, ResultFlags, Settings, Slot,
+};
+use crate::guard::Guard;
+use crate::permissions::ToolPermissions;
+use crate::py::permissions::PyToolPermissions;
+use crate::py::registry::{exception_response, run_admitted, PyToolRegistry};
+use crate::py::response::PyToolResponse;
+pub(crate) use call::kind_of;
+use call::{arguments, exception_problem, read_call, PyPreparedCall, Target};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyString, PyTuple};
+pub use started::{start_awaitable, PyStartedCall};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// An admitted call's planning facts: whether it may run in parallel, and its kind.
+type Admitted = (bool, executor::Kind);
+/// A group of calls for Python: `(start, end, batch)`.
+type GroupBounds = (usize, usize, bool);
+
+#[pyclass(module = "agentmaker._native", name = "CallPipeline", frozen)]
+pub struct PyCallPipeline {
+    registry: Option<Py<PyToolRegistry>>,
+    permissions: Option<ToolPermissions>,
+    default_timeout: Option<f64>,
+    serial: bool,
+    blocking_run: bool,
+    /// The run's guard, made when the first external result arrives.
+    guard: OnceLock<Guard>,
+    /// Calls that were started (refused ones never are).
+    executed: AtomicUsize,
+    /// The tool names an unknown-tool answer may reveal (registered and permitted).
+    visible: OnceLock<Vec<String>>,
+}
+
+/// The record class (`agentmaker._tool_call.ToolCallRecord`).
+fn record_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static CELL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    CELL.get_or_try_init(py, || {
+        Ok::<_, PyErr>(
+            py.import("agentmaker._tool_call")?
+                .getattr("ToolCallRecord")?
+                .unbind(),
+        )
+    })
+    .map(|c| c.bind(py))
+}
+
+fn status_word(py: Python<'_>, status: CallStatus) -> Bound<'_, PyString> {
+    PyString::intern(py, status.as_str())
+}
+
+impl PyCallPipeline {
+    fn settings(&self) -> Settings<'_> {
+        Settings {
+            permissions: self.permissions.as_ref(),
+            default_timeout: self.default_timeout,
+            serial: self.serial,
+        }
+    }
+
+    fn refused<'py>(
+        py: Python<'py>,
+        read: &call::ReadCall<'py>,
+        name: &Bound<'py, PyAny>,
+        arguments: &Bound<'py, PyAny>,
+        refusal: Refusal,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        record_class(py)?.call1((
+            &read.id,
+            name,
+            arguments,
+            status_word(py, refusal.status),
+            refusal.text,
+            &read.wire,
+        ))
+    }
+
+    fn unknown_text(&self, py: Python<'_>, name: &str) -> String {
+        let visible = self.visible.get_or_init(|| match &self.registry {
+            None => Vec::new(),
+            Some(reg) => reg.get().names_where(py, &|entry, origin| {
+                self.permissions
+                    .as_ref()
+                    .map_or(true, |p| p.is_allowed(entry.name(), origin))
+            }),
+        });
+        let names: Vec<&str> = visible.iter().map(String::as_str).collect();
+        messages::unknown_tool(name, &names)
+    }
+
+    /// Reads call `index` and runs gates 1-5 on it. Returns the record and, for an admitted
+    /// call, whether it may run in parallel.
+    fn prepare_one<'py>(
+        &self,
+        py: Python<'py>,
+        raw_call: &Bound<'py, PyAny>,
+        index: usize,
+        turn: usize,
+    ) -> PyResult<(Bound<'py, PyAny>, Option<Admitted>)> {
+        let read = read_call(raw_call, index, turn)?;
+        let sent_name = read.name.clone().into_any();
+        if let Err(refusal) = read.checked.clone() {
+            return Ok((
+                Self::refused(py, &read, &sent_name, &read.raw, refusal)?,
+                None,
+            ));
+        }
+        let name = read.name.to_string_lossy().into_owned();
+        let (map, dict) = match arguments(&name, &read.raw)? {
+            Ok(parsed) => parsed,
+            Err(refusal) => {
+                return Ok((
+                    Self::refused(py, &read, &sent_name, &read.raw, refusal)?,
+                    None,
+                ))
+            }
+        };
+        let entry = self
+            .registry
+            .as_ref()
+            .and_then(|r| r.get().entry_for_call(py, &name));
+        let Some(entry) = entry else {
+            let refusal = Refusal::new(CallStatus::UnknownTool, self.unknown_text(py, &name));
+            return Ok((
+                Self::refused(py, &read, &sent_name, dict.as_any(), refusal)?,
+                None,
+            ));
+        };
+        let real = PyString::new(py, entry.name()).into_any();
+        let tool = entry.payload.obj.bind(py).clone();
+        let mut target = Target::new(
+            &entry,
+            tool.clone(),
+            serde_json::Value::Object(map),
+            dict.clone(),
+        );
+        let prepared = match executor::prepare(&mut target, &self.settings()) {
+            Ok(p) => p,
+            Err(refusal) => {
+                return Ok((
+                    Self::refused(py, &read, &real, dict.as_any(), refusal)?,
+                    None,
+                ))
+            }
+        };
+        let kind = kind_of(py, &entry);
+        let Target { args, params, .. } = target;
+        let call = Py::new(
+            py,
+            PyPreparedCall::new(Arc::clone(&entry), args, params.clone().unbind(), kind),
+        )?;
+        let record = record_class(py)?.call1((
+            &read.id,
+            real,
+            dict,
+            py.None(),
+            "",
+            &read.wire,
+            tool,
+            params,
+            prepared.confirm,
+            prepared.timeout,
+            py.None(),
+            call,
+        ))?;
+        Ok((record, Some((prepared.parallel, kind))))
+    }
+
+    fn enter(&self, call: &PyPreparedCall) {
+        if call.start() {
+            self.executed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Fills the record with a finished call's status and text (unless it already has an
+    /// outcome: a call that timed out keeps its timeout).
+    fn write(
+        &self,
+        py: Python<'_>,
+        record: &Bound<'_, PyAny>,
+        call: &PyPreparedCall,
+        outcome: Outcome,
+        data: Option<Bound<'_, PyAny>>,
+        elapsed: f64,
+    ) -> PyResult<()> {
+        if !call.finish() {
+            return Ok(());
+        }
+        let name = call.entry.name();
+        let flags = if matches!(outcome, Outcome::Returned { .. } | Outcome::WrongType(_)) {
+            self.result_flags(py, call)
+        } else {
+            ResultFlags::default()
+        };
+        let Finished { status, text, stop } = executor::finish(name, outcome, flags, || {
+            self.guard.get_or_init(Guard::random)
+        });
+        record.setattr(intern!(py, "status"), status_word(py, status))?;
+        record.setattr(intern!(py, "output"), text)?;
+        record.setattr(intern!(py, "duration"), elapsed)?;
+        record.setattr(intern!(py, "executed"), true)?;
+        if let Some(data) = data {
+            record.setattr(intern!(py, "data"), data)?;
+        }
+        if let Some(stop) = stop {
+            record.setattr(intern!(py, "_stop"), stop)?;
+        }
+        Ok(())
+    }
+
+    /// What the tool says about this result: external content (when unsure: yes, the text is
+    /// untrusted) and whether it ends the run.
+    fn result_flags(&self, py: Python<'_>, call: &PyPreparedCall) -> ResultFlags {
+        let tool = call.entry.payload.obj.bind(py);
+        let external = tool
+            .call_method1(intern!(py, "is_external_content"), (call.params.bind(py),))
+            .and_then(|v| v.is_truthy())
+            .unwrap_or(true);
+        let stop_after = tool
+            .getattr(intern!(py, "stop_after_tool_call"))
+            .and_then(|v| v.is_truthy())
+            .unwrap_or(false);
+        ResultFlags {
+            external,
+            stop_after,
+        }
+    }
+
+    pub(crate) fn complete_response(
+        &self,
+        py: Python<'_>,
+        record: &Bound<'_, PyAny>,
+        call: &PyPreparedCall,
+        resp: &Bound<'_, PyToolResponse>,
+        elapsed: f64,
+    ) -> PyResult<()> {
+        let r = resp.borrow();
+        let outcome = Outcome::Returned {
+            text: r.text.clone(),
+            status: r.status,
+        };
+        let data = r.data.bind(py).clone();
+        drop(r);
+        self.write(py, record, call, outcome, Some(data), elapsed)
+    }
+
+    /// An exception a started call raised: a flow-control signal is the call's outcome; any
+    /// other exception becomes the error the model reads.
+    pub(crate) fn complete_error(
+        &self,
+        py: Python<'_>,
+        record: &Bound<'_, PyAny>,
+        call: &PyPreparedCall,
+        err: PyErr,
+        elapsed: f64,
+    ) -> PyResult<()> {
+        self.enter(call);
+        let err = match started::flow_outcome(py, err) {
+            Ok(outcome) => return self.write(py, record, call, outcome, None, elapsed),
+            Err(err) => err,
+        };
+        if !err.is_instance_of::<pyo3::exceptions::PyException>(py) {
+            return Err(err); // KeyboardInterrupt, SystemExit, CancelledError: not the tool's result
+        }
+        match exception_response(py, call.entry.name(), err) {
+            Ok(resp) => self.complete_response(py, record, call, resp.bind(py), elapsed),
+            Err(err) => {
+                let problem = exception_problem(py, &err);
+                self.write(py, record, call, Outcome::Raised(problem), None, elapsed)
+            }
+        }
+    }
+}
+
+fn prepared_call<'py>(record: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyPreparedCall>> {
+    let py = record.py();
+    Ok(record
+        .getattr(intern!(py, "_call"))?
+        .cast_into::<PyPreparedCall>()?)
+}
+
+#[pymethods]
+impl PyCallPipeline {
+    /// One run's pipeline. `blocking_run`: the run was started by the blocking `Agent.run`;
+    /// `serial`: the run has a numeric cap, so every call runs alone.
+    #[new]
+    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false))]
+    fn new(
+        registry: Option<Bound<'_, PyAny>>,
+        permissions: Option<Bound<'_, PyToolPermissions>>,
+        tool_timeout: Option<f64>,
+        serial: bool,
+        blocking_run: bool,
+    ) -> PyResult<Self> {
+        let registry = match registry.filter(|r| !r.is_none()) {
+            None => None,
+            Some(r) => Some(
+                r.cast_into::<PyToolRegistry>()
+                    .map_err(|e| {
+                        pyo3::exceptions::PyTypeError::new_err(format!(
+                            "the agent's tool_registry must be a ToolRegistry: {e}"
+                        ))
+                    })?
+                    .unbind(),
+            ),
+        };
+        Ok(PyCallPipeline {
+            registry,
+            permissions: permissions.map(|p| p.get().core.clone()),
+            default_timeout: tool_timeout,
+            serial,
+            blocking_run,
+            guard: OnceLock::new(),
+            executed: AtomicUsize::new(0),
+            visible: OnceLock::new(),
+        })
+    }
+
+    /// Reads one response's tool calls and runs gates 1-5 on each: the records, in order, and
+    /// the groups they run in: `(start, end, batch)`, where a batch runs its admitted calls
+    /// together and any other group runs its calls one after the other. Each admitted record's `_route` says where it runs (`inline`, `thread`, `await`).
+    fn prepare<'py>(
+        &self,
+        py: Python<'py>,
+        calls: &Bound<'py, PyAny>,
+        turn: usize,
+    ) -> PyResult<(Bound<'py, PyList>, Vec<GroupBounds>)> {
+        let calls: Vec<Bound<'py, PyAny>> =
+            if calls.is_instance_of::<PyList>() || calls.is_instance_of::<PyTuple>() {
+                calls.try_iter()?.collect::<PyResult<_>>()?
+            } else {
+                vec![calls.clone()]
+            };
+        let mut records = Vec::with_capacity(calls.len());
+        let mut admitted = Vec::with_capacity(calls.len());
+        for (i, c) in calls.iter().enumerate() {
+            let (record, info) = self.prepare_one(py, c, i, turn)?;
+            records.push(record);
+            admitted.push(info);
+        }
+        let slots: Vec<Slot> = admitted
+            .iter()
+            .map(|a| match a {
+                None => Slot::Refused,
+                Some((true, _)) => Slot::Parallel,
+                Some((false, _)) => Slot::Alone,
+            })
+            .collect();
+        let groups = executor::groups(&slots);
+        for g in &groups {
+            for i in g.calls.clone() {
+                if let Some((_, kind)) = admitted[i] {
+                    prepared_call(&records[i])?.get().set_in_batch(g.batch);
+                    let timeout: Option<f64> =
+                        records[i].getattr(intern!(py, "_timeout"))?.extract()?;
+                    let route = executor::route(kind, self.blocking_run, g.batch, timeout);
+                    records[i]
+                        .setattr(intern!(py, "_route"), PyString::intern(py, route.as_str()))?;
+                }
+            }
+        }
+        let groups = groups
+            .into_iter()
+            .map(|g| (g.calls.start, g.calls.end, g.batch))
+            .collect();
+        Ok((PyList::new(py, records)?, groups))
+    }
+
+    /// Runs an admitted call on this thread and fills its record. A call whose record already
+    /// has an outcome (it timed out before a worker took it) is not run at all.
+    fn run(&self, py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<()> {
+        let call = prepared_call(record)?;
+        let call = call.get();
+        if call.is_done() {
+            return Ok(());
+        }
+        self.enter(call);
+        let started = Instant::now();
+        let entry = &call.entry;
+        let result = run_admitted(
+            py,
+            entry.name(),
+            entry,
+            &call.args,
+            call.params.bind(py).as_any(),
+        );
+        let elapsed = started.elapsed().as_secs_f64();
+        match result {
+            Ok(resp) => self.complete_response(py, record, call, resp.bind(py), elapsed),
+            Err(err) => self.complete_error(py, record, call, err, elapsed),
+        }
+    }
+
+    /// Starts an admitted call to be awaited: a `StartedCall`, or None when the start itself
+    /// failed (the record then holds the error).
+    fn start(slf: &Bound<'_, Self>, record: &Bound<'_, PyAny>) -> PyResult<Option<PyStartedCall>> {
+        let py = slf.py();
+        let this = slf.get();
+        let call_obj = prepared_call(record)?;
+        let call = call_obj.get();
+        this.enter(call);
+        let started = Instant::now();
+        match start_awaitable(py, &call.entry, &call.args, call.params.bind(py).as_any()) {
+            Ok(awaitable) => Ok(Some(PyStartedCall::new(
+                &call.entry,
+                awaitable.unbind(),
+                Some(started::Bound {
+                    pipeline: slf.clone().unbind(),
+                    record: record.clone().unbind(),
+                    call: call_obj.clone().unbind(),
+                    started,
+                }),
+            ))),
+            Err(err) => {
+                this.complete_error(py, record, call, err, started.elapsed().as_secs_f64())?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Sets a call's timeout (the run's deadline shortened it) and the route that goes with it.
+    fn set_timeout(
+        &self,
+        py: Python<'_>,
+        record: &Bound<'_, PyAny>,
+        timeout: Option<f64>,
+    ) -> PyResult<()> {
+        let call = prepared_call(record)?;
+        let call = call.get();
+        let route = executor::route(call.kind, self.blocking_run, call.in_batch(), timeout);
+        record.setattr(intern!(py, "_timeout"), timeout)?;
+        record.setattr(intern!(py, "_route"), PyString::intern(py, route.as_str()))
+    }
+
+    /// The call overran `seconds`: its record says so (the call counts as executed; a sync
+    /// tool's thread keeps running until the function returns, and its result is dropped).
+    fn time_out(
+        &self,
+        py: Python<'_>,
+        record: &Bound<'_, PyAny>,
+        seconds: Option<f64>,
+        elapsed: f64,
+    ) -> PyResult<()> {
+        let call = prepared_call(record)?;
+        self.enter(call.get());
+        self.write(
+            py,
+            record,
+            call.get(),
+            Outcome::TimedOut(seconds.unwrap_or(0.0)),
+            None,
+            elapsed,
+        )
+    }
+
+    /// An exception that escaped a call run elsewhere (a worker thread): see `run`.
+    fn fail(
+        &self,
+        py: Python<'_>,
+        record: &Bound<'_, PyAny>,
+        exc: Bound<'_, PyAny>,
+        elapsed: f64,
+    ) -> PyResult<()> {
+        let call = prepared_call(record)?;
+        let err = PyErr::from_value(exc);
+        let err = match self.complete_error(py, record, call.get(), err, elapsed) {
+            Ok(()) => return Ok(()),
+            Err(err) => err,
+        };
+        // Not a tool's result (KeyboardInterrupt in a worker): the last net.
+        let problem = exception_problem(py, &err);
+        self.write(
+            py,
+            record,
+            call.get(),
+            Outcome::Raised(problem),
+            None,
+            elapsed,
+        )
+    }
+
+    /// Refuses a call that will not run: `why` is `no_confirm` (no callback), `confirm_failed`
+    /// (the callback raised `exc`), `not_approved`, or `skipped` (the run ended first).
+    #[pyo3(signature = (record, why, exc = None))]
+    fn refuse(
+        &self,
+        py: Python<'_>,
+        record: &Bound<'_, PyAny>,
+        why: &str,
+        exc: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let name: String = record
+            .getattr(intern!(py, "name"))?
+            .str()?
+            .to_string_lossy()
+            .into_owned();
+        let (status, text) = match why {
+            "no_confirm" => (
+                CallStatus::NotConfirmed,
+                messages::no_confirm_callback(&name),
+            ),
+            "confirm_failed" => {
+                let problem = exc
+                    .map(|e| exception_problem(py, &PyErr::from_value(e)))
+                    .unwrap_or_default();
+                (
+                    CallStatus::NotConfirmed,
+                    messages::confirmation_failed(&name, &problem),
+                )
+            }
+            "not_approved" => (CallStatus::NotConfirmed, messages::not_approved(&name)),
+            "skipped" => (CallStatus::Skipped, messages::skipped()),
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "unknown refusal {other:?}"
+                )))
+            }
+        };
+        if let Ok(call) = prepared_call(record) {
+            if !call.get().finish() {
+                return Ok(());
+            }
+        }
+        record.setattr(intern!(py, "status"), status_word(py, status))?;
+        record.setattr(intern!(py, "output"), text)
+    }
+
+    /// Calls of this run that were started.
+    #[getter]
+    fn executed(&self) -> usize {
+        self.executed.load(Ordering::Relaxed)
+    }
+
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if let Some(r) = &self.registry {
+            visit.call(r)?;
+        }
+        Ok(())
+    }
+}
