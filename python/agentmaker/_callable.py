@@ -87,7 +87,7 @@ class FunctionTool(Tool, Generic[P, R]):
         self._spec = spec
         _apply_flags(self, flags)
         fast = None
-        if spec.plain and not spec.is_async:
+        if spec.plain:  # the registry calls the function straight (and awaits an async one)
             names = list(spec.schema["properties"])
             fast = (spec.func, names, list(spec.null_defaults)) if spec.null_defaults else (spec.func, names)
         self._fast_call = fast

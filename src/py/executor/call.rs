@@ -232,7 +232,9 @@ pub fn kind_of(py: Python<'_>, entry: &PyEntry) -> Kind {
         Runner::Native(native) if native.awaitable() => Kind::Dual,
         Runner::Native(_) => Kind::Sync,
         Runner::AsyncOnly => Kind::Async,
-        Runner::Run | Runner::Kwargs(_) => {
+        Runner::Kwargs(call) if call.is_async => Kind::Async,
+        Runner::Kwargs(_) => Kind::Sync,
+        Runner::Run => {
             let obj = entry.payload.obj.bind(py);
             let is_async = obj.getattr_opt(intern!(py, "is_async")).ok().flatten();
             if is_async.is_some_and(|v| v.is_truthy().unwrap_or(false)) {

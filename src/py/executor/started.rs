@@ -12,6 +12,7 @@ use crate::py::registry::{
 use crate::py::response::PyToolResponse;
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use serde_json::Value;
 use std::time::Instant;
 
@@ -35,7 +36,9 @@ pub struct PyStartedCall {
 }
 
 /// Starts an admitted call: an MCP tool sends its call with the arguments validation already
-/// converted; every other tool's `arun(parameters)` is called (its coroutine is what is awaited).
+/// converted; a plain `async def` tool is called with its keyword arguments (its value is
+/// converted by `finish`); every other tool's `arun(parameters)` is called. What it returns is
+/// what the caller awaits.
 pub fn start_awaitable<'py>(
     py: Python<'py>,
     entry: &PyEntry,
@@ -47,6 +50,22 @@ pub fn start_awaitable<'py>(
             if let Some(mcp) = mcp_tool(py, entry) {
                 return mcp.get().start(py, args.clone());
             }
+        }
+    }
+    if let Runner::Kwargs(call) = &entry.payload.runner {
+        if call.is_async {
+            let kwargs = call.kwargs(params.cast::<PyDict>()?)?;
+            let value = call.func.bind(py).call((), Some(&kwargs))?;
+            if value.hasattr(intern!(py, "__await__"))? {
+                return Ok(value);
+            }
+            // Marked async but returned a plain value: await it as a finished future.
+            let fut = py
+                .import("asyncio")?
+                .call_method0("get_running_loop")?
+                .call_method0("create_future")?;
+            fut.call_method1("set_result", (value,))?;
+            return Ok(fut);
         }
     }
     entry

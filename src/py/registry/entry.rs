@@ -9,7 +9,7 @@ use crate::tool::{NativeTool, ToolSpec};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyFloat, PyString};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -35,6 +35,36 @@ pub struct KwargsCall {
     /// `integral[i]`: the schema says `integer`, so an integral float such as `3.0` (valid
     /// JSON Schema integer) reaches the function as the int `3`, as its annotation promises.
     pub integral: Vec<bool>,
+    /// An `async def`: awaited on the async path; the blocking path runs the tool's `run`.
+    pub is_async: bool,
+}
+
+impl KwargsCall {
+    /// The keyword arguments for `func` from a validated call's parameters.
+    pub fn kwargs<'py>(&self, params: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+        let py = params.py();
+        let kwargs = PyDict::new(py);
+        for ((key, drop_null), integral) in self
+            .names
+            .iter()
+            .zip(&self.null_default)
+            .zip(&self.integral)
+        {
+            if let Some(v) = params.get_item(key.bind(py))? {
+                if *drop_null && v.is_none() {
+                    continue;
+                }
+                match v.cast::<PyFloat>() {
+                    // Validation already accepted it as an integer, so it is integral.
+                    Ok(f) if *integral && f.value().abs() < 9.0e15 => {
+                        kwargs.set_item(key.bind(py), f.value() as i64)?
+                    }
+                    _ => kwargs.set_item(key.bind(py), v)?,
+                }
+            }
+        }
+        Ok(kwargs)
+    }
 }
 
 pub struct Payload {
@@ -191,6 +221,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
                     .collect(),
                 null_default,
                 integral,
+                is_async: bool_attr(obj, intern!(py, "is_async"))?,
             }))
         }
         None => {

@@ -1,7 +1,7 @@
 //! What a call comes back as: running an admitted call, and turning what a tool returned or
 //! raised into the ToolResponse the model reads.
 
-use super::entry::{KwargsCall, PyEntry, Runner};
+use super::entry::{PyEntry, Runner};
 use crate::py::convert::py_to_value;
 use crate::py::errors::flow_control_class;
 use crate::py::response::PyToolResponse;
@@ -181,23 +181,16 @@ pub(crate) fn run_admitted(
             Ok(result) => wrap_run_result(py, name, result),
             Err(err) => exception_response(py, name, err),
         },
-        Runner::Kwargs(call) => {
-            let KwargsCall { func, names, null_default, integral } = &**call;
-            let params = parameters.cast::<PyDict>()?;
-            let kwargs = PyDict::new(py);
-            for ((key, drop_null), integral) in names.iter().zip(null_default).zip(integral) {
-                if let Some(v) = params.get_item(key.bind(py))? {
-                    if *drop_null && v.is_none() {
-                        continue;
-                    }
-                    match v.cast::<pyo3::types::PyFloat>() {
-                        // Validation already accepted it as an integer, so it is integral.
-                        Ok(f) if *integral && f.value().abs() < 9.0e15 => kwargs.set_item(key.bind(py), f.value() as i64)?,
-                        _ => kwargs.set_item(key.bind(py), v)?,
-                    }
-                }
+        // An async function on the blocking path: the tool's own `run` drives it.
+        Runner::Kwargs(call) if call.is_async => {
+            match obj.call_method1(pyo3::intern!(py, "run"), (parameters,)) {
+                Ok(result) => wrap_run_result(py, name, result),
+                Err(err) => exception_response(py, name, err),
             }
-            match func.bind(py).call((), Some(&kwargs)) {
+        }
+        Runner::Kwargs(call) => {
+            let kwargs = call.kwargs(parameters.cast::<PyDict>()?)?;
+            match call.func.bind(py).call((), Some(&kwargs)) {
                 Ok(result) => wrap_callable_result(py, name, result),
                 Err(err) => exception_response(py, name, err),
             }
