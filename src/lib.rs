@@ -10,6 +10,7 @@ pub mod docstring;
 pub mod error;
 pub mod executor;
 pub mod guard;
+pub mod isolation;
 pub mod mcp;
 pub mod net;
 pub mod null_optional;

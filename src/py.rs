@@ -9,6 +9,7 @@ mod docstring;
 mod errors;
 mod executor;
 mod guard;
+mod isolation;
 mod mcp;
 mod names;
 mod net;
@@ -59,5 +60,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry::_tool_result, m)?)?;
     m.add_function(wrap_pyfunction!(names::tool_name_problem, m)?)?;
     m.add_function(wrap_pyfunction!(net::_is_loopback_url, m)?)?;
+    m.add_function(wrap_pyfunction!(isolation::_enter_worker, m)?)?;
+    m.add_function(wrap_pyfunction!(isolation::_limit_cpu, m)?)?;
+    m.add_function(wrap_pyfunction!(isolation::_isolation_text, m)?)?;
     Ok(())
 }

@@ -23,6 +23,7 @@ from agentmaker import (
     ContentPart,
     FunctionTool,
     HybridRetriever,
+    Isolation,
     LLMClient,
     LLMResponse,
     LLMResponseError,
@@ -201,6 +202,9 @@ agent = Agent(
     permissions=permissions,
     run_policy=RunPolicy(max_llm_calls=5),
 )
+limits = Isolation(memory_mb=512, cpu_seconds=10.0, open_files=64)
+isolated_policy = RunPolicy(isolate=limits)
+assert isolated_policy.isolate is limits and limits.workers >= 1
 result = agent.run("Weather in Oslo?")
 assert_type(result, RunResult)
 assert_type(result.status, RunStatus)

@@ -35,6 +35,7 @@ from agentmaker.errors import (
     ToolError,
     ToolRegistrationError,
 )
+from agentmaker.isolation import Isolation
 from agentmaker.llm import LLMClient, LLMResponse
 from agentmaker.rag import HybridRetriever, ToolRetriever, ToolSearchTool
 from agentmaker.run_policy import RunPolicy
@@ -48,6 +49,7 @@ __all__ = [
     "ContentPart",
     "FunctionTool",
     "HybridRetriever",
+    "Isolation",
     "LLMClient",
     "LLMResponse",
     "LLMResponseError",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypedDict, TypeVar, o
 from agentmaker._native import Tool, ToolParameter, ToolResponse
 from agentmaker._signature import CallableSpec, _is_async, analyze, is_coroutine_function, to_response
 from agentmaker.errors import ToolRegistrationError
+from agentmaker.isolation import Isolation, check_importable, setting
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -45,9 +46,17 @@ class ToolFlags(TypedDict, total=False):
     supports_parallel: bool
     timeout: float | None
     stop_after_tool_call: bool
+    isolate: bool | Isolation | None
 
 
-_FLAGS = ("requires_confirmation", "external_content", "supports_parallel", "timeout", "stop_after_tool_call")
+_FLAGS = (
+    "requires_confirmation",
+    "external_content",
+    "supports_parallel",
+    "timeout",
+    "stop_after_tool_call",
+    "isolate",
+)
 _FLAG_SET = frozenset(_FLAGS)
 
 
@@ -73,6 +82,16 @@ def _apply_flags(obj: Tool, flags: Mapping[str, object]) -> None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ToolRegistrationError(f"timeout must be a positive number of seconds, got {timeout!r}")
         setattr(obj, "timeout", float(timeout))  # noqa: B010 - a class-level setting, set per tool here
+    isolate = setting(flags.get("isolate"), f"tool '{obj.name}'")
+    if isolate is not None:
+        if isolate and isinstance(obj, FunctionTool):
+            check_importable(obj.func, obj.name)  # a worker finds the function by its name
+        elif isolate:
+            raise ToolRegistrationError(
+                f"tool '{obj.name}': isolate is for @tool functions and Tool subclasses; a "
+                "register_function tool cannot be sent to a worker process"
+            )
+        setattr(obj, "isolate", isolate)  # noqa: B010 - a class-level setting, set per tool here
 
 
 class FunctionTool(Tool, Generic[P, R]):

@@ -237,6 +237,7 @@ class Agent(ToolExecutor):
             self.tool_timeout,
             policy is not None and policy.has_numeric_cap,
             sync_entry,
+            policy.isolate if policy is not None else None,
         )
         return _Run(sync_entry, policy, pipeline)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from . import _native
 from .errors import RunCancelled, RunLimitExceeded
+from .isolation import Isolation, setting
 
 __all__ = ["RunBudget", "RunPolicy"]
 
@@ -24,6 +25,9 @@ class RunPolicy:
     - ``deadline_seconds`` (> 0): wall-clock budget from the start of the run.
     - ``cancel``: a callable checked before each model call and each tool execution; returning
       True ends the run with :class:`RunCancelled`.
+    - ``isolate``: True or an :class:`~agentmaker.Isolation`: Python tools that do not say
+      otherwise (their ``isolate`` is None) run in a worker process, so a timeout stops them
+      (see :mod:`agentmaker.isolation`).
 
     Crossing a limit raises :class:`RunLimitExceeded`. Any numeric cap makes tool calls run one
     at a time, so each admission is exact; ``deadline_seconds`` and ``cancel`` keep parallel
@@ -35,8 +39,10 @@ class RunPolicy:
     max_tokens: int | None = None
     deadline_seconds: float | None = None
     cancel: Callable[[], bool] | None = None
+    isolate: bool | Isolation | None = None
 
     def __post_init__(self) -> None:
+        setting(self.isolate, "RunPolicy")
         # Range and type rules (bool is not a count) live in the core.
         _native.check_run_limits(
             self.max_llm_calls, self.max_tool_calls, self.max_tokens, self.deadline_seconds

@@ -12,8 +12,9 @@ pub enum Outcome {
     Returned { text: String, status: ToolStatus },
     /// The tool returned something that is not a result: the type's name.
     WrongType(String),
-    /// The call overran its timeout (seconds).
-    TimedOut(f64),
+    /// The call overran its timeout (seconds); `stopped`: the tool was stopped (an isolated
+    /// tool's worker), not merely abandoned.
+    TimedOut { seconds: f64, stopped: bool },
     /// The tool asked to end the run (StopAgentRun): its message is the run's final output.
     Stop(String),
     /// The tool asked the model to try again (RetryAgentRun): its message.
@@ -52,8 +53,13 @@ pub fn finish<'g>(
     let (status, text) = match outcome {
         Outcome::Returned { text, status } => (CallStatus::from(status), text),
         Outcome::WrongType(ty) => (CallStatus::Error, messages::wrong_result_type(name, &ty)),
-        Outcome::TimedOut(seconds) => {
-            return refused(CallStatus::Timeout, messages::timed_out(name, seconds))
+        Outcome::TimedOut { seconds, stopped } => {
+            let text = if stopped {
+                messages::stopped_after(name, seconds)
+            } else {
+                messages::timed_out(name, seconds)
+            };
+            return refused(CallStatus::Timeout, text);
         }
         Outcome::Stop(message) => {
             return Finished {
@@ -167,11 +173,32 @@ mod tests {
             external: true,
             stop_after: true,
         };
-        let f = finish("t", Outcome::TimedOut(0.2), flags, || &g);
+        let f = finish(
+            "t",
+            Outcome::TimedOut {
+                seconds: 0.2,
+                stopped: false,
+            },
+            flags,
+            || &g,
+        );
         assert_eq!((f.status, f.stop), (CallStatus::Timeout, None));
         assert_eq!(
             f.text,
             "Error: tool 't' did not finish within 0.2 seconds; the call was abandoned."
+        );
+        let f = finish(
+            "t",
+            Outcome::TimedOut {
+                seconds: 1.5,
+                stopped: true,
+            },
+            flags,
+            || &g,
+        );
+        assert_eq!(
+            f.text,
+            "Error: tool 't' timed out after 1.5 s; the tool was stopped."
         );
         let f = finish("t", Outcome::Stop("bye".into()), flags, || &g);
         assert_eq!(

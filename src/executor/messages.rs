@@ -80,6 +80,29 @@ pub fn timed_out(name: &str, seconds: f64) -> String {
     )
 }
 
+/// An isolated tool's call overran its timeout; its worker was stopped.
+pub fn stopped_after(name: &str, seconds: f64) -> String {
+    format!(
+        "Error: tool '{name}' timed out after {} s; the tool was stopped.",
+        general_number(seconds)
+    )
+}
+
+/// An isolated tool's worker crossed one of its limits and was stopped.
+pub fn over_limit(name: &str, limit: &str) -> String {
+    format!("Error: tool '{name}' exceeded its {limit}; the tool was stopped and the call has no result.")
+}
+
+/// An isolated tool's worker died during the call (`how`: "killed by SIGSEGV", "exit status 3").
+pub fn worker_died(name: &str, how: &str) -> String {
+    format!("Error: tool '{name}' ended its worker process ({how}); the call has no result.")
+}
+
+/// An isolated tool could not be run in a worker.
+pub fn cannot_isolate(name: &str, why: &str) -> String {
+    format!("Error: tool '{name}' could not run in a worker process: {why}")
+}
+
 /// The last net: an exception the tool's own conversion did not turn into a result.
 pub fn raised(name: &str, problem: &str) -> String {
     format!("Error: tool '{name}' raised during execution: {problem}")
@@ -163,6 +186,19 @@ mod tests {
             raised("t", "ValueError: bad"),
             "Error: tool 't' raised during execution: ValueError: bad"
         );
+    }
+
+    #[test]
+    fn isolation_texts_say_what_stopped_the_tool() {
+        assert_eq!(
+            stopped_after("spin", 0.2),
+            "Error: tool 'spin' timed out after 0.2 s; the tool was stopped."
+        );
+        assert_eq!(
+            over_limit("hog", "memory limit (256 MB)"),
+            "Error: tool 'hog' exceeded its memory limit (256 MB); the tool was stopped and the call has no result."
+        );
+        assert!(worker_died("t", "killed by SIGSEGV").contains("(killed by SIGSEGV)"));
     }
 
     #[test]

@@ -47,6 +47,8 @@ pub struct PyCallPipeline {
     executed: AtomicUsize,
     /// The tool names an unknown-tool answer may reveal (registered and permitted).
     visible: OnceLock<Vec<String>>,
+    /// `RunPolicy(isolate=...)`: the worker settings for Python tools that set none.
+    isolate: Option<Py<PyAny>>,
 }
 
 /// The record class (`agentmaker._tool_call.ToolCallRecord`).
@@ -160,11 +162,18 @@ impl PyCallPipeline {
                 ))
             }
         };
-        let kind = kind_of(py, &entry);
+        let isolation = entry.isolation(py, self.isolate.as_ref());
+        let kind = kind_of(py, &entry, isolation.is_some());
         let Target { args, params, .. } = target;
         let call = Py::new(
             py,
-            PyPreparedCall::new(Arc::clone(&entry), args, params.clone().unbind(), kind),
+            PyPreparedCall::new(
+                Arc::clone(&entry),
+                args,
+                params.clone().unbind(),
+                kind,
+                isolation,
+            ),
         )?;
         let record = record_class(py)?.call1((
             &read.id,
@@ -301,14 +310,20 @@ impl PyCallPipeline {
     /// One run's pipeline. `blocking_run`: the run was started by the blocking `Agent.run`;
     /// `serial`: the run has a numeric cap, so every call runs alone.
     #[new]
-    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false))]
+    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None))]
     fn new(
         registry: Option<Bound<'_, PyAny>>,
         permissions: Option<Bound<'_, PyToolPermissions>>,
         tool_timeout: Option<f64>,
         serial: bool,
         blocking_run: bool,
+        isolate: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        // False (or None) means no default; True or an Isolation is the default's settings.
+        let isolate = match isolate {
+            Some(i) if i.is_truthy()? => Some(i.unbind()),
+            _ => None,
+        };
         let registry = match registry.filter(|r| !r.is_none()) {
             None => None,
             Some(r) => Some(
@@ -330,6 +345,7 @@ impl PyCallPipeline {
             guard: OnceLock::new(),
             executed: AtomicUsize::new(0),
             visible: OnceLock::new(),
+            isolate,
         })
     }
 
@@ -394,12 +410,15 @@ impl PyCallPipeline {
         self.enter(call);
         let started = Instant::now();
         let entry = &call.entry;
+        // An isolated call runs inline only without a timeout (see `executor::route`).
+        let isolated = call.isolation.as_ref().map(|i| (i, None));
         let result = run_admitted(
             py,
             entry.name(),
             entry,
             &call.args,
             call.params.bind(py).as_any(),
+            isolated,
         );
         let elapsed = started.elapsed().as_secs_f64();
         match result {
@@ -417,10 +436,18 @@ impl PyCallPipeline {
         let call = call_obj.get();
         this.enter(call);
         let started = Instant::now();
-        match start_awaitable(py, &call.entry, &call.args, call.params.bind(py).as_any()) {
+        let params = call.params.bind(py);
+        match start_awaitable(
+            py,
+            &call.entry,
+            &call.args,
+            params.as_any(),
+            call.isolation.as_ref(),
+        ) {
             Ok(awaitable) => Ok(Some(PyStartedCall::new(
                 &call.entry,
                 awaitable.unbind(),
+                call.isolation.is_some(),
                 Some(started::Bound {
                     pipeline: slf.clone().unbind(),
                     record: record.clone().unbind(),
@@ -449,8 +476,9 @@ impl PyCallPipeline {
         record.setattr(intern!(py, "_route"), PyString::intern(py, route.as_str()))
     }
 
-    /// The call overran `seconds`: its record says so (the call counts as executed; a sync
-    /// tool's thread keeps running until the function returns, and its result is dropped).
+    /// The call overran `seconds`: its record says so (the call counts as executed). An
+    /// isolated tool's worker was stopped; a sync tool's thread keeps running until the
+    /// function returns, and its result is dropped.
     fn time_out(
         &self,
         py: Python<'_>,
@@ -459,15 +487,13 @@ impl PyCallPipeline {
         elapsed: f64,
     ) -> PyResult<()> {
         let call = prepared_call(record)?;
-        self.enter(call.get());
-        self.write(
-            py,
-            record,
-            call.get(),
-            Outcome::TimedOut(seconds.unwrap_or(0.0)),
-            None,
-            elapsed,
-        )
+        let call = call.get();
+        self.enter(call);
+        let outcome = Outcome::TimedOut {
+            seconds: seconds.unwrap_or(0.0),
+            stopped: call.isolation.is_some(),
+        };
+        self.write(py, record, call, outcome, None, elapsed)
     }
 
     /// An exception that escaped a call run elsewhere (a worker thread): see `run`.
@@ -551,6 +577,9 @@ impl PyCallPipeline {
     fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         if let Some(r) = &self.registry {
             visit.call(r)?;
+        }
+        if let Some(i) = &self.isolate {
+            visit.call(i)?;
         }
         Ok(())
     }

@@ -7,6 +7,7 @@
 //! a call names, by real or wire name, is in `lookup`.
 
 mod entry;
+mod isolate;
 mod lookup;
 mod outcome;
 mod render;
@@ -19,6 +20,7 @@ use crate::py::tool::call_native;
 use crate::registry::{ConflictMode, Registry};
 use entry::{prepare, Payload};
 pub(crate) use entry::{PyEntry, Runner};
+pub(crate) use isolate::call_async as call_isolated;
 pub use outcome::_tool_result;
 use outcome::error_response;
 pub(crate) use outcome::type_name;
@@ -166,6 +168,18 @@ impl PyToolRegistry {
         })?;
         Ok(text.clone_ref(py))
     }
+}
+
+/// A tool's own `timeout` attribute in seconds, if it is a number.
+pub(crate) fn own_timeout(tool: &Bound<'_, PyAny>) -> Option<f64> {
+    let t = tool
+        .getattr_opt(pyo3::intern!(tool.py(), "timeout"))
+        .ok()
+        .flatten()?;
+    if t.is_none() {
+        return None;
+    }
+    t.extract::<f64>().ok()
 }
 
 fn names_arg(names: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<String>>> {
@@ -419,7 +433,18 @@ impl PyToolRegistry {
         match self.admit(py, name, parameters)? {
             Ok((entry, args, pruned)) => {
                 let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
-                run_admitted(py, entry.name(), &entry, &args, params)
+                let isolation = entry.isolation(py, None);
+                let timeout = isolation
+                    .as_ref()
+                    .and_then(|_| own_timeout(entry.payload.obj.bind(py)));
+                run_admitted(
+                    py,
+                    entry.name(),
+                    &entry,
+                    &args,
+                    params,
+                    isolation.as_ref().map(|i| (i, timeout)),
+                )
             }
             Err(resp) => Ok(resp),
         }
@@ -436,7 +461,8 @@ impl PyToolRegistry {
         let called = name.cast::<PyString>().ok()?.to_str().ok()?;
         let entry = self.entry_for_call(py, called)?;
         let real = (entry.name() != called).then(|| entry.name().to_string());
-        let kind = crate::py::executor::kind_of(py, &entry).as_str();
+        let kind =
+            crate::py::executor::kind_of(py, &entry, entry.isolation(py, None).is_some()).as_str();
         Some((entry.payload.obj.clone_ref(py), kind, real))
     }
 
@@ -459,10 +485,16 @@ impl PyToolRegistry {
             }
         }
         let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
-        match crate::py::executor::start_awaitable(py, &entry, &args, params) {
+        let isolation = entry.isolation(py, None);
+        match crate::py::executor::start_awaitable(py, &entry, &args, params, isolation.as_ref()) {
             Ok(awaitable) => Ok(Py::new(
                 py,
-                crate::py::executor::PyStartedCall::new(&entry, awaitable.unbind(), None),
+                crate::py::executor::PyStartedCall::new(
+                    &entry,
+                    awaitable.unbind(),
+                    isolation.is_some(),
+                    None,
+                ),
             )?
             .into_any()),
             Err(err) => Ok(exception_response(py, entry.name(), err)?.into_any()),

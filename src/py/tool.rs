@@ -202,6 +202,13 @@ impl PyTool {
         py.None()
     }
 
+    /// Run in a worker process (`agentmaker.isolation`): True, an ``Isolation``, False, or
+    /// None to follow the run's ``RunPolicy(isolate=...)``.
+    #[classattr]
+    fn isolate(py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
     #[getter]
     fn name(&self) -> &str {
         &self.name

@@ -167,18 +167,27 @@ pub struct PyPreparedCall {
     pub args: Value,
     pub params: Py<PyDict>,
     pub kind: Kind,
+    /// The worker settings when the call runs isolated.
+    pub isolation: Option<Py<PyAny>>,
     started: AtomicBool,
     done: AtomicBool,
     in_batch: AtomicBool,
 }
 
 impl PyPreparedCall {
-    pub fn new(entry: Arc<PyEntry>, args: Value, params: Py<PyDict>, kind: Kind) -> Self {
+    pub fn new(
+        entry: Arc<PyEntry>,
+        args: Value,
+        params: Py<PyDict>,
+        kind: Kind,
+        isolation: Option<Py<PyAny>>,
+    ) -> Self {
         PyPreparedCall {
             entry,
             args,
             params,
             kind,
+            isolation,
             started: AtomicBool::new(false),
             done: AtomicBool::new(false),
             in_batch: AtomicBool::new(false),
@@ -220,13 +229,21 @@ impl PyPreparedCall {
     }
 
     fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-        visit.call(&self.params)
+        visit.call(&self.params)?;
+        if let Some(i) = &self.isolation {
+            visit.call(i)?;
+        }
+        Ok(())
     }
 }
 
-/// How a registered tool runs (see [`Kind`]). A Python tool with both `run` and `arun` counts
+/// How a registered tool runs (see [`Kind`]); an isolated one is `Dual`. A Python tool with both `run` and `arun` counts
 /// as async when its `is_async` attribute is true (an `async def` wrapped by `@tool`).
-pub fn kind_of(py: Python<'_>, entry: &PyEntry) -> Kind {
+pub fn kind_of(py: Python<'_>, entry: &PyEntry, isolated: bool) -> Kind {
+    if isolated {
+        // Blocking when called synchronously, awaited without a thread otherwise.
+        return Kind::Dual;
+    }
     match &entry.payload.runner {
         Runner::Native(native) if !native.blocks() => Kind::Inline,
         Runner::Native(native) if native.awaitable() => Kind::Dual,

@@ -44,7 +44,11 @@ pub fn start_awaitable<'py>(
     entry: &PyEntry,
     args: &Value,
     params: &pyo3::Bound<'py, PyAny>,
+    isolation: Option<&Py<PyAny>>,
 ) -> PyResult<pyo3::Bound<'py, PyAny>> {
+    if let Some(isolation) = isolation {
+        return crate::py::registry::call_isolated(py, entry, params, isolation);
+    }
     if let Runner::Native(native) = &entry.payload.runner {
         if native.awaitable() {
             if let Some(mcp) = mcp_tool(py, entry) {
@@ -76,10 +80,16 @@ pub fn start_awaitable<'py>(
 }
 
 impl PyStartedCall {
-    pub fn new(entry: &PyEntry, awaitable: Py<PyAny>, bound: Option<Bound>) -> Self {
+    /// `isolated`: the awaitable gives the ToolResponse a worker made.
+    pub fn new(
+        entry: &PyEntry,
+        awaitable: Py<PyAny>,
+        isolated: bool,
+        bound: Option<Bound>,
+    ) -> Self {
         PyStartedCall {
             name: entry.name().to_owned(),
-            callable: matches!(entry.payload.runner, Runner::Kwargs(_)),
+            callable: matches!(entry.payload.runner, Runner::Kwargs(_)) && !isolated,
             awaitable,
             bound,
         }

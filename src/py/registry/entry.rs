@@ -74,6 +74,8 @@ pub struct Payload {
     pub forms: Forms,
     /// Whether the name goes on the wire as it is (otherwise it is rendered under a wire name).
     pub wire_safe: bool,
+    /// Whether the tool runs in a worker process.
+    pub isolate: super::isolate::Isolate,
 }
 
 pub type PyEntry = Entry<Payload>;
@@ -246,11 +248,13 @@ fn build_entry(
     obj: &Bound<'_, PyAny>,
     runner: Runner,
 ) -> PyResult<PyEntry> {
+    let isolate = super::isolate::read_isolate(obj, &spec.name, &runner)?;
     let payload = Payload {
         obj: obj.clone().unbind(),
         runner,
         forms: Forms::default(),
         wire_safe: crate::tool::is_wire_safe(&spec.name),
+        isolate,
     };
     Registry::prepare(spec, payload).map_err(|e| registration(py, e))
 }

@@ -32,6 +32,7 @@ pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py
     let exc = err.value(py);
     if exc.is_instance(flow_control_class(py)?.bind(py))?
         || !exc.is_instance_of::<pyo3::exceptions::PyException>()
+        || crate::py::isolation::is_worker_limit(exc)
     {
         return Err(err);
     }
@@ -166,15 +167,23 @@ pub fn _tool_result(
     wrap_callable_result(py, tool, value)
 }
 
-/// Runs a tool whose arguments passed `admit`, and wraps the result.
+/// Runs a tool whose arguments passed `admit`, and wraps the result. `isolated`: the tool runs
+/// in a worker process with these settings, waited for at most the timeout given.
 pub(crate) fn run_admitted(
     py: Python<'_>,
     name: &str,
     entry: &PyEntry,
     args: &Value,
     parameters: &Bound<'_, PyAny>,
+    isolated: Option<(&Py<PyAny>, Option<f64>)>,
 ) -> PyResult<Py<PyToolResponse>> {
     let obj = entry.payload.obj.bind(py);
+    if let Some((isolation, timeout)) = isolated {
+        return match super::isolate::call_sync(py, entry, parameters, isolation, timeout) {
+            Ok(resp) => Ok(resp),
+            Err(err) => exception_response(py, name, err),
+        };
+    }
     match &entry.payload.runner {
         Runner::Native(native) => Py::new(py, call_native(py, native, args)?),
         Runner::Run => match obj.call_method1(pyo3::intern!(py, "run"), (parameters,)) {
