@@ -22,12 +22,27 @@ fn set(resource: Resource, what: &'static str, value: u64) -> Result<(), LimitEr
     setrlimit(resource, value, value).map_err(|source| LimitError { what, source })
 }
 
-/// Makes this process a worker: the leader of a new process group (session), with the memory
-/// (MiB) and open-file limits given.
+/// Makes this process a worker: the leader of a new process group (session), killed when its
+/// parent (the fork server, which ends with the host) ends, with the memory (MiB) and
+/// open-file limits given.
 pub fn enter_worker(memory_mb: Option<u64>, open_files: Option<u64>) -> Result<(), LimitError> {
     // A forked child is never a group leader, so this only fails when the process already
     // leads one: then it is already apart from its parent's group.
     let _ = setsid();
+    #[cfg(target_os = "linux")]
+    {
+        let parent = nix::unistd::getppid();
+        nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL).map_err(|source| {
+            LimitError {
+                what: "parent-death signal",
+                source,
+            }
+        })?;
+        if nix::unistd::getppid() != parent {
+            // The parent ended before the signal was armed.
+            std::process::exit(0);
+        }
+    }
     if let Some(mb) = memory_mb {
         set(
             Resource::RLIMIT_AS,

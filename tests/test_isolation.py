@@ -7,6 +7,7 @@ import asyncio
 import os
 import resource
 import time
+from pathlib import Path
 
 import isolated_tools as tools
 import pytest
@@ -197,3 +198,36 @@ def test_a_tool_a_worker_cannot_import_is_refused_at_definition():
     reg = ToolRegistry()
     with pytest.raises(ToolRegistrationError, match="register_function tool cannot be sent"):
         reg.register_function(lambda p: p, "f", "F.", isolate=True)
+
+
+def test_workers_end_with_their_host(tmp_path):
+    import subprocess
+    import sys
+
+    marker = tmp_path / "pids"
+    script = tmp_path / "host.py"
+    script.write_text(
+        "import sys, time\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "import isolated_tools as tools\n"
+        "from agentmaker import ToolRegistry\n"
+        "from agentmaker.isolation import warm_up\n"
+        "if __name__ == '__main__':\n"
+        "    warm_up()\n"
+        "    reg = ToolRegistry()\n"
+        "    reg.register(tools.nap)\n"
+        f"    reg.execute_tool('nap', {{'marker': {str(marker)!r}, 'seconds': 60}})\n"
+    )
+    host = subprocess.Popen([sys.executable, str(script)])
+    try:
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (worker,) = pids_in(marker)
+        assert alive(worker)
+    finally:
+        host.kill()
+        host.wait()
+    # Killed outright, the host runs no clean-up: its fork server sees it gone and ends, and
+    # the worker, busy in its call, gets its parent-death signal.
+    assert gone([worker], within=10)

@@ -42,7 +42,7 @@ from typing import Any
 from . import _native
 from .errors import ToolConfigError
 
-__all__ = ["Isolation"]
+__all__ = ["Isolation", "warm_up"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +178,7 @@ def _worker_main(conn: Any, memory_mb: int | None, open_files: int | None, cpu_s
     from .errors import AgentRunFlow
 
     _native._enter_worker(memory_mb, open_files)
+    _drop_host_pipes()
     tools: dict[bytes, tuple[Any, str]] = {}
     recipes: dict[bytes, bytes] = {}
     while True:
@@ -216,6 +217,25 @@ def _worker_main(conn: Any, memory_mb: int | None, open_files: int | None, cpu_s
         except Exception as exc:  # noqa: BLE001 - rebuilding the tool failed: say so
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         conn.send_bytes(json.dumps(answer).encode())
+
+
+def _drop_host_pipes() -> None:
+    """A forked worker inherits the write ends of two pipes the fork server and the resource
+    tracker watch to learn that the host ended (``multiprocessing`` keeps them for children that
+    start processes of their own, which a worker never does). Held here, they would keep both
+    alive after the host died, and with the fork server alive, the worker's parent-death signal
+    would never come."""
+    from multiprocessing import forkserver, resource_tracker
+
+    for holder, attr in (
+        (getattr(forkserver, "_forkserver", None), "_forkserver_alive_fd"),
+        (getattr(resource_tracker, "_resource_tracker", None), "_fd"),
+    ):
+        fd = getattr(holder, attr, None)
+        if isinstance(fd, int):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            setattr(holder, attr, None)
 
 
 # ------------------------------------------------------------------------------------ the pool
@@ -342,6 +362,17 @@ def _pool(isolation: Any) -> _Pool:
 def _close_pools() -> None:
     for pool in list(_pools.values()):
         pool.close()
+
+
+def warm_up(isolation: Isolation | bool = True) -> None:
+    """Starts the fork server and ``isolation.warm`` workers now, so that the first isolated
+    call does not wait for them (a few hundred milliseconds)."""
+    iso = setting(isolation, "warm_up()")
+    if not iso:
+        return
+    pool = _pool(iso)
+    w = pool.take()  # starts the pool's warm workers beside this one
+    pool.give(w)
 
 
 # ------------------------------------------------------------------------------------ one call
