@@ -66,7 +66,7 @@ def _header(model_id: str, dim: int) -> bytes:
     return _MAGIC + json.dumps(meta, ensure_ascii=True, sort_keys=True).encode() + b"\n"
 
 
-def _record(digest: bytes, vector: array) -> bytes:
+def _record(digest: bytes, vector: array[float]) -> bytes:
     body = digest + vector.tobytes()
     return body + _CRC.pack(zlib.crc32(body))
 
@@ -80,7 +80,7 @@ class _Parsed:
         self.model_id: str | None = None
         self.dim: int | None = None
         self.header_len = 0
-        self.vectors: dict[bytes, array] = {}
+        self.vectors: dict[bytes, array[float]] = {}
         self.needs_rewrite = False
         self.problem: str | None = None  # set when the file is not a cache at all
 
@@ -136,7 +136,7 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
-def _check_vectors(vectors: Any, count: int) -> list[array]:
+def _check_vectors(vectors: Any, count: int) -> list[array[float]]:
     try:
         rows = [array("f", [float(x) for x in v]) for v in vectors]
     except (TypeError, ValueError, OverflowError) as exc:
@@ -190,7 +190,7 @@ class CachedEmbedder:
         self.hits = 0
         self.misses = 0
         self._lock = threading.Lock()
-        self._vectors: dict[bytes, array] = {}
+        self._vectors: dict[bytes, array[float]] = {}
         self._dim: int | None = None
         self._rewrite = False
         self._load()
@@ -260,7 +260,7 @@ class CachedEmbedder:
         self.misses += len(todo)
         return [found[k].tolist() for k in keys]
 
-    def _save(self, fresh: dict[bytes, array]) -> None:
+    def _save(self, fresh: dict[bytes, array[float]]) -> None:
         assert self._dim is not None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with _locked(self.path):
@@ -278,7 +278,7 @@ class CachedEmbedder:
             )
             self._rewrite = False
 
-    def _append(self, fresh: dict[bytes, array]) -> bool:
+    def _append(self, fresh: dict[bytes, array[float]]) -> bool:
         """Appends whole records to a valid file of this model; False when it must be rewritten."""
         assert self._dim is not None
         header = _header(self.model_id, self._dim)
