@@ -256,8 +256,9 @@ class CachedEmbedder:
                 self._vectors.update(fresh)
                 self._save(fresh)
             found.update(fresh)
-        self.hits += len(keys) - len(todo)
-        self.misses += len(todo)
+        with self._lock:
+            self.hits += len(keys) - len(todo)
+            self.misses += len(todo)
         return [found[k].tolist() for k in keys]
 
     def _save(self, fresh: dict[bytes, array[float]]) -> None:
