@@ -44,7 +44,7 @@ class MiniLMEmbedder:
     """A BERT sentence encoder (mean pooling, unit-length vectors), as sentence-transformers
     runs all-MiniLM-L6-v2: an embedder for ``HybridRetriever(embedder=...)``."""
 
-    def __init__(self, model_dir: str | os.PathLike[str], *, max_length: int = 256, batch_size: int = 32):
+    def __init__(self, model_dir: str | os.PathLike[str], *, max_length: int = 256, batch_size: int = 8):
         model_dir = Path(model_dir)
         config = json.loads((model_dir / "config.json").read_text())
         self.heads = int(config["num_attention_heads"])
@@ -92,14 +92,20 @@ class MiniLMEmbedder:
         for layer in range(self.layers):
             p = f"encoder.layer.{layer}."
 
-            def heads(name: str, x: NDArray[np.float32] = x, p: str = p) -> NDArray[np.float32]:
-                y = self.linear(x, p + "attention.self." + name)
-                return y.reshape(batch, length, self.heads, head).transpose(0, 2, 1, 3)
+            def heads(
+                name: str, order: tuple[int, ...], x: NDArray[np.float32] = x, p: str = p
+            ) -> NDArray[np.float32]:
+                y = self.linear(x, p + "attention.self." + name).reshape(batch, length, self.heads, head)
+                # Contiguous per-head matrices: batched products over strided views are many
+                # times slower in NumPy (and pathological with a multi-threaded BLAS).
+                return np.ascontiguousarray(y.transpose(order))
 
-            scores = heads("query") @ heads("key").transpose(0, 1, 3, 2) / np.float32(math.sqrt(head))
-            scores = np.exp(scores + masked - (scores + masked).max(axis=-1, keepdims=True))
+            per_head = (0, 2, 1, 3)
+            scores = heads("query", per_head) @ heads("key", (0, 2, 3, 1)) / np.float32(math.sqrt(head))
+            scores += masked
+            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
             scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ heads("value")).transpose(0, 2, 1, 3).reshape(batch, length, hidden)
+            context = (scores @ heads("value", per_head)).transpose(0, 2, 1, 3).reshape(batch, length, hidden)
             x = self.norm(
                 x + self.linear(context, p + "attention.output.dense"), p + "attention.output.LayerNorm"
             )
