@@ -15,7 +15,8 @@ Any callable ``embedder(texts: list[str]) -> list[list[float]]`` returning one v
 all of the same length (plain lists, tuples or NumPy rows all work). It is called with batches
 of at most ``batch_size`` documents when adding and with ``[query]`` when searching. It may be
 slow (a local model, a remote API): :attr:`HybridRetriever.blocking` tells the Agent to search
-off the event loop in that case. Nothing here downloads a model.
+off the event loop in that case. Nothing here downloads a model. Wrap it in
+:class:`CachedEmbedder` to keep its vectors on disk across processes.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentmaker._embedding_cache import CachedEmbedder
 from agentmaker._fusion import FUSIONS, merge_in_turns, score_fusion, split_request
 from agentmaker._native import Bm25Index, DenseIndex
 
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from agentmaker._tool_rag import ToolRetriever, ToolSearchTool, relative_cutoff, score_threshold
 
 __all__ = [
+    "CachedEmbedder",
     "Embedder",
     "HybridRetriever",
     "RetrievalHit",

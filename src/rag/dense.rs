@@ -15,8 +15,22 @@
 
 use super::kernels::{dot_f32, error_bound, quantise, scan_i8};
 use super::RagError;
+use std::cell::RefCell;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
+
+/// Per-thread buffers of a search (one value per row), kept between searches so a query
+/// allocates nothing in proportion to the index.
+#[derive(Default)]
+struct Scratch {
+    approx: Vec<i32>,
+    mid: Vec<f32>,
+    err: Vec<f32>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
 
 #[derive(Default)]
 pub struct DenseIndex {
@@ -252,21 +266,33 @@ impl DenseIndex {
             (0..n).for_each(|i| best.push(self.exact(i, &q, d)));
         } else {
             let qq = quantise(&q);
-            let mut approx = Vec::new();
-            scan_i8(&self.codes, &qq.codes, &mut approx);
-            let bound = |i: usize| -> (f32, f32) {
-                let s = self.scales[i] * qq.scale * approx[i] as f32;
-                let e = error_bound(self.scales[i], self.l1s[i], qq.scale, qq.l1, d);
-                (s - e, s + e)
-            };
-            let mut lows = TopK::new(top_k);
-            (0..n).for_each(|i| lows.push(Total(bound(i).0)));
-            let floor = lows.floor().map_or(f32::NEG_INFINITY, |t| t.0);
-            for i in 0..n {
-                if bound(i).1 >= floor {
-                    best.push(self.exact(i, &q, d));
+            SCRATCH.with_borrow_mut(|scratch| {
+                let Scratch { approx, mid, err } = scratch;
+                scan_i8(&self.codes, &qq.codes, approx);
+                // Each row's approximate cosine and its error bound, in one loop the compiler
+                // vectorises.
+                mid.resize(n, 0.0);
+                err.resize(n, 0.0);
+                let rows = approx.iter().zip(&self.scales).zip(&self.l1s);
+                for ((m, e), ((&a, &scale), &l1)) in mid.iter_mut().zip(err.iter_mut()).zip(rows) {
+                    *m = scale * qq.scale * a as f32;
+                    *e = error_bound(scale, l1, qq.scale, qq.l1, d);
                 }
-            }
+                // The top_k-th best lower bound; most rows fail the first comparison.
+                let mut lows = TopK::new(top_k);
+                let mut floor = f32::NEG_INFINITY;
+                for (m, e) in mid.iter().zip(err.iter()) {
+                    if m - e > floor {
+                        lows.push(Total(m - e));
+                        floor = lows.floor().map_or(f32::NEG_INFINITY, |t| t.0);
+                    }
+                }
+                for (i, (m, e)) in mid.iter().zip(err.iter()).enumerate() {
+                    if m + e >= floor {
+                        best.push(self.exact(i, &q, d));
+                    }
+                }
+            });
         }
         Ok(best
             .into_sorted()
