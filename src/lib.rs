@@ -9,6 +9,7 @@ pub mod builtins;
 pub mod docstring;
 pub mod error;
 pub mod guard;
+pub mod llm;
 pub mod mcp;
 pub mod net;
 pub mod null_optional;

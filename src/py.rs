@@ -8,6 +8,7 @@ mod coroutines;
 mod docstring;
 mod errors;
 mod guard;
+mod llm;
 mod mcp;
 mod names;
 mod net;
@@ -57,5 +58,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(names::tool_name_problem, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_unknown_tool_text, m)?)?;
     m.add_function(wrap_pyfunction!(net::_is_loopback_url, m)?)?;
+    m.add_class::<llm::PyLlmEndpoint>()?;
+    m.add_class::<llm::PyLlmStream>()?;
+    m.add_function(wrap_pyfunction!(llm::_parse_llm_reply, m)?)?;
     Ok(())
 }
