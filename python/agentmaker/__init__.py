@@ -35,7 +35,7 @@ from agentmaker.errors import (
     ToolError,
     ToolRegistrationError,
 )
-from agentmaker.llm import LLMClient, LLMResponse
+from agentmaker.llm import LLMClient, LLMResponse, LLMStream
 from agentmaker.rag import HybridRetriever, ToolRetriever, ToolSearchTool
 from agentmaker.run_policy import RunPolicy
 
@@ -51,6 +51,7 @@ __all__ = [
     "LLMClient",
     "LLMResponse",
     "LLMResponseError",
+    "LLMStream",
     "MCPClient",
     "MCPTool",
     "Message",

@@ -122,11 +122,11 @@ mod tests {
     #[test]
     fn events_come_out_whole_however_the_bytes_are_split() {
         let text =
-            "event: message_start\ndata: {\"a\":\n data: \"é\"}\n\n: ping\n\ndata: [DONE]\r\n\r\n";
+            "event: message_start\ndata: {\"a\":\ndata:\"é\"}\n x: y\n\n: ping\n\ndata: [DONE]\r\n\r\n";
         let expected = vec![
             Event {
                 event: "message_start".into(),
-                data: "{\"a\":\ndata: \"é\"}".into(),
+                data: "{\"a\":\n\"é\"}".into(),
             },
             Event {
                 event: String::new(),
