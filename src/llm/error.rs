@@ -47,7 +47,7 @@ const BODY_EXCERPT: usize = 2000;
 impl LlmError {
     pub fn not_json(body: &[u8]) -> LlmError {
         let text = String::from_utf8_lossy(&body[..body.len().min(500)]);
-        LlmError::Reply(format!("the endpoint did not return JSON: {text:?}"))
+        LlmError::Reply(format!("the endpoint did not return JSON: {}", text.trim()))
     }
 
     /// The HTTP status, where the server sent one.
