@@ -362,8 +362,8 @@ def _is_loopback_url(url: str) -> bool: ...
 
 @final
 class _LlmEndpoint:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         provider: str,
         model: str,
         base_url: str,
@@ -372,7 +372,7 @@ class _LlmEndpoint:
         connect_timeout: float,
         read_timeout: float,
         max_retries: int,
-    ) -> None: ...
+    ) -> _LlmEndpoint: ...
     def chat(self, messages: Any, tools: Any, params: Any) -> dict[str, Any]: ...
     def achat(self, messages: Any, tools: Any, params: Any) -> Awaitable[dict[str, Any]]: ...
     def stream(self, messages: Any, tools: Any, params: Any) -> _LlmStream: ...

@@ -185,7 +185,9 @@ class LLMClient:
         stream = bool(params.pop("stream", False))
         return params, stream
 
-    def chat(self, messages: list[dict], *, tools: list[dict] | None = None, **kwargs: Any) -> LLMResponse:
+    def chat(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, **kwargs: Any
+    ) -> LLMResponse:
         """Send one request and return the reply (``stream=True`` streams it and returns the
         assembled reply)."""
         params, stream = self._call_params(kwargs)
@@ -199,7 +201,7 @@ class LLMClient:
 
     @runs_chat_on_a_thread  # a subclass overriding only chat still gets it, off the loop
     async def achat(
-        self, messages: list[dict], *, tools: list[dict] | None = None, **kwargs: Any
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, **kwargs: Any
     ) -> LLMResponse:
         """Like :meth:`chat`, awaited on the running loop; cancelling it aborts the request.
         In a subclass that overrides ``chat``, runs that ``chat`` on a worker thread."""
@@ -214,14 +216,18 @@ class LLMClient:
             return s.response
         return _response(await self._endpoint.achat(messages, tools, params), started)
 
-    def stream(self, messages: list[dict], *, tools: list[dict] | None = None, **kwargs: Any) -> LLMStream:
+    def stream(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, **kwargs: Any
+    ) -> LLMStream:
         """Stream one reply: iterate (``for``, or ``async for``) over its text deltas; then
         :attr:`LLMStream.response` holds the whole reply with its tool calls assembled. The
         request is sent on the first read."""
         params, _ = self._call_params(kwargs)
         return LLMStream(self._endpoint.stream(messages, tools, params), time.perf_counter())
 
-    def astream(self, messages: list[dict], *, tools: list[dict] | None = None, **kwargs: Any) -> LLMStream:
+    def astream(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, **kwargs: Any
+    ) -> LLMStream:
         """:meth:`stream`, named for ``async for delta in client.astream(...)``."""
         return self.stream(messages, tools=tools, **kwargs)
 
@@ -295,7 +301,7 @@ class LLMStream:
         self.close()
 
 
-def parse_chat_completion(raw: bytes | str | dict, *, latency_ms: float = 0.0) -> LLMResponse:
+def parse_chat_completion(raw: bytes | str | dict[str, Any], *, latency_ms: float = 0.0) -> LLMResponse:
     """Turn an OpenAI chat-completions JSON body into an :class:`LLMResponse` (the core's
     OpenAI codec reads it)."""
     if isinstance(raw, dict):
