@@ -57,7 +57,7 @@ class WireServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body are two writes
+            disable_nagle_algorithm = True  # headers and body are two writes
 
             def setup(self) -> None:
                 super().setup()

@@ -220,3 +220,21 @@ def test_bad_settings_are_refused():
     llm = LLMClient("m", base_url="http://127.0.0.1:1")
     with pytest.raises(TypeError, match="messages must be JSON data"):
         llm.chat([{"role": "user", "content": object()}])
+
+
+def test_ctrl_c_during_a_sync_call_aborts_it():
+    import _thread
+    import threading
+
+    stalled = Scripted(200, {"Content-Type": "application/json"}, chunks=[b"{"], stall=True)
+    with WireServer([stalled]) as server:
+
+        def interrupt_once_sent() -> None:
+            while not server.requests:
+                time.sleep(0.01)
+            _thread.interrupt_main()  # what Ctrl-C does
+
+        threading.Thread(target=interrupt_once_sent, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            client(server, read_timeout=60).chat(USER)
+        assert server.hung_up.wait(10)  # the request was dropped with its connection

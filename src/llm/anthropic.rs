@@ -120,7 +120,10 @@ fn messages(neutral: &[Value]) -> Result<(String, Vec<Value>), LlmError> {
                 continue;
             }
             "user" => ("user", user_blocks(m.get("content"))),
-            "assistant" => ("assistant", assistant_blocks(m)),
+            "assistant" => match assistant_blocks(m) {
+                Some(blocks) => ("assistant", blocks),
+                None => continue, // an empty reply: Anthropic refuses empty turns
+            },
             "tool" => {
                 let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
                 let block = json!({"type": "tool_result", "tool_use_id": id,
@@ -153,7 +156,7 @@ fn user_blocks(content: Option<&Value>) -> Vec<Value> {
     }
 }
 
-fn assistant_blocks(m: &Value) -> Vec<Value> {
+fn assistant_blocks(m: &Value) -> Option<Vec<Value>> {
     let mut blocks = Vec::new();
     let text = text_of(m.get("content"));
     if !text.is_empty() {
@@ -171,10 +174,7 @@ fn assistant_blocks(m: &Value) -> Vec<Value> {
                            "input": call_arguments(call)}),
         );
     }
-    if blocks.is_empty() {
-        blocks.push(json!({"type": "text", "text": "(no answer)"})); // empty turns are refused
-    }
-    blocks
+    (!blocks.is_empty()).then_some(blocks)
 }
 
 fn finish_reason(stop: &str) -> String {
@@ -375,6 +375,22 @@ mod tests {
             "string"
         );
         assert_eq!(body["tools"][0]["name"], "w");
+    }
+
+    #[test]
+    fn an_empty_assistant_turn_is_left_out_and_the_user_turns_merge() {
+        let call = Call {
+            messages: vec![
+                json!({"role": "user", "content": "a"}),
+                json!({"role": "assistant", "content": ""}),
+                json!({"role": "user", "content": "b"}),
+            ],
+            ..Call::default()
+        };
+        assert_eq!(
+            body_of(&call)["messages"],
+            json!([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}])
+        );
     }
 
     #[test]

@@ -127,7 +127,10 @@ fn contents(neutral: &[Value]) -> Result<(String, Vec<Value>), LlmError> {
                 continue;
             }
             "user" => ("user", vec![json!({"text": text_of(m.get("content"))})]),
-            "assistant" => ("model", model_parts(m, &mut names)),
+            "assistant" => match model_parts(m, &mut names) {
+                Some(parts) => ("model", parts),
+                None => continue, // an empty reply: Gemini refuses empty turns
+            },
             "tool" => {
                 let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
                 let name = names.get(id).cloned().unwrap_or_default();
@@ -156,7 +159,7 @@ fn contents(neutral: &[Value]) -> Result<(String, Vec<Value>), LlmError> {
     Ok((system.join("\n\n"), turns))
 }
 
-fn model_parts(m: &Value, names: &mut HashMap<String, String>) -> Vec<Value> {
+fn model_parts(m: &Value, names: &mut HashMap<String, String>) -> Option<Vec<Value>> {
     let mut parts = Vec::new();
     let text = text_of(m.get("content"));
     if !text.is_empty() {
@@ -180,10 +183,7 @@ fn model_parts(m: &Value, names: &mut HashMap<String, String>) -> Vec<Value> {
         }
         parts.push(part);
     }
-    if parts.is_empty() {
-        parts.push(json!({"text": ""}));
-    }
-    parts
+    (!parts.is_empty()).then_some(parts)
 }
 
 /// Reads one response (a whole reply, or one chunk of a stream) into `r`.

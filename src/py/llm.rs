@@ -46,6 +46,29 @@ fn reply_to_py(py: Python<'_>, reply: Result<Reply, LlmError>) -> PyResult<Py<Py
     Ok(value_to_py(py, &reply.into_value())?.unbind())
 }
 
+/// Runs `fut` on the shared runtime with the GIL released, waking every 100 ms so Python can
+/// run its signal handlers: on Ctrl-C the future is dropped (the request aborted, its
+/// connection closed) and KeyboardInterrupt raised.
+fn wait_interruptibly<T: Send>(
+    py: Python<'_>,
+    fut: impl std::future::Future<Output = T> + Send,
+) -> PyResult<T> {
+    let mut fut = Box::pin(fut);
+    loop {
+        let done = py.detach(|| {
+            crate::py::runtime().block_on(async {
+                tokio::time::timeout(Duration::from_millis(100), &mut fut)
+                    .await
+                    .ok()
+            })
+        });
+        match done {
+            Some(value) => return Ok(value),
+            None => py.check_signals()?,
+        }
+    }
+}
+
 fn json_of(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     py_to_value(obj)
         .map_err(|e| PyTypeError::new_err(format!("{what} must be JSON data: {}", e.describe())))
@@ -141,7 +164,7 @@ impl PyLlmEndpoint {
     ) -> PyResult<Py<PyAny>> {
         let call = to_call(messages, tools, params)?;
         let inner = self.inner.clone();
-        let reply = py.detach(|| crate::py::runtime().block_on(inner.chat(&call)));
+        let reply = wait_interruptibly(py, async move { inner.chat(&call).await })?;
         reply_to_py(py, reply)
     }
 
@@ -242,8 +265,9 @@ pub struct PyLlmStream {
 impl PyLlmStream {
     /// The next text delta, or None at the end; blocks with the GIL released.
     fn next_delta(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let state = self.state.clone();
-        let delta = py.detach(|| crate::py::runtime().block_on(step(state)));
+        let delta = wait_interruptibly(py, step(self.state.clone())).inspect_err(|_| {
+            close(self.state.clone()); // interrupted mid-read: the stream cannot go on
+        })?;
         delta_to_py(py, delta)
     }
 
