@@ -215,7 +215,7 @@ impl PyLlmEndpoint {
 enum State {
     Pending(Arc<Endpoint>, Box<Call>),
     Open(Box<ReplyStream>),
-    Done(Option<Reply>),
+    Done(Option<Box<Reply>>),
 }
 
 /// The next delta of a stream (sending the request on the first call).
@@ -237,7 +237,7 @@ async fn step(state: Arc<tokio::sync::Mutex<State>>) -> Result<Option<String>, L
     match stream.next().await {
         Ok(Some(delta)) => Ok(Some(delta)),
         Ok(None) => {
-            let reply = stream.reply().cloned();
+            let reply = stream.reply().cloned().map(Box::new);
             *state = State::Done(reply);
             Ok(None)
         }
@@ -287,7 +287,7 @@ impl PyLlmStream {
     fn reply(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         match self.state.try_lock().as_deref() {
             Ok(State::Done(Some(reply))) => {
-                Ok(value_to_py(py, &reply.clone().into_value())?.unbind())
+                Ok(value_to_py(py, &(**reply).clone().into_value())?.unbind())
             }
             _ => Ok(py.None()),
         }
