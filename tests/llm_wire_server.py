@@ -73,6 +73,13 @@ class WireServer:
                 with outer._lock:
                     outer.requests.append((self.path, self.headers, body))
                     reply = outer.script.pop(0) if outer.script else json_reply({"error": "unscripted"}, 500)
+                try:
+                    self._send(reply)
+                except (BrokenPipeError, ConnectionResetError):
+                    outer.hung_up.set()  # the client gave up before the response was out
+                    self.close_connection = True
+
+            def _send(self, reply: Scripted) -> None:
                 self.send_response(reply.status)
                 for k, v in reply.headers.items():
                     self.send_header(k, v)
