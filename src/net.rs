@@ -31,6 +31,9 @@ pub struct ClientOptions {
     pub read_timeout: Option<std::time::Duration>,
     /// Never go through a proxy from the environment (a loopback server is reached directly).
     pub direct: bool,
+    /// Offer HTTP/2 in the TLS handshake (ALPN) and use it where the server picks it; else
+    /// HTTP/1.1 only. Plain `http://` is always HTTP/1.1.
+    pub http2: bool,
 }
 
 /// A reqwest client with rustls on the `ring` provider (installed once for the process; if the
@@ -54,6 +57,9 @@ pub fn http_client(opts: ClientOptions) -> Result<reqwest::Client, String> {
     }
     if opts.direct {
         builder = builder.no_proxy();
+    }
+    if !opts.http2 {
+        builder = builder.http1_only();
     }
     builder
         .build()

@@ -270,6 +270,7 @@ fn build_client(opts: &EndpointOptions, direct: bool) -> Result<reqwest::Client,
         connect_timeout: Some(opts.connect_timeout),
         read_timeout: Some(opts.read_timeout),
         direct,
+        http2: true, // the providers' APIs all offer it: concurrent calls share a connection
     })
 }
 
