@@ -238,3 +238,27 @@ def test_ctrl_c_during_a_sync_call_aborts_it():
         with pytest.raises(KeyboardInterrupt):
             client(server, read_timeout=60).chat(USER)
         assert server.hung_up.wait(10)  # the request was dropped with its connection
+
+
+def test_cancelling_a_task_reading_a_stream_closes_the_connection():
+    events = sse_reply([{"choices": [{"delta": {"content": "Once"}}]}])
+    events.stall = True
+
+    async def main(llm):
+        seen = []
+
+        async def read():
+            async for delta in llm.astream(USER):
+                seen.append(delta)
+
+        task = asyncio.create_task(read())
+        while not seen:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return seen
+
+    with WireServer([events]) as server:
+        assert asyncio.run(main(client(server, read_timeout=60))) == ["Once"]
+        assert server.hung_up.wait(10)
