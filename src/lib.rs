@@ -11,6 +11,7 @@ pub mod error;
 pub mod executor;
 pub mod guard;
 pub mod isolation;
+pub mod llm;
 pub mod mcp;
 pub mod net;
 pub mod null_optional;

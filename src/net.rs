@@ -24,6 +24,16 @@ pub struct ClientOptions {
     /// The `User-Agent` header, or none. `search` names itself to the providers; the MCP
     /// transport sends none, as it always has.
     pub user_agent: Option<&'static str>,
+    /// Longest wait for a connection (TCP and TLS) to open; none: no limit of the client's own.
+    pub connect_timeout: Option<std::time::Duration>,
+    /// Longest wait for any single read (response headers, each body chunk); none: no limit.
+    /// Unlike a total timeout it never cuts a long stream that keeps sending.
+    pub read_timeout: Option<std::time::Duration>,
+    /// Never go through a proxy from the environment (a loopback server is reached directly).
+    pub direct: bool,
+    /// Offer HTTP/2 in the TLS handshake (ALPN) and use it where the server picks it; else
+    /// HTTP/1.1 only. Plain `http://` is always HTTP/1.1.
+    pub http2: bool,
 }
 
 /// A reqwest client with rustls on the `ring` provider (installed once for the process; if the
@@ -38,6 +48,18 @@ pub fn http_client(opts: ClientOptions) -> Result<reqwest::Client, String> {
     let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
     if let Some(agent) = opts.user_agent {
         builder = builder.user_agent(agent);
+    }
+    if let Some(timeout) = opts.connect_timeout {
+        builder = builder.connect_timeout(timeout);
+    }
+    if let Some(timeout) = opts.read_timeout {
+        builder = builder.read_timeout(timeout);
+    }
+    if opts.direct {
+        builder = builder.no_proxy();
+    }
+    if !opts.http2 {
+        builder = builder.http1_only();
     }
     builder
         .build()
@@ -76,7 +98,8 @@ mod tests {
     fn clients_build_with_and_without_a_user_agent() {
         assert!(http_client(ClientOptions::default()).is_ok());
         assert!(http_client(ClientOptions {
-            user_agent: Some("agentmaker/test")
+            user_agent: Some("agentmaker/test"),
+            ..ClientOptions::default()
         })
         .is_ok());
     }

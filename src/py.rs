@@ -10,6 +10,7 @@ mod errors;
 mod executor;
 mod guard;
 mod isolation;
+mod llm;
 mod mcp;
 mod names;
 mod net;
@@ -63,5 +64,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(isolation::_enter_worker, m)?)?;
     m.add_function(wrap_pyfunction!(isolation::_limit_cpu, m)?)?;
     m.add_function(wrap_pyfunction!(isolation::_isolation_text, m)?)?;
+    m.add_class::<llm::PyLlmEndpoint>()?;
+    m.add_class::<llm::PyLlmStream>()?;
+    m.add_function(wrap_pyfunction!(llm::_parse_llm_reply, m)?)?;
     Ok(())
 }

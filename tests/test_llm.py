@@ -23,7 +23,7 @@ class FakeOpenAI:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append((self.path, dict(self.headers), body))
+                outer.requests.append((self.path, self.headers, body))  # case-insensitive names
                 status, reply = outer.replies.pop(0)
                 data = reply.encode() if isinstance(reply, str) else json.dumps(reply).encode()
                 self.send_response(status)

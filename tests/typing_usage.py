@@ -27,6 +27,7 @@ from agentmaker import (
     LLMClient,
     LLMResponse,
     LLMResponseError,
+    LLMStream,
     MCPClient,
     MCPTool,
     Message,
@@ -294,6 +295,18 @@ assert failure.status == 502
 client = LLMClient("gpt-4o-mini", base_url="http://127.0.0.1:9", api_key="unused")
 reply = LLMResponse(content="hi", usage={"total_tokens": 3})
 assert client.model == "gpt-4o-mini" and str(reply) == "hi"
+claude = LLMClient(
+    "claude-sonnet-4-5",
+    provider="anthropic",
+    base_url="http://127.0.0.1:9",
+    connect_timeout=2.0,
+    read_timeout=30.0,
+    max_retries=0,
+)
+pending: LLMStream = claude.stream([{"role": "user", "content": "hi"}], tools=None, temperature=0)
+later: LLMStream = claude.astream([{"role": "user", "content": "hi"}])
+pending.close()
+assert claude.provider == "anthropic" and isinstance(later, LLMStream)
 manual: Callable[[Any, dict[str, Any]], bool] = cli_confirm
 assert callable(manual)
 

@@ -36,7 +36,7 @@ from agentmaker.errors import (
     ToolRegistrationError,
 )
 from agentmaker.isolation import Isolation
-from agentmaker.llm import LLMClient, LLMResponse
+from agentmaker.llm import LLMClient, LLMResponse, LLMStream
 from agentmaker.rag import HybridRetriever, ToolRetriever, ToolSearchTool
 from agentmaker.run_policy import RunPolicy
 
@@ -53,6 +53,7 @@ __all__ = [
     "LLMClient",
     "LLMResponse",
     "LLMResponseError",
+    "LLMStream",
     "MCPClient",
     "MCPTool",
     "Message",

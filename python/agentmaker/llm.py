@@ -28,16 +28,16 @@ import asyncio
 import json
 import os
 import time
-import urllib.error
-import urllib.request
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from . import _native
 from ._llm_dispatch import runs_chat_on_a_thread
 from .errors import LLMResponseError
 
-__all__ = ["LLMClient", "LLMResponse", "LLMResponseError"]
+__all__ = ["LLMClient", "LLMResponse", "LLMResponseError", "LLMStream"]
 
 
 @dataclass(slots=True)
@@ -63,138 +63,251 @@ class LLMResponse:
         return self.content
 
 
-_SECRET_ENV = "OPENAI_API_KEY"
+# provider: (key variable, fallback key variable, base URL variable, default base URL)
+_PROVIDERS: dict[str, tuple[str, str | None, str, str]] = {
+    "openai": ("OPENAI_API_KEY", None, "OPENAI_BASE_URL", "https://api.openai.com/v1"),
+    "anthropic": ("ANTHROPIC_API_KEY", None, "ANTHROPIC_BASE_URL", "https://api.anthropic.com/v1"),
+    "gemini": (
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GEMINI_BASE_URL",
+        "https://generativelanguage.googleapis.com/v1beta",
+    ),
+}
+
+
+def _seconds(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"LLMClient {name} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def _response(reply: dict[str, Any], started: float) -> LLMResponse:
+    return LLMResponse(
+        content=reply["content"],
+        tool_calls=reply["tool_calls"],
+        usage=reply["usage"],
+        finish_reason=reply["finish_reason"],
+        model=reply["model"],
+        latency_ms=(time.perf_counter() - started) * 1000.0,
+        raw=reply["raw"],
+        assistant_message=reply["extra"],
+    )
 
 
 class LLMClient:
-    """A client for any OpenAI-compatible ``/chat/completions`` endpoint, using only the stdlib.
+    """A model endpoint: OpenAI chat completions (and any OpenAI-compatible server: vLLM,
+    Ollama, llama.cpp, gateways), Anthropic Messages or Gemini ``generateContent``.
 
-    ``base_url`` defaults to ``$OPENAI_BASE_URL`` or ``https://api.openai.com/v1``; ``api_key``
-    to ``$OPENAI_API_KEY`` (no key: no Authorization header, which local servers accept).
-    Extra keyword arguments (``temperature=...``) are sent with every request; per-call keyword
-    arguments to :meth:`chat` override them.
+    ``provider`` picks the wire format (``"openai"``, ``"anthropic"``, ``"gemini"``).
+    ``base_url`` defaults to ``$OPENAI_BASE_URL`` / ``$ANTHROPIC_BASE_URL`` /
+    ``$GEMINI_BASE_URL``, else the provider's public URL. ``api_key`` defaults to
+    ``$OPENAI_API_KEY`` / ``$ANTHROPIC_API_KEY`` / ``$GEMINI_API_KEY`` (or ``$GOOGLE_API_KEY``);
+    without one no key header is sent, which local servers accept. The key lives only in the
+    native endpoint: it is in no attribute, ``repr``, log or error message (a provider's error
+    that echoes it has it replaced by ``[redacted]``).
 
-    ``chat`` blocks on the HTTP request; ``achat`` runs the same request on a worker thread so
-    ``Agent.arun`` never blocks its event loop.
+    Requests go through the package's HTTP client in the Rust core: connections are pooled
+    and kept alive across calls of one client, ``chat`` waits with the GIL released, and
+    ``achat`` is awaited on the running loop without a thread (cancelling it aborts the
+    request). Failures raise :class:`LLMResponseError` (with ``status`` and ``body`` when the
+    server answered).
+
+    ``max_retries`` (default 2) retries on 429, any 5xx and connection failures, waiting
+    0.5 s, 1 s, 2 s ... (capped at 8 s, up to 25% less at random), or exactly what a
+    ``Retry-After`` header of at most 60 s asks. A read timeout is not retried (the model may
+    still be generating; a retry would pay for it twice). ``connect_timeout`` bounds opening a
+    connection, ``read_timeout`` any wait for the next bytes of the response (so a long stream
+    that keeps sending is never cut); both default to ``timeout``.
+
+    Extra keyword arguments (``temperature=0``, ``max_tokens=...``, ``tool_choice=...``,
+    ``parallel_tool_calls=False``) are sent with every request, in OpenAI's names; the
+    Anthropic and Gemini codecs map them to their own. Per-call keyword arguments override
+    them. ``headers`` are added to every request.
     """
 
     def __init__(
         self,
         model: str,
         *,
+        provider: str = "openai",
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float = 60.0,
+        connect_timeout: float | None = None,
+        read_timeout: float | None = None,
+        max_retries: int = 2,
         headers: dict[str, str] | None = None,
-        provider: str = "openai",
         **params: Any,
     ) -> None:
         if not isinstance(model, str) or not model:
             raise ValueError("LLMClient needs a model name, e.g. LLMClient('gpt-4o-mini')")
-        if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0):
-            raise ValueError(f"LLMClient timeout must be a positive number of seconds, got {timeout!r}")
-        base = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        if not base.startswith(("http://", "https://")):
+        if not isinstance(provider, str) or provider.lower() not in _PROVIDERS:
+            raise ValueError(
+                f"LLMClient provider must be 'openai' (also for OpenAI-compatible servers), "
+                f"'anthropic' or 'gemini', got {provider!r}"
+            )
+        provider = provider.lower()
+        key_var, key_fallback, url_var, default_url = _PROVIDERS[provider]
+        self.timeout = _seconds("timeout", timeout)
+        connect = self.timeout if connect_timeout is None else _seconds("connect_timeout", connect_timeout)
+        read = self.timeout if read_timeout is None else _seconds("read_timeout", read_timeout)
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or not 0 <= max_retries <= 100:
+            raise ValueError(f"LLMClient max_retries must be an integer from 0 to 100, got {max_retries!r}")
+        base = base_url or os.environ.get(url_var) or default_url
+        if not isinstance(base, str) or not base.startswith(("http://", "https://")):
             raise ValueError(f"LLMClient base_url must start with http:// or https://, got {base!r}")
+        extra = dict(headers or {})
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
+            raise TypeError("LLMClient headers must map str to str")
+        if api_key is None:
+            api_key = os.environ.get(key_var) or (key_fallback and os.environ.get(key_fallback)) or None
         self.model = model
         self.provider = provider
         self.base_url = base.rstrip("/")
-        self.timeout = float(timeout)
+        self.connect_timeout = connect
+        self.read_timeout = read
+        self.max_retries = max_retries
         self.supports_function_calling = True
-        self._api_key = api_key if api_key is not None else os.environ.get(_SECRET_ENV)
-        self._headers = dict(headers or {})
         self._params = params
-        # A local server is reached directly even when the environment sets a proxy (the core's
-        # loopback check: localhost, 127.0.0.0/8, ::1; a name is never resolved for it).
-        self._opener = (
-            urllib.request.build_opener(urllib.request.ProxyHandler({}))
-            if _native._is_loopback_url(self.base_url)
-            else urllib.request.build_opener()
+        # A loopback base_url is reached directly even when the environment sets a proxy
+        # (localhost, 127.0.0.0/8, ::1; a name is never resolved for it).
+        self._endpoint = _native._LlmEndpoint(
+            provider, model, self.base_url, api_key, list(extra.items()), connect, read, max_retries
         )
 
     def __repr__(self) -> str:
         # The key is deliberately left out.
-        return f"LLMClient(model={self.model!r}, base_url={self.base_url!r})"
+        return f"LLMClient(model={self.model!r}, provider={self.provider!r}, base_url={self.base_url!r})"
 
-    def _request_body(self, messages: list[dict], tools: list[dict] | None, kwargs: dict) -> bytes:
-        body: dict[str, Any] = {"model": self.model, "messages": messages}
-        body.update(self._params)
-        body.update(kwargs)
-        if tools:
-            body["tools"] = tools
-        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+    def _call_params(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        params = {**self._params, **kwargs}
+        stream = bool(params.pop("stream", False))
+        return params, stream
 
-    def chat(self, messages: list[dict], *, tools: list[dict] | None = None, **kwargs: Any) -> LLMResponse:
-        """Send one chat-completions request and parse the reply."""
-        data = self._request_body(messages, tools, kwargs)
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        headers.update(self._headers)
-        req = urllib.request.Request(
-            f"{self.base_url}/chat/completions", data=data, headers=headers, method="POST"
-        )
-        started = time.perf_counter()
-        try:
-            with self._opener.open(req, timeout=self.timeout) as resp:
-                raw_bytes = resp.read()
-        except urllib.error.HTTPError as exc:
-            text = exc.read().decode("utf-8", "replace")[:2000]
-            raise LLMResponseError(
-                f"chat completion failed with HTTP {exc.code}: {text}", status=exc.code, body=text
-            ) from None
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise LLMResponseError(f"could not reach {self.base_url}: {reason}") from None
-        latency = (time.perf_counter() - started) * 1000.0
-        return parse_chat_completion(raw_bytes, latency_ms=latency)
-
-    @runs_chat_on_a_thread  # a subclass overriding only chat still gets it off the loop
-    async def achat(
-        self, messages: list[dict], *, tools: list[dict] | None = None, **kwargs: Any
+    def chat(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, **kwargs: Any
     ) -> LLMResponse:
-        """Like :meth:`chat` (the most-derived one), on a worker thread."""
-        return await asyncio.to_thread(self.chat, messages, tools=tools, **kwargs)
+        """Send one request and return the reply (``stream=True`` streams it and returns the
+        assembled reply)."""
+        params, stream = self._call_params(kwargs)
+        started = time.perf_counter()
+        if stream:
+            s = LLMStream(self._endpoint.stream(messages, tools, params), started)
+            for _ in s:
+                pass
+            return s.response
+        return _response(self._endpoint.chat(messages, tools, params), started)
+
+    @runs_chat_on_a_thread  # a subclass overriding only chat still gets it, off the loop
+    async def achat(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, **kwargs: Any
+    ) -> LLMResponse:
+        """Like :meth:`chat`, awaited on the running loop; cancelling it aborts the request.
+        In a subclass that overrides ``chat``, runs that ``chat`` on a worker thread."""
+        if type(self).chat is not LLMClient.chat:
+            return await asyncio.to_thread(self.chat, messages, tools=tools, **kwargs)
+        params, stream = self._call_params(kwargs)
+        started = time.perf_counter()
+        if stream:
+            s = LLMStream(self._endpoint.stream(messages, tools, params), started)
+            async for _ in s:
+                pass
+            return s.response
+        return _response(await self._endpoint.achat(messages, tools, params), started)
+
+    def stream(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, **kwargs: Any
+    ) -> LLMStream:
+        """Stream one reply: iterate (``for``, or ``async for``) over its text deltas; then
+        :attr:`LLMStream.response` holds the whole reply with its tool calls assembled. The
+        request is sent on the first read."""
+        params, _ = self._call_params(kwargs)
+        return LLMStream(self._endpoint.stream(messages, tools, params), time.perf_counter())
+
+    def astream(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, **kwargs: Any
+    ) -> LLMStream:
+        """:meth:`stream`, named for ``async for delta in client.astream(...)``."""
+        return self.stream(messages, tools=tools, **kwargs)
 
 
-def parse_chat_completion(raw: bytes | str | dict, *, latency_ms: float = 0.0) -> LLMResponse:
-    """Turn an OpenAI chat-completions JSON body into an :class:`LLMResponse`."""
+class LLMStream:
+    """One streamed reply. Iterating (``for`` or ``async for``) yields its text as it
+    arrives; tool calls, whose arguments may arrive over many events, are assembled and
+    found in :attr:`response` with the text, usage and finish reason once the iteration
+    ended. ``close()`` / ``aclose()`` (or leaving a ``with`` / ``async with`` block) stops
+    reading and closes the connection; cancelling a task waiting on ``async for`` does too.
+    """
+
+    def __init__(self, native: Any, started: float) -> None:
+        self._native = native
+        self._started = started
+        self._response: LLMResponse | None = None
+
+    def _end(self) -> None:
+        reply = self._native.reply()
+        if reply is not None:
+            self._response = _response(reply, self._started)
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        delta: str | None = self._native.next_delta()
+        if delta is None:
+            self._end()
+            raise StopIteration
+        return delta
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self
+
+    async def __anext__(self) -> str:
+        delta: str | None = await self._native.anext_delta()
+        if delta is None:
+            self._end()
+            raise StopAsyncIteration
+        return delta
+
+    @property
+    def response(self) -> LLMResponse:
+        """The whole reply; only once the iteration has ended."""
+        if self._response is None:
+            raise RuntimeError("the stream has not finished: iterate over it to the end first")
+        return self._response
+
+    def close(self) -> None:
+        """Stop reading; the connection is closed."""
+        self._native.close()
+
+    async def aclose(self) -> None:
+        self._native.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def parse_chat_completion(raw: bytes | str | dict[str, Any], *, latency_ms: float = 0.0) -> LLMResponse:
+    """Turn an OpenAI chat-completions JSON body into an :class:`LLMResponse` (the core's
+    OpenAI codec reads it)."""
     if isinstance(raw, dict):
-        payload = raw
-    else:
-        try:
-            payload = json.loads(raw)
-        except ValueError:
-            excerpt = (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw)[:500]
-            raise LLMResponseError(f"the endpoint did not return JSON: {excerpt!r}") from None
-    if not isinstance(payload, dict):
-        raise LLMResponseError(f"a chat completion must be a JSON object, got {type(payload).__name__}")
-    if "error" in payload and "choices" not in payload:
-        raise LLMResponseError(f"the endpoint returned an error: {payload['error']!r}")
-    choices = payload.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise LLMResponseError("the chat completion has no choices")
-    choice = choices[0]
-    message = choice.get("message")
-    if not isinstance(message, dict):
-        raise LLMResponseError("the first choice of the chat completion has no message")
-    content = message.get("content")
-    if isinstance(content, list):  # content parts: keep the text ones
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    elif not isinstance(content, str):
-        content = ""
-    tool_calls = message.get("tool_calls") or None
-    if tool_calls is not None and not isinstance(tool_calls, list):
-        raise LLMResponseError("tool_calls in the chat completion is not a list")
-    extra = {k: v for k, v in message.items() if k not in ("role", "content", "tool_calls")}
-    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else None
-    return LLMResponse(
-        content=content,
-        tool_calls=tool_calls,
-        usage=usage,
-        finish_reason=choice.get("finish_reason"),
-        model=payload.get("model") or "",
-        latency_ms=latency_ms,
-        raw=payload,
-        assistant_message=extra or None,
-    )
+        raw = json.dumps(raw)
+    body = raw.encode("utf-8") if isinstance(raw, str) else raw
+    reply = _native._parse_llm_reply("openai", body)
+    response = _response(reply, time.perf_counter())
+    response.latency_ms = latency_ms
+    return response

@@ -175,6 +175,7 @@ pub struct SearchTool {
 fn http_client() -> Result<reqwest::Client, String> {
     crate::net::http_client(crate::net::ClientOptions {
         user_agent: Some(concat!("agentmaker/", env!("CARGO_PKG_VERSION"))),
+        ..crate::net::ClientOptions::default()
     })
 }
 
