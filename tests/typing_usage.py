@@ -30,6 +30,7 @@ from agentmaker import (
     MCPTool,
     Message,
     NotesTool,
+    PendingCall,
     RetryAgentRun,
     RunCancelled,
     RunInput,
@@ -56,6 +57,8 @@ from agentmaker import (
     ToolSearchTool,
     ToolStatus,
     cli_confirm,
+    messages_from_json,
+    messages_to_json,
     tool,
 )
 from agentmaker.testing import ScriptedLLM
@@ -219,7 +222,7 @@ def ended(status: RunStatus) -> bool:
     match status:
         case "completed" | "stopped":
             return True
-        case "max_turns":
+        case "max_turns" | "paused":
             return False
         case _:
             assert_never(status)
@@ -236,6 +239,36 @@ history: list[Message] = [
 answer = Agent("chat", ScriptedLLM(["Ada."])).run(history)
 assert [m["role"] for m in answer.messages] == ["system", "user", "assistant", "user", "assistant"]
 assert answer.messages[1] == history[0] and answer.messages[1] is not history[0]
+
+# A conversation goes on from a stored history.
+stored: str = messages_to_json(answer.messages)
+later = Agent("chat", ScriptedLLM(["Still Ada."])).run("And now?", message_history=messages_from_json(stored))
+assert_type(later.new_messages(), list[Message])
+assert later.new_messages()[0] == {"role": "user", "content": "And now?"}
+
+
+# A run paused for approval, resumed with a decision per pending call.
+@tool(requires_confirmation=True)
+def wipe(path: str) -> str:
+    """Wipe a file.
+
+    Args:
+        path: The file.
+    """
+    return "wiped " + path
+
+
+pausing = Agent(
+    "ops",
+    ScriptedLLM([ScriptedLLM.tool_call("wipe", {"path": "x"}), "Wiped."]),
+    tools=[wipe],
+    confirm="pause",
+)
+paused = pausing.run("wipe x")
+waiting: list[PendingCall] = paused.pending
+assert paused.status == "paused" and waiting[0].tool_name == "wipe"
+resumed = pausing.resume(RunResult.from_json(paused.to_json()), {waiting[0].id: True})
+assert resumed.final_output == "Wiped."
 
 # ... or content parts of one user message.
 parts: Sequence[ContentPart] = [{"type": "text", "text": "Describe this."}]

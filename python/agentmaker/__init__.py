@@ -5,7 +5,7 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 """
 
 from agentmaker._callable import FunctionTool, ToolFlags, tool
-from agentmaker._messages import ContentPart, Message, RunInput
+from agentmaker._messages import ContentPart, Message, RunInput, messages_from_json, messages_to_json
 from agentmaker._native import (
     CalculatorTool,
     CLITool,
@@ -20,7 +20,7 @@ from agentmaker._native import (
 )
 from agentmaker._registry import ToolRegistry
 from agentmaker._status import RunStatus, ToolCallStatus, ToolStatus
-from agentmaker.agent import Agent, RunResult, RunUsage, ToolCallRecord
+from agentmaker.agent import Agent, PendingCall, RunResult, RunUsage, ToolCallRecord
 from agentmaker.confirm import cli_confirm
 from agentmaker.errors import (
     AgentmakerError,
@@ -55,6 +55,7 @@ __all__ = [
     "MCPTool",
     "Message",
     "NotesTool",
+    "PendingCall",
     "RetryAgentRun",
     "RunCancelled",
     "RunInput",
@@ -81,6 +82,8 @@ __all__ = [
     "ToolSearchTool",
     "ToolStatus",
     "cli_confirm",
+    "messages_from_json",
+    "messages_to_json",
     "tool",
 ]
 

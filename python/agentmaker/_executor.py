@@ -42,11 +42,14 @@ class _Run:
         "direct",
         "llm_calls",
         "messages",
+        "pending",
         "pipeline",
         "prompt_tokens",
         "records",
+        "start",
         "sync_entry",
         "tools",
+        "tools_before",
         "total_tokens",
         "turn",
     )
@@ -64,6 +67,11 @@ class _Run:
         self.completion_tokens = 0
         self.total_tokens = 0
         self.tools: list[dict[str, Any]] | None = None
+        # Where this run's own messages start (after the instructions and any history), the
+        # calls it paused on, and tool executions of the run before it was paused and resumed.
+        self.start = 0
+        self.pending: list[ToolCallRecord] = []
+        self.tools_before = 0
 
 
 class ToolExecutor:
@@ -96,6 +104,9 @@ class ToolExecutor:
         """The confirmation gate: only an answer of exactly True approves."""
         confirm = self.confirm
         pipeline = run.pipeline
+        if confirm == "pause":  # the run pauses; Agent.resume brings the person's decision
+            pipeline.refuse(rec, "pending")
+            return False
         if confirm is None:
             pipeline.refuse(rec, "no_confirm")
             return False

@@ -27,9 +27,10 @@ ToolCallStatus: TypeAlias = Literal[
     "invalid",
     "not_confirmed",
     "skipped",
+    "pending",
 ]
 """``ToolCallRecord.status``: the tool's own status for a call that ran, ``timeout``, ``retry`` or
-``stopped`` for one that overran or raised a flow-control signal, or the gate that refused it."""
+``stopped`` for one that overran or raised a flow-control signal, or the gate that refused it; ``pending`` while a paused run waits on a person's decision."""
 
-RunStatus: TypeAlias = Literal["completed", "stopped", "max_turns"]
+RunStatus: TypeAlias = Literal["completed", "stopped", "max_turns", "paused"]
 """``RunResult.status``: how the run ended."""

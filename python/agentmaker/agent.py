@@ -15,15 +15,16 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, overload
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, overload
 
 from . import _native
 from ._executor import ToolExecutor, _Run
 from ._llm_dispatch import chat_method
-from ._messages import ContentPart, Message, RunInput, input_messages, query_text
+from ._messages import ContentPart, Message, RunInput, history_messages, input_messages, query_text
+from ._pause import Decision, changed_call, checked_decisions, pending_of, wire_calls
 from ._registry import ToolRegistry
+from ._run_result import PendingCall, RunResult, RunUsage
 from ._status import RunStatus
 from ._sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from ._threads import shared_threads
@@ -33,43 +34,12 @@ from ._tool_rag import ToolRetriever, hide_denied
 from .llm import LLMResponse
 from .run_policy import RunPolicy
 
-__all__ = ["Agent", "RunResult", "RunUsage", "ToolCallRecord"]
+__all__ = ["Agent", "PendingCall", "RunResult", "RunUsage", "ToolCallRecord"]
 
 DEFAULT_INSTRUCTIONS = "You are a helpful assistant."
 EMPTY_REPLY_NUDGE = "Please give a text answer."
 NO_ANSWER = "(No valid answer was obtained from the model; please retry.)"
 TURNS_EXHAUSTED = "(Max turns reached without a final answer; consider increasing max_turns.)"
-
-
-@dataclass(frozen=True, slots=True)
-class RunUsage:
-    """Counts for one run: model calls, tool executions (refused calls excluded), tokens."""
-
-    llm_calls: int = 0
-    tool_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class RunResult:
-    """The outcome of ``Agent.run``/``arun``.
-
-    ``status``: ``completed`` (the model answered, or gave up with the no-answer notice),
-    ``stopped`` (a tool raised StopAgentRun or has ``stop_after_tool_call``), or ``max_turns``
-    (the turn budget ran out; ``final_output`` says so). ``tool_calls`` lists every call the
-    model made, in order, with its status and duration; ``messages`` is the full transcript.
-    """
-
-    final_output: str
-    status: RunStatus
-    usage: RunUsage
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
-    messages: list[Message] = field(default_factory=list)
-
-    def __str__(self) -> str:
-        return self.final_output
 
 
 def _positive_number(value: Any, what: str) -> float | None:
@@ -91,7 +61,9 @@ class Agent(ToolExecutor):
     - ``instructions``: the system prompt (default: a generic helpful-assistant line).
     - ``confirm(tool, parameters) -> bool``: approves high-risk calls; only a return of exactly
       ``True`` approves. It receives a copy of the parameters. It may be ``async``. Without it,
-      calls that need confirmation are refused. A confirm that raises refuses.
+      calls that need confirmation are refused. A confirm that raises refuses. ``"pause"``
+      instead: the run pauses on such calls and returns (``status == "paused"``,
+      ``result.pending``) until :meth:`resume` gives a person's decisions.
     - ``permissions``: a ``ToolPermissions``; denied tools are hidden from the model and refused
       before confirmation.
     - ``run_policy``: a ``RunPolicy`` applied to every run.
@@ -116,7 +88,7 @@ class Agent(ToolExecutor):
         tools: Iterable[Any] | None = None,
         tool_registry: Any = None,
         instructions: str | None = None,
-        confirm: Callable[[Any, dict[str, Any]], Any] | None = None,
+        confirm: Callable[[Any, dict[str, Any]], Any] | Literal["pause"] | None = None,
         permissions: Any = None,
         tool_retriever: Any = None,
         run_policy: RunPolicy | None = None,
@@ -150,8 +122,10 @@ class Agent(ToolExecutor):
             )
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns <= 0:
             raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
-        if confirm is not None and not callable(confirm):
-            raise TypeError(f"confirm must be a callable (tool, parameters) -> bool, got {confirm!r}")
+        if confirm is not None and confirm != "pause" and not callable(confirm):
+            raise TypeError(
+                f'confirm must be a callable (tool, parameters) -> bool or "pause", got {confirm!r}'
+            )
         if permissions is not None and not isinstance(permissions, _native.ToolPermissions):
             raise TypeError(f"permissions must be a ToolPermissions, got {permissions!r}")
         if tool_retriever is not None and not callable(getattr(tool_retriever, "schema_for", None)):
@@ -193,39 +167,65 @@ class Agent(ToolExecutor):
     # One overload per input form: with a single union parameter a checker cannot tell which
     # TypedDict a list literal such as ``[{"role": "user", "content": "hi"}]`` is meant to be.
     @overload
-    def run(self, input: str) -> RunResult: ...
+    def run(self, input: str, *, message_history: Sequence[Message] | None = None) -> RunResult: ...
     @overload
-    def run(self, input: Sequence[Message]) -> RunResult: ...
+    def run(
+        self, input: Sequence[Message], *, message_history: Sequence[Message] | None = None
+    ) -> RunResult: ...
     @overload
-    def run(self, input: Sequence[ContentPart]) -> RunResult: ...
+    def run(
+        self, input: Sequence[ContentPart], *, message_history: Sequence[Message] | None = None
+    ) -> RunResult: ...
 
-    def run(self, input: RunInput) -> RunResult:
+    def run(self, input: RunInput, *, message_history: Sequence[Message] | None = None) -> RunResult:
         """Run the agent to a final answer and return the :class:`RunResult`.
 
         ``input`` is a string (the user's message), a list of content parts (one user message
         with several parts) or a list of messages sent after the instructions as given: see
-        :mod:`agentmaker._messages`.
+        :mod:`agentmaker._messages`. ``message_history`` continues a conversation: its
+        messages (e.g. a previous ``result.messages``) go to the model before the input.
 
         Works in plain scripts and in threads (also while another thread runs an event loop).
         Inside a running event loop use ``await agent.arun(...)`` instead.
         """
+        self._no_loop("run", "arun")
+        return run_sync(self._drive(input, self._new_run(True), message_history))
+
+    @overload
+    async def arun(self, input: str, *, message_history: Sequence[Message] | None = None) -> RunResult: ...
+    @overload
+    async def arun(
+        self, input: Sequence[Message], *, message_history: Sequence[Message] | None = None
+    ) -> RunResult: ...
+    @overload
+    async def arun(
+        self, input: Sequence[ContentPart], *, message_history: Sequence[Message] | None = None
+    ) -> RunResult: ...
+
+    async def arun(self, input: RunInput, *, message_history: Sequence[Message] | None = None) -> RunResult:
+        """The async form of :meth:`run`."""
+        return await self._drive(input, self._new_run(False), message_history)
+
+    def resume(self, result: RunResult, decisions: Mapping[str, Decision]) -> RunResult:
+        """Continue a paused run (``result.status == "paused"``) with a person's decisions:
+        ``{call_id: True | False | "reason shown to the model"}``, one for every call in
+        ``result.pending``. Approved calls run, refused ones answer the model with the refusal,
+        and the run goes on as :meth:`run` would (it may pause again). See
+        :mod:`agentmaker._pause` for the checks."""
+        self._no_loop("resume", "aresume")
+        return run_sync(self._resume(result, decisions, self._new_run(True)))
+
+    async def aresume(self, result: RunResult, decisions: Mapping[str, Decision]) -> RunResult:
+        """The async form of :meth:`resume`."""
+        return await self._resume(result, decisions, self._new_run(False))
+
+    @staticmethod
+    def _no_loop(name: str, async_name: str) -> None:
         if in_running_loop():
             raise RuntimeError(
-                "Agent.run() was called while an event loop is running in this thread; "
-                "use `await agent.arun(...)` instead"
+                f"Agent.{name}() was called while an event loop is running in this thread; "
+                f"use `await agent.{async_name}(...)` instead"
             )
-        return run_sync(self._drive(input, self._new_run(True)))
-
-    @overload
-    async def arun(self, input: str) -> RunResult: ...
-    @overload
-    async def arun(self, input: Sequence[Message]) -> RunResult: ...
-    @overload
-    async def arun(self, input: Sequence[ContentPart]) -> RunResult: ...
-
-    async def arun(self, input: RunInput) -> RunResult:
-        """The async form of :meth:`run`."""
-        return await self._drive(input, self._new_run(False))
 
     # ------------------------------------------------------------------------------------- the loop
 
@@ -306,19 +306,29 @@ class Agent(ToolExecutor):
             # A new list: requests already made keep the list they were sent.
             run.tools = [*(run.tools or ()), *reg.to_openai_schema(names=new)]
 
-    async def _drive(self, input: Any, run: _Run) -> RunResult:
+    async def _drive(self, input: Any, run: _Run, history: Any) -> RunResult:
         added = input_messages(input)
-        chat = chat_method(self.llm, run.sync_entry)
+        earlier = history_messages(history) if history is not None else ()
         messages = run.messages
         messages.append({"role": "system", "content": self.instructions or DEFAULT_INSTRUCTIONS})
+        messages.extend(earlier)
+        run.start = len(messages)
         messages.extend(added)
+        await self._offer_tools(run)
+        return await self._loop(run, 1)
+
+    async def _offer_tools(self, run: _Run) -> None:
         if self.tool_retriever is not None and self.tool_registry is not None:
             run.tools = await self._retrieved_schema(run)
         else:
             run.tools = self._tool_schema(run)
+
+    async def _loop(self, run: _Run, first_turn: int) -> RunResult:
+        chat = chat_method(self.llm, run.sync_entry)
+        messages = run.messages
         budget = run.budget
         nudged = False
-        for turn in range(1, self.max_turns + 1):
+        for turn in range(first_turn, self.max_turns + 1):
             run.turn = turn
             tools = run.tools
             if budget is not None:
@@ -365,13 +375,61 @@ class Agent(ToolExecutor):
             stop = await self._turn(run, resp, content, calls)
             if stop is not None:
                 return self._result(run, stop, "stopped")
+            if run.pending:
+                return self._result(run, "", "paused")
         return self._result(run, TURNS_EXHAUSTED, "max_turns")
+
+    async def _resume(self, result: RunResult, decisions: Any, run: _Run) -> RunResult:
+        chosen = checked_decisions(result, decisions)
+        run.messages = messages = list(result.messages)
+        usage = result.usage
+        run.llm_calls = usage.llm_calls
+        run.prompt_tokens = usage.prompt_tokens
+        run.completion_tokens = usage.completion_tokens
+        run.total_tokens = usage.total_tokens
+        run.tools_before = usage.tool_calls
+        run.start = result._start
+        run.turn = result._turn
+        await self._offer_tools(run)
+        pipeline = run.pipeline
+        recs, _ = pipeline.prepare(wire_calls(result.pending), run.turn)
+        for rec, p in zip(recs, result.pending, strict=True):
+            if rec.status is None and pipeline.digest(rec) != p.digest:
+                raise changed_call(rec, p)
+        stop: str | None = None
+        for rec, choice in zip(recs, chosen, strict=True):
+            if rec.status is not None:  # a gate refuses it now (e.g. the tool is gone)
+                pass
+            elif stop is not None:
+                pipeline.refuse(rec, "skipped")
+            elif choice is True:
+                rec._confirm = False  # the person's decision is the confirmation
+                await self._alone(run, rec)
+            elif choice is False:
+                pipeline.refuse(rec, "not_approved")
+            else:
+                pipeline.refuse(rec, "declined", reason=choice.strip())
+            messages.append({"role": "tool", "tool_call_id": rec.call_id, "content": rec.output})
+            if stop is None and rec._stop is not None:
+                stop = rec._stop
+        resumed = {r.call_id: r for r in recs}
+        run.records = [resumed.pop(r.call_id, r) if r.status == "pending" else r for r in result.tool_calls]
+        if stop is not None:
+            return self._result(run, stop, "stopped")
+        return await self._loop(run, run.turn + 1)
 
     def _result(self, run: _Run, text: str, status: RunStatus) -> RunResult:
         usage = RunUsage(
-            run.llm_calls, run.pipeline.executed, run.prompt_tokens, run.completion_tokens, run.total_tokens
+            run.llm_calls,
+            run.tools_before + run.pipeline.executed,
+            run.prompt_tokens,
+            run.completion_tokens,
+            run.total_tokens,
         )
-        return RunResult(text, status, usage, run.records, run.messages)
+        pending: list[PendingCall] = []
+        if status == "paused":
+            pending = pending_of(run.pending, run.pipeline.digest)
+        return RunResult(text, status, usage, run.records, run.messages, pending, run.start, run.turn)
 
     async def _turn(self, run: _Run, resp: Any, content: str, calls: Any) -> str | None:
         """Run one response's tool calls; returns the final output if a tool stopped the run."""
@@ -398,6 +456,8 @@ class Agent(ToolExecutor):
                     else:
                         await self._alone(run, rec)
             for r in recs[start:end]:
+                if r.status == "pending":
+                    continue  # answered when the run resumes
                 data = r.data
                 discovered = type(data) is dict and data.get("discovered")
                 if discovered and self.permissions is not None:
@@ -410,10 +470,12 @@ class Agent(ToolExecutor):
                 if discovered and r.executed:
                     self._expand(run, list(discovered))
             if stop is not None:
-                for r in recs[end:]:
+                for r in [*(r for r in recs[:end] if r.status == "pending"), *recs[end:]]:
                     pipeline.refuse(r, "skipped")
                     messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
                 return stop
+        if self.confirm == "pause":
+            run.pending = [r for r in recs if r.status == "pending"]
         return None
 
 
