@@ -24,8 +24,10 @@ from agentmaker import (
     FunctionTool,
     HybridRetriever,
     LLMClient,
+    LLMEnd,
     LLMResponse,
     LLMResponseError,
+    LLMStart,
     MCPClient,
     MCPTool,
     Message,
@@ -33,19 +35,25 @@ from agentmaker import (
     PendingCall,
     RetryAgentRun,
     RunCancelled,
+    RunEnd,
+    RunEvent,
+    RunHooks,
     RunInput,
     RunLimitExceeded,
     RunPolicy,
     RunResult,
+    RunStart,
     RunStatus,
     RunUsage,
     SearchTool,
     StopAgentRun,
+    TextDelta,
     Tool,
     ToolCallRecord,
     ToolCallStatus,
     ToolConfigError,
     ToolDefinitionWarning,
+    ToolEnd,
     ToolError,
     ToolFlags,
     ToolParameter,
@@ -55,6 +63,7 @@ from agentmaker import (
     ToolResponse,
     ToolRetriever,
     ToolSearchTool,
+    ToolStart,
     ToolStatus,
     cli_confirm,
     messages_from_json,
@@ -222,7 +231,7 @@ def ended(status: RunStatus) -> bool:
     match status:
         case "completed" | "stopped":
             return True
-        case "max_turns" | "paused":
+        case "max_turns" | "paused" | "failed":
             return False
         case _:
             assert_never(status)
@@ -269,6 +278,31 @@ waiting: list[PendingCall] = paused.pending
 assert paused.status == "paused" and waiting[0].tool_name == "wipe"
 resumed = pausing.resume(RunResult.from_json(paused.to_json()), {waiting[0].id: True})
 assert resumed.final_output == "Wiped."
+
+
+# Hooks and the event stream.
+class Printer(RunHooks):
+    def on_run_start(self, event: RunStart) -> None:
+        assert event.agent == "ops"
+
+    def on_llm_start(self, event: LLMStart) -> None:
+        assert event.turn >= 1
+
+    def on_llm_end(self, event: LLMEnd) -> None:
+        assert event.duration >= 0.0
+
+    def on_tool_start(self, event: ToolStart) -> None:
+        assert event.tool_name
+
+    def on_tool_end(self, event: ToolEnd) -> None:
+        assert event.status == "success"
+
+
+watched = Agent("ops", ScriptedLLM(["fine"]), hooks=Printer())
+events: list[RunEvent] = list(watched.stream("hi"))
+last = events[-1]
+assert isinstance(last, RunEnd) and last.result.final_output == "fine"
+assert [e.text for e in events if isinstance(e, TextDelta)] == ["fine"]
 
 # ... or content parts of one user message.
 parts: Sequence[ContentPart] = [{"type": "text", "text": "Describe this."}]

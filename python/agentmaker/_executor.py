@@ -39,9 +39,12 @@ class _Run:
     __slots__ = (
         "budget",
         "completion_tokens",
+        "deltas",
         "direct",
+        "gate",
         "llm_calls",
         "messages",
+        "observe",
         "pending",
         "pipeline",
         "prompt_tokens",
@@ -72,6 +75,11 @@ class _Run:
         self.start = 0
         self.pending: list[ToolCallRecord] = []
         self.tools_before = 0
+        # Who sees the run's events (hooks, a stream), and the model's text as events: 0 no, 1
+        # the whole text of each reply, 2 the pieces of the model's own stream.
+        self.observe: Any = None
+        self.deltas = 0
+        self.gate: Any = None  # a streamed run waits here for its consumer (see _streaming.Feed)
 
 
 class ToolExecutor:

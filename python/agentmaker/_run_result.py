@@ -56,7 +56,8 @@ class RunResult:
     ``status``: ``completed`` (the model answered, or gave up with the no-answer notice),
     ``stopped`` (a tool raised StopAgentRun or has ``stop_after_tool_call``), ``max_turns``
     (the turn budget ran out; ``final_output`` says so) or ``paused`` (calls await a person's
-    decision: see ``pending`` and ``Agent.resume``; ``final_output`` is empty). ``tool_calls``
+    decision: see ``pending`` and ``Agent.resume``; ``final_output`` is empty), or ``failed``
+    (the partial result an exception that ended the run carries as ``.result``). ``tool_calls``
     lists every call the model made, in order, with its status and duration; ``messages`` is
     the full transcript, and :meth:`new_messages` the part this run added.
     """

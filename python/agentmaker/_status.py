@@ -32,5 +32,6 @@ ToolCallStatus: TypeAlias = Literal[
 """``ToolCallRecord.status``: the tool's own status for a call that ran, ``timeout``, ``retry`` or
 ``stopped`` for one that overran or raised a flow-control signal, or the gate that refused it; ``pending`` while a paused run waits on a person's decision."""
 
-RunStatus: TypeAlias = Literal["completed", "stopped", "max_turns", "paused"]
-"""``RunResult.status``: how the run ended."""
+RunStatus: TypeAlias = Literal["completed", "stopped", "max_turns", "paused", "failed"]
+"""``RunResult.status``: how the run ended (``failed`` only on the partial result an exception
+that ended the run carries in ``.result``)."""

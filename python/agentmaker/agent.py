@@ -13,24 +13,38 @@ it reads the calls of a response, runs the gates, and words every outcome for th
 from __future__ import annotations
 
 import asyncio
-import functools
+import contextlib
 import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
 from . import _native
 from ._executor import ToolExecutor, _Run
 from ._llm_dispatch import chat_method
-from ._messages import ContentPart, Message, RunInput, history_messages, input_messages, query_text
+from ._messages import ContentPart, Message, RunInput, history_messages, input_messages
 from ._pause import Decision, changed_call, checked_decisions, pending_of, wire_calls
 from ._registry import ToolRegistry
 from ._run_result import PendingCall, RunResult, RunUsage
 from ._status import RunStatus
+from ._streaming import Feed, event_stream, has_stream, streamed_chat, sync_stream
 from ._sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
-from ._threads import shared_threads
 from ._tool_budget import check_budget
 from ._tool_call import ToolCallRecord
-from ._tool_rag import ToolRetriever, hide_denied
+from ._tool_offer import ToolOffer
+from ._tool_rag import hide_denied
+from .events import (
+    LLMEnd,
+    LLMStart,
+    RunEnd,
+    RunEvent,
+    RunStart,
+    TextDelta,
+    ToolEnd,
+    ToolStart,
+    check_hooks,
+    hooks_observer,
+)
 from .llm import LLMResponse
 from .run_policy import RunPolicy
 
@@ -50,7 +64,7 @@ def _positive_number(value: Any, what: str) -> float | None:
     return float(value)
 
 
-class Agent(ToolExecutor):
+class Agent(ToolExecutor, ToolOffer):
     """An LLM agent that can call tools.
 
     ``llm`` is any object meeting the contract in :mod:`agentmaker.llm` (``LLMClient``,
@@ -78,6 +92,8 @@ class Agent(ToolExecutor):
       in estimated tokens (``schema_for(query, max_tokens=tool_budget)``; see
       ``agentmaker.rag.estimate_tokens``). Tools a ``ToolSearchTool`` discovers mid-run are the
       model's own request and are added outside it.
+    - ``hooks``: an object with some of the :class:`~agentmaker.RunHooks` methods, called with
+      each event of every run (see :mod:`agentmaker.events`).
     """
 
     def __init__(
@@ -96,6 +112,7 @@ class Agent(ToolExecutor):
         tool_timeout: float | None = None,
         max_concurrency: int | None = None,
         tool_budget: int | None = None,
+        hooks: Any = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError(f"Agent name must be a non-empty string, got {name!r}")
@@ -144,8 +161,12 @@ class Agent(ToolExecutor):
             raise ValueError(f"max_concurrency must be a positive integer or None, got {max_concurrency!r}")
         if instructions is not None and not isinstance(instructions, str):
             raise TypeError(f"instructions must be a string, got {instructions!r}")
+        if hooks is not None:
+            check_hooks(hooks)
         self.name = name
         self.llm = llm
+        self.hooks = hooks
+        self._hooks = hooks_observer(hooks) if hooks is not None else None
         self.tool_registry = tool_registry
         self.instructions = instructions
         self.confirm = confirm
@@ -219,6 +240,26 @@ class Agent(ToolExecutor):
         """The async form of :meth:`resume`."""
         return await self._resume(result, decisions, self._new_run(False))
 
+    async def astream(
+        self, input: RunInput, *, message_history: Sequence[Message] | None = None
+    ) -> AsyncIterator[RunEvent]:
+        """Run the agent and yield its events as they happen (see :mod:`agentmaker.events`),
+        with the model's text as :class:`~agentmaker.TextDelta` pieces; the last event is a
+        :class:`~agentmaker.RunEnd` carrying the :class:`RunResult`. A run that fails raises
+        its exception after the events it produced. Leaving the loop early cancels the run."""
+
+        def start(feed: Feed) -> Any:
+            return self._drive(input, self._new_run(False, feed), message_history)
+
+        async for event in event_stream(start):
+            yield event
+
+    def stream(
+        self, input: RunInput, *, message_history: Sequence[Message] | None = None
+    ) -> Iterator[RunEvent]:
+        """The blocking form of :meth:`astream` (the run advances as events are asked for)."""
+        return sync_stream(self.astream(input, message_history=message_history), "stream")
+
     @staticmethod
     def _no_loop(name: str, async_name: str) -> None:
         if in_running_loop():
@@ -229,7 +270,7 @@ class Agent(ToolExecutor):
 
     # ------------------------------------------------------------------------------------- the loop
 
-    def _new_run(self, sync_entry: bool) -> _Run:
+    def _new_run(self, sync_entry: bool, feed: Feed | None = None) -> _Run:
         policy = self.run_policy
         pipeline = _native.CallPipeline(
             self.tool_registry,
@@ -238,73 +279,24 @@ class Agent(ToolExecutor):
             policy is not None and policy.has_numeric_cap,
             sync_entry,
         )
-        return _Run(sync_entry, policy, pipeline)
-
-    def _denial(self, tool: Any) -> str | None:
-        perms = self.permissions
-        if perms is None:
-            return None
-        key = (tool.name, getattr(tool, "origin", None))
-        try:
-            return self._denials[key]
-        except KeyError:
-            reason = perms.denial_reason(tool)
-            self._denials[key] = reason
-            return reason
-
-    def _tool_schema(self, run: _Run) -> list | None:
-        reg = self.tool_registry
-        if reg is None or len(reg) == 0:
-            return None
-        if self.permissions is None:
-            schema = reg.to_openai_schema()
+        run = _Run(sync_entry, policy, pipeline)
+        hooks = self._hooks
+        if feed is None:
+            run.observe = hooks
         else:
-            names = [n for n in reg.names() if self._denial(reg.get(n)) is None]
-            schema = reg.to_openai_schema(names=names)
-        return schema or None
+            run.deltas = 2 if has_stream(self.llm) else 1
+            run.gate = feed.ready
+            stream = feed.put
+            if hooks is None:
+                run.observe = stream
+            else:
 
-    async def _retrieved_schema(self, run: _Run) -> list | None:
-        """Tool-RAG: the retriever picks the tools for this run's input (once per run)."""
-        query = query_text(run.messages)
-        retriever = self.tool_retriever
-        fetch = retriever.schema_for
-        if self.permissions is not None and isinstance(retriever, ToolRetriever):
-            # Denied tools must not take any of the retriever's top-k slots.
-            fetch = functools.partial(retriever.schema_for, allowed=self._permitted)
-        if self.tool_budget is not None:
-            fetch = functools.partial(fetch, max_tokens=self.tool_budget)
-        if run.sync_entry or not getattr(retriever, "blocking", True):
-            schema = fetch(query)
-        else:  # retrieval may embed or scan a large index: keep it off the event loop
-            schema = await asyncio.wrap_future(shared_threads().submit(fetch, query))
-        if self.permissions is not None:
-            reg = self.tool_registry
-            schema = [
-                s
-                for s in schema
-                if (t := reg.get(s["function"]["name"])) is not None and self._denial(t) is None
-            ]
-        return list(schema) or None
+                def both(event: RunEvent) -> None:
+                    hooks(event)
+                    stream(event)
 
-    def _permitted(self, name: str) -> bool:
-        tool = self.tool_registry.get(name)
-        return tool is not None and self._denial(tool) is None
-
-    def _expand(self, run: _Run, names: list[str]) -> None:
-        """Merge tools discovered mid-run (a ToolSearchTool result's ``data["discovered"]``)."""
-        reg = self.tool_registry
-        # Rendered names may be wire names: compare real names.
-        have = {reg.resolve_name(n) or n for n in (t["function"]["name"] for t in run.tools or ())}
-        new = []
-        for name in names:
-            if isinstance(name, str) and name not in have:
-                tool = reg.get(name)
-                if tool is not None and self._denial(tool) is None:
-                    new.append(name)
-                    have.add(name)
-        if new:
-            # A new list: requests already made keep the list they were sent.
-            run.tools = [*(run.tools or ()), *reg.to_openai_schema(names=new)]
+                run.observe = both
+        return run
 
     async def _drive(self, input: Any, run: _Run, history: Any) -> RunResult:
         added = input_messages(input)
@@ -314,14 +306,20 @@ class Agent(ToolExecutor):
         messages.extend(earlier)
         run.start = len(messages)
         messages.extend(added)
-        await self._offer_tools(run)
-        return await self._loop(run, 1)
+        try:
+            if run.observe is not None:
+                run.observe(RunStart(self.name, list(added)))
+            await self._offer_tools(run)
+            return await self._loop(run, 1)
+        except BaseException as exc:
+            self._failed(run, exc)
+            raise
 
-    async def _offer_tools(self, run: _Run) -> None:
-        if self.tool_retriever is not None and self.tool_registry is not None:
-            run.tools = await self._retrieved_schema(run)
-        else:
-            run.tools = self._tool_schema(run)
+    def _failed(self, run: _Run, exc: BaseException) -> None:
+        """The exception ending a run carries the partial result (transcript and usage)."""
+        if getattr(exc, "result", None) is None:
+            with contextlib.suppress(Exception):  # an end hook must not hide the run's own error
+                exc.result = self._result(run, "", "failed")  # type: ignore[attr-defined]
 
     async def _loop(self, run: _Run, first_turn: int) -> RunResult:
         chat = chat_method(self.llm, run.sync_entry)
@@ -333,7 +331,21 @@ class Agent(ToolExecutor):
             tools = run.tools
             if budget is not None:
                 budget.admit_llm()
-            if run.direct or not run.sync_entry:
+            observe = run.observe
+            if run.gate is not None:
+                await run.gate()
+            if observe is not None:
+                observe(LLMStart(turn, messages, len(tools or ())))
+                began = time.perf_counter()
+            if run.deltas == 2:
+                streaming = streamed_chat(self.llm, messages, tools, turn, observe)  # type: ignore[arg-type]
+                left = budget.time_left() if budget is not None else None
+                try:
+                    resp = await asyncio.wait_for(streaming, left)
+                except TimeoutError:
+                    assert budget is not None
+                    raise budget.deadline_passed() from None
+            elif run.direct or not run.sync_entry:
                 resp = chat(messages, tools=tools) if tools else chat(messages)
             else:
                 with loop_hidden():  # a sync client may run its own event loop inside
@@ -360,6 +372,10 @@ class Agent(ToolExecutor):
                 tokens = _account(run, usage)
             if budget is not None:
                 budget.record_llm(tokens)
+            if observe is not None:
+                if run.deltas == 1 and content:
+                    observe(TextDelta(turn, content))
+                observe(LLMEnd(turn, resp, time.perf_counter() - began))
             calls = getattr(resp, "tool_calls", None)
             if not calls:
                 text = content.strip()
@@ -381,6 +397,13 @@ class Agent(ToolExecutor):
 
     async def _resume(self, result: RunResult, decisions: Any, run: _Run) -> RunResult:
         chosen = checked_decisions(result, decisions)
+        try:
+            return await self._resumed(result, chosen, run)
+        except BaseException as exc:
+            self._failed(run, exc)
+            raise
+
+    async def _resumed(self, result: RunResult, chosen: list[Decision], run: _Run) -> RunResult:
         run.messages = messages = list(result.messages)
         usage = result.usage
         run.llm_calls = usage.llm_calls
@@ -390,6 +413,10 @@ class Agent(ToolExecutor):
         run.tools_before = usage.tool_calls
         run.start = result._start
         run.turn = result._turn
+        run.records = list(result.tool_calls)
+        observe = run.observe
+        if observe is not None:
+            observe(RunStart(self.name, []))
         await self._offer_tools(run)
         pipeline = run.pipeline
         recs, _ = pipeline.prepare(wire_calls(result.pending), run.turn)
@@ -398,6 +425,8 @@ class Agent(ToolExecutor):
                 raise changed_call(rec, p)
         stop: str | None = None
         for rec, choice in zip(recs, chosen, strict=True):
+            if observe is not None:
+                observe(ToolStart(run.turn, rec.call_id, rec.name, rec.arguments))
             if rec.status is not None:  # a gate refuses it now (e.g. the tool is gone)
                 pass
             elif stop is not None:
@@ -409,11 +438,13 @@ class Agent(ToolExecutor):
                 pipeline.refuse(rec, "not_approved")
             else:
                 pipeline.refuse(rec, "declined", reason=choice.strip())
+            if observe is not None:
+                _tool_end(observe, run, rec)
             messages.append({"role": "tool", "tool_call_id": rec.call_id, "content": rec.output})
             if stop is None and rec._stop is not None:
                 stop = rec._stop
         resumed = {r.call_id: r for r in recs}
-        run.records = [resumed.pop(r.call_id, r) if r.status == "pending" else r for r in result.tool_calls]
+        run.records = [resumed.pop(r.call_id, r) if r.status == "pending" else r for r in run.records]
         if stop is not None:
             return self._result(run, stop, "stopped")
         return await self._loop(run, run.turn + 1)
@@ -429,7 +460,10 @@ class Agent(ToolExecutor):
         pending: list[PendingCall] = []
         if status == "paused":
             pending = pending_of(run.pending, run.pipeline.digest)
-        return RunResult(text, status, usage, run.records, run.messages, pending, run.start, run.turn)
+        result = RunResult(text, status, usage, run.records, run.messages, pending, run.start, run.turn)
+        if run.observe is not None:
+            run.observe(RunEnd(result))
+        return result
 
     async def _turn(self, run: _Run, resp: Any, content: str, calls: Any) -> str | None:
         """Run one response's tool calls; returns the final output if a tool stopped the run."""
@@ -444,7 +478,13 @@ class Agent(ToolExecutor):
         messages.append(assistant)  # type: ignore[arg-type] # a Message plus the provider's extra keys
         run.records.extend(recs)
         stop: str | None = None
+        observe = run.observe
         for start, end, batch in groups:
+            if run.gate is not None:
+                await run.gate()
+            if observe is not None:
+                for r in recs[start:end]:
+                    observe(ToolStart(run.turn, r.call_id, r.name, r.arguments))
             if batch:
                 await self._batch(run, [r for r in recs[start:end] if r.status is None])
             else:
@@ -456,6 +496,8 @@ class Agent(ToolExecutor):
                     else:
                         await self._alone(run, rec)
             for r in recs[start:end]:
+                if observe is not None:
+                    _tool_end(observe, run, r)
                 if r.status == "pending":
                     continue  # answered when the run resumes
                 data = r.data
@@ -472,11 +514,17 @@ class Agent(ToolExecutor):
             if stop is not None:
                 for r in [*(r for r in recs[:end] if r.status == "pending"), *recs[end:]]:
                     pipeline.refuse(r, "skipped")
+                    if observe is not None:
+                        _tool_end(observe, run, r)
                     messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
                 return stop
         if self.confirm == "pause":
             run.pending = [r for r in recs if r.status == "pending"]
         return None
+
+
+def _tool_end(observe: Callable[[RunEvent], None], run: _Run, r: ToolCallRecord) -> None:
+    observe(ToolEnd(run.turn, r.call_id, r.name, r.arguments, r.status, r.duration, r.output))
 
 
 def _account(run: _Run, usage: Any) -> int:
