@@ -23,6 +23,7 @@ from . import _native
 from ._executor import ToolExecutor, _Run
 from ._llm_dispatch import chat_method
 from ._messages import ContentPart, Message, RunInput, history_messages, input_messages
+from ._otel import otel_observer
 from ._pause import Decision, changed_call, checked_decisions, pending_of, wire_calls
 from ._registry import ToolRegistry
 from ._run_result import PendingCall, RunResult, RunUsage
@@ -280,22 +281,20 @@ class Agent(ToolExecutor, ToolOffer):
             sync_entry,
         )
         run = _Run(sync_entry, policy, pipeline)
-        hooks = self._hooks
-        if feed is None:
-            run.observe = hooks
-        else:
+        observers = [o for o in (self._hooks, otel_observer(self.llm)) if o is not None]
+        if feed is not None:
             run.deltas = 2 if has_stream(self.llm) else 1
             run.gate = feed.ready
-            stream = feed.put
-            if hooks is None:
-                run.observe = stream
-            else:
+            observers.append(feed.put)
+        if len(observers) == 1:
+            run.observe = observers[0]
+        elif observers:
 
-                def both(event: RunEvent) -> None:
-                    hooks(event)
-                    stream(event)
+            def observe_all(event: RunEvent) -> None:
+                for observe in observers:
+                    observe(event)
 
-                run.observe = both
+            run.observe = observe_all
         return run
 
     async def _drive(self, input: Any, run: _Run, history: Any) -> RunResult:
