@@ -49,6 +49,7 @@ class _Run:
         "pipeline",
         "prompt_tokens",
         "records",
+        "retries",
         "start",
         "sync_entry",
         "tools",
@@ -75,6 +76,7 @@ class _Run:
         self.start = 0
         self.pending: list[ToolCallRecord] = []
         self.tools_before = 0
+        self.retries = 0  # tool calls that raised RetryAgentRun
         # Who sees the run's events (hooks, a stream), and the model's text as events: 0 no, 1
         # the whole text of each reply, 2 the pieces of the model's own stream.
         self.observe: Any = None

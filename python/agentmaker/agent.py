@@ -47,7 +47,7 @@ from .events import (
     hooks_observer,
 )
 from .llm import LLMResponse
-from .run_policy import RunPolicy
+from .run_policy import DEFAULT_MAX_RETRIES, RunPolicy, retries_exceeded
 
 __all__ = ["Agent", "PendingCall", "RunResult", "RunUsage", "ToolCallRecord"]
 
@@ -175,6 +175,7 @@ class Agent(ToolExecutor, ToolOffer):
         self.tool_retriever = tool_retriever
         self.tool_budget = tool_budget
         self.run_policy = run_policy
+        self._max_retries = run_policy.max_retries if run_policy is not None else DEFAULT_MAX_RETRIES
         self.max_turns = max_turns
         self.tool_timeout = _positive_number(tool_timeout, "tool_timeout")
         self.max_concurrency = max_concurrency
@@ -390,6 +391,9 @@ class Agent(ToolExecutor, ToolOffer):
             stop = await self._turn(run, resp, content, calls)
             if stop is not None:
                 return self._result(run, stop, "stopped")
+            if run.retries > self._max_retries:
+                last = next(r.output for r in reversed(run.records) if r.status == "retry")
+                raise retries_exceeded(run.retries, self._max_retries, last)
             if run.pending:
                 return self._result(run, "", "paused")
         return self._result(run, TURNS_EXHAUSTED, "max_turns")
@@ -508,6 +512,8 @@ class Agent(ToolExecutor, ToolOffer):
                 messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
                 if stop is None and r._stop is not None:
                     stop = r._stop
+                elif r.status == "retry":
+                    run.retries += 1
                 if discovered and r.executed:
                     self._expand(run, list(discovered))
             if stop is not None:

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from . import _native
 from .errors import RunCancelled, RunLimitExceeded
 
-__all__ = ["RunBudget", "RunPolicy"]
+__all__ = ["DEFAULT_MAX_RETRIES", "RunBudget", "RunPolicy", "retries_exceeded"]
+
+DEFAULT_MAX_RETRIES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +26,9 @@ class RunPolicy:
     - ``deadline_seconds`` (> 0): wall-clock budget from the start of the run.
     - ``cancel``: a callable checked before each model call and each tool execution; returning
       True ends the run with :class:`RunCancelled`.
+    - ``max_retries`` (>= 0, default 3): how many times the tools of one run may raise
+      ``RetryAgentRun``; the one past it ends the run with :class:`RunLimitExceeded` (kind
+      ``"retries"``). It applies to agents without a policy too.
 
     Crossing a limit raises :class:`RunLimitExceeded`. Any numeric cap makes tool calls run one
     at a time, so each admission is exact; ``deadline_seconds`` and ``cancel`` keep parallel
@@ -35,6 +40,7 @@ class RunPolicy:
     max_tokens: int | None = None
     deadline_seconds: float | None = None
     cancel: Callable[[], bool] | None = None
+    max_retries: int = DEFAULT_MAX_RETRIES
 
     def __post_init__(self) -> None:
         # Range and type rules (bool is not a count) live in the core.
@@ -43,6 +49,9 @@ class RunPolicy:
         )
         if self.cancel is not None and not callable(self.cancel):
             raise ValueError(f"RunPolicy.cancel must be a callable or None, got {self.cancel!r}")
+        retries = self.max_retries
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ValueError(f"RunPolicy.max_retries must be an integer >= 0, got {retries!r}")
 
     @property
     def has_numeric_cap(self) -> bool:
@@ -107,3 +116,12 @@ class RunBudget:
             if exc.kind == "deadline":
                 return exc
         return RunLimitExceeded("exceeded the run's wall-clock time limit", "deadline")
+
+
+def retries_exceeded(count: int, cap: int, last: str) -> RunLimitExceeded:
+    """The error ending a run whose tools asked the model to try again once too often."""
+    return RunLimitExceeded(
+        f"the tools asked the model to try again {count} times in this run, more than "
+        f"RunPolicy(max_retries={cap}) allows; the last request was: {last}",
+        "retries",
+    )
