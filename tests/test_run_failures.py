@@ -66,7 +66,7 @@ def test_retries_are_capped_at_three_by_default_with_a_clear_error():
         agent.run("fetch")
     assert info.value.kind == "retries"
     assert str(info.value) == (
-        "the tools asked the model to try again 4 times in this run, more than "
+        "the model was asked to try again 4 times in this run, more than "
         "RunPolicy(max_retries=3) allows; the last request was: page 3 is not ready; ask for page 4"
     )
     assert attempts == [0, 1, 2, 3]

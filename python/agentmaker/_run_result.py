@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ._messages import Message, _checked
+from ._schema_objects import jsonable
 from ._status import RunStatus
 from ._tool_call import ToolCallRecord
 
@@ -59,7 +60,9 @@ class RunResult:
     decision: see ``pending`` and ``Agent.resume``; ``final_output`` is empty), or ``failed``
     (the partial result an exception that ended the run carries as ``.result``). ``tool_calls``
     lists every call the model made, in order, with its status and duration; ``messages`` is
-    the full transcript, and :meth:`new_messages` the part this run added.
+    the full transcript, and :meth:`new_messages` the part this run added. ``output`` is the
+    answer: the final text, or with ``Agent(output_type=T)`` the validated ``T`` (None when the
+    run did not complete).
     """
 
     final_output: str
@@ -68,6 +71,7 @@ class RunResult:
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
     pending: list[PendingCall] = field(default_factory=list)
+    output: Any = None
     # Where this run's own messages start in ``messages``, and the turn it ended on.
     _start: int = field(default=0, repr=False, compare=False)
     _turn: int = field(default=0, repr=False, compare=False)
@@ -82,8 +86,9 @@ class RunResult:
         return self.messages[self._start :]
 
     def to_json(self) -> str:
-        """The result as JSON text (``RunResult.from_json`` reads it back). Tool data that JSON
-        cannot hold is written as its ``str``."""
+        """The result as JSON text (``RunResult.from_json`` reads it back). A typed ``output``
+        is written as its JSON form (and read back as that form); tool data that JSON cannot
+        hold is written as its ``str``."""
         doc = {
             "format": _FORMAT,
             "final_output": self.final_output,
@@ -92,6 +97,7 @@ class RunResult:
             "tool_calls": [_record_dict(r) for r in self.tool_calls],
             "messages": self.messages,
             "pending": [asdict(p) for p in self.pending],
+            "output": _json_form(self.output),
             "start": self._start,
             "turn": self._turn,
         }
@@ -116,11 +122,19 @@ class RunResult:
                 records,
                 _checked(doc["messages"], "RunResult JSON"),
                 pending,
+                doc["output"],
                 int(doc["start"]),
                 int(doc["turn"]),
             )
         except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as exc:
             raise ValueError(f"RunResult JSON is malformed: {exc!r}") from None
+
+
+def _json_form(value: Any) -> Any:
+    try:
+        return jsonable(value)
+    except Exception:  # noqa: BLE001 - anything JSON cannot hold is written as text
+        return str(value)
 
 
 def _record_dict(r: ToolCallRecord) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from ._executor import ToolExecutor, _Run
 from ._llm_dispatch import chat_method
 from ._messages import ContentPart, Message, RunInput, history_messages, input_messages
 from ._otel import otel_observer
+from ._output import OutputSpec
 from ._pause import Decision, changed_call, checked_decisions, pending_of, wire_calls
 from ._registry import ToolRegistry
 from ._run_result import PendingCall, RunResult, RunUsage
@@ -93,6 +94,9 @@ class Agent(ToolExecutor, ToolOffer):
       in estimated tokens (``schema_for(query, max_tokens=tool_budget)``; see
       ``agentmaker.rag.estimate_tokens``). Tools a ``ToolSearchTool`` discovers mid-run are the
       model's own request and are added outside it.
+    - ``output_type``: the type of the final answer (a dataclass, TypedDict, pydantic model,
+      ``Literal``, JSON scalar type...): requested with its JSON Schema, validated, retried when
+      invalid, and returned as ``result.output`` (see :mod:`agentmaker._output`).
     - ``hooks``: an object with some of the :class:`~agentmaker.RunHooks` methods, called with
       each event of every run (see :mod:`agentmaker.events`).
     """
@@ -114,6 +118,7 @@ class Agent(ToolExecutor, ToolOffer):
         max_concurrency: int | None = None,
         tool_budget: int | None = None,
         hooks: Any = None,
+        output_type: Any = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError(f"Agent name must be a non-empty string, got {name!r}")
@@ -167,6 +172,8 @@ class Agent(ToolExecutor, ToolOffer):
         self.name = name
         self.llm = llm
         self.hooks = hooks
+        self.output_type = output_type
+        self._output = OutputSpec(output_type) if output_type is not None else None
         self._hooks = hooks_observer(hooks) if hooks is not None else None
         self.tool_registry = tool_registry
         self.instructions = instructions
@@ -302,7 +309,10 @@ class Agent(ToolExecutor, ToolOffer):
         added = input_messages(input)
         earlier = history_messages(history) if history is not None else ()
         messages = run.messages
-        messages.append({"role": "system", "content": self.instructions or DEFAULT_INSTRUCTIONS})
+        system = self.instructions or DEFAULT_INSTRUCTIONS
+        if self._output is not None:
+            system = f"{system}\n\n{self._output.instructions}"
+        messages.append({"role": "system", "content": system})
         messages.extend(earlier)
         run.start = len(messages)
         messages.extend(added)
@@ -381,7 +391,16 @@ class Agent(ToolExecutor, ToolOffer):
                 text = content.strip()
                 if text:
                     messages.append({"role": "assistant", "content": content})
-                    return self._result(run, text, "completed")
+                    if self._output is None:
+                        return self._result(run, text, "completed", text)
+                    valid, value = self._output.parse(text)
+                    if valid:
+                        return self._result(run, text, "completed", value)
+                    run.retries += 1
+                    if run.retries > self._max_retries:
+                        raise retries_exceeded(run.retries, self._max_retries, value)
+                    messages.append({"role": "user", "content": self._output.retry_message(value)})
+                    continue
                 if nudged:
                     return self._result(run, NO_ANSWER, "completed")
                 nudged = True
@@ -452,7 +471,7 @@ class Agent(ToolExecutor, ToolOffer):
             return self._result(run, stop, "stopped")
         return await self._loop(run, run.turn + 1)
 
-    def _result(self, run: _Run, text: str, status: RunStatus) -> RunResult:
+    def _result(self, run: _Run, text: str, status: RunStatus, output: Any = None) -> RunResult:
         usage = RunUsage(
             run.llm_calls,
             run.tools_before + run.pipeline.executed,
@@ -463,7 +482,11 @@ class Agent(ToolExecutor, ToolOffer):
         pending: list[PendingCall] = []
         if status == "paused":
             pending = pending_of(run.pending, run.pipeline.digest)
-        result = RunResult(text, status, usage, run.records, run.messages, pending, run.start, run.turn)
+        if output is None and self._output is None and status != "failed":
+            output = text
+        result = RunResult(
+            text, status, usage, run.records, run.messages, pending, output, run.start, run.turn
+        )
         if run.observe is not None:
             run.observe(RunEnd(result))
         return result

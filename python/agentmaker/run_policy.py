@@ -119,9 +119,10 @@ class RunBudget:
 
 
 def retries_exceeded(count: int, cap: int, last: str) -> RunLimitExceeded:
-    """The error ending a run whose tools asked the model to try again once too often."""
+    """The error ending a run that asked the model to try again once too often (its tools'
+    RetryAgentRun and its invalid typed answers count together)."""
     return RunLimitExceeded(
-        f"the tools asked the model to try again {count} times in this run, more than "
+        f"the model was asked to try again {count} times in this run, more than "
         f"RunPolicy(max_retries={cap}) allows; the last request was: {last}",
         "retries",
     )
