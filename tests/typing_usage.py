@@ -35,6 +35,7 @@ from agentmaker import (
     PendingCall,
     RetryAgentRun,
     RunCancelled,
+    RunContext,
     RunEnd,
     RunEvent,
     RunHooks,
@@ -278,6 +279,21 @@ waiting: list[PendingCall] = paused.pending
 assert paused.status == "paused" and waiting[0].tool_name == "wipe"
 resumed = pausing.resume(RunResult.from_json(paused.to_json()), {waiting[0].id: True})
 assert resumed.final_output == "Wiped."
+
+
+# A tool that reads the run's context (not part of its schema).
+@tool
+def whose(ctx: RunContext[str], item: str) -> str:
+    """Say whose an item is.
+
+    Args:
+        item: The item.
+    """
+    return f"{item} of {ctx.deps}"
+
+
+owned = Agent("ops", ScriptedLLM([ScriptedLLM.tool_call("whose", {"item": "pen"}), "ok"]), tools=[whose])
+assert owned.run("whose pen?", deps="ada").tool_calls[0].output == "pen of ada"
 
 
 # Hooks and the event stream.

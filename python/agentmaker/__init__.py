@@ -19,6 +19,7 @@ from agentmaker._native import (
     ToolResponse,
 )
 from agentmaker._registry import ToolRegistry
+from agentmaker._run_context import RunContext
 from agentmaker._status import RunStatus, ToolCallStatus, ToolStatus
 from agentmaker.agent import Agent, PendingCall, RunResult, RunUsage, ToolCallRecord
 from agentmaker.confirm import cli_confirm
@@ -71,6 +72,7 @@ __all__ = [
     "PendingCall",
     "RetryAgentRun",
     "RunCancelled",
+    "RunContext",
     "RunEnd",
     "RunEvent",
     "RunHooks",

@@ -25,6 +25,7 @@ from typing import Any
 
 from ._awaited import complete
 from ._messages import Message
+from ._run_context import RunContext
 from ._sync_driver import NEED_LOOP, loop_hidden
 from ._threads import shared_threads
 from ._tool_call import ToolCallRecord
@@ -39,7 +40,9 @@ class _Run:
     __slots__ = (
         "budget",
         "completion_tokens",
+        "context",
         "deltas",
+        "deps",
         "direct",
         "gate",
         "llm_calls",
@@ -81,6 +84,8 @@ class _Run:
         # the whole text of each reply, 2 the pieces of the model's own stream.
         self.observe: Any = None
         self.deltas = 0
+        self.deps: Any = None  # given to tools through RunContext, made when a tool asks
+        self.context: Any = None
         self.gate: Any = None  # a streamed run waits here for its consumer (see _streaming.Feed)
 
 
@@ -120,7 +125,8 @@ class ToolExecutor:
         if confirm is None:
             pipeline.refuse(rec, "no_confirm")
             return False
-        args = copy.deepcopy(rec._params)
+        params = rec._params or {}
+        args = copy.deepcopy({k: v for k, v in params.items() if not isinstance(v, RunContext)})
         try:
             if run.sync_entry and not run.direct and not inspect.iscoroutinefunction(confirm):
                 with loop_hidden():

@@ -16,10 +16,12 @@ import asyncio
 import contextlib
 import inspect
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
 from . import _native
+from ._callable import FunctionTool
 from ._executor import ToolExecutor, _Run
 from ._llm_dispatch import chat_method
 from ._messages import ContentPart, Message, RunInput, history_messages, input_messages
@@ -27,6 +29,7 @@ from ._otel import otel_observer
 from ._output import OutputSpec
 from ._pause import Decision, changed_call, checked_decisions, pending_of, wire_calls
 from ._registry import ToolRegistry
+from ._run_context import RunContext
 from ._run_result import PendingCall, RunResult, RunUsage
 from ._status import RunStatus
 from ._streaming import Feed, event_stream, has_stream, streamed_chat, sync_stream
@@ -197,60 +200,80 @@ class Agent(ToolExecutor, ToolOffer):
     # One overload per input form: with a single union parameter a checker cannot tell which
     # TypedDict a list literal such as ``[{"role": "user", "content": "hi"}]`` is meant to be.
     @overload
-    def run(self, input: str, *, message_history: Sequence[Message] | None = None) -> RunResult: ...
-    @overload
     def run(
-        self, input: Sequence[Message], *, message_history: Sequence[Message] | None = None
+        self, input: str, *, message_history: Sequence[Message] | None = None, deps: Any = None
     ) -> RunResult: ...
     @overload
     def run(
-        self, input: Sequence[ContentPart], *, message_history: Sequence[Message] | None = None
+        self, input: Sequence[Message], *, message_history: Sequence[Message] | None = None, deps: Any = None
+    ) -> RunResult: ...
+    @overload
+    def run(
+        self,
+        input: Sequence[ContentPart],
+        *,
+        message_history: Sequence[Message] | None = None,
+        deps: Any = None,
     ) -> RunResult: ...
 
-    def run(self, input: RunInput, *, message_history: Sequence[Message] | None = None) -> RunResult:
+    def run(
+        self, input: RunInput, *, message_history: Sequence[Message] | None = None, deps: Any = None
+    ) -> RunResult:
         """Run the agent to a final answer and return the :class:`RunResult`.
 
         ``input`` is a string (the user's message), a list of content parts (one user message
         with several parts) or a list of messages sent after the instructions as given: see
         :mod:`agentmaker._messages`. ``message_history`` continues a conversation: its
         messages (e.g. a previous ``result.messages``) go to the model before the input.
+        ``deps`` reaches tools through their ``RunContext`` parameter.
 
         Works in plain scripts and in threads (also while another thread runs an event loop).
         Inside a running event loop use ``await agent.arun(...)`` instead.
         """
         self._no_loop("run", "arun")
-        return run_sync(self._drive(input, self._new_run(True), message_history))
+        return run_sync(self._drive(input, self._new_run(True, deps=deps), message_history))
 
     @overload
-    async def arun(self, input: str, *, message_history: Sequence[Message] | None = None) -> RunResult: ...
-    @overload
     async def arun(
-        self, input: Sequence[Message], *, message_history: Sequence[Message] | None = None
+        self, input: str, *, message_history: Sequence[Message] | None = None, deps: Any = None
     ) -> RunResult: ...
     @overload
     async def arun(
-        self, input: Sequence[ContentPart], *, message_history: Sequence[Message] | None = None
+        self, input: Sequence[Message], *, message_history: Sequence[Message] | None = None, deps: Any = None
+    ) -> RunResult: ...
+    @overload
+    async def arun(
+        self,
+        input: Sequence[ContentPart],
+        *,
+        message_history: Sequence[Message] | None = None,
+        deps: Any = None,
     ) -> RunResult: ...
 
-    async def arun(self, input: RunInput, *, message_history: Sequence[Message] | None = None) -> RunResult:
+    async def arun(
+        self, input: RunInput, *, message_history: Sequence[Message] | None = None, deps: Any = None
+    ) -> RunResult:
         """The async form of :meth:`run`."""
-        return await self._drive(input, self._new_run(False), message_history)
+        return await self._drive(input, self._new_run(False, deps=deps), message_history)
 
-    def resume(self, result: RunResult, decisions: Mapping[str, Decision]) -> RunResult:
+    def resume(self, result: RunResult, decisions: Mapping[str, Decision], *, deps: Any = None) -> RunResult:
         """Continue a paused run (``result.status == "paused"``) with a person's decisions:
         ``{call_id: True | False | "reason shown to the model"}``, one for every call in
         ``result.pending``. Approved calls run, refused ones answer the model with the refusal,
         and the run goes on as :meth:`run` would (it may pause again). See
-        :mod:`agentmaker._pause` for the checks."""
+        :mod:`agentmaker._pause` for the checks. ``deps`` as for :meth:`run` (a paused result
+        does not keep them)."""
         self._no_loop("resume", "aresume")
-        return run_sync(self._resume(result, decisions, self._new_run(True)))
+        return run_sync(self._resume(result, decisions, self._new_run(True, deps=deps)))
 
-    async def aresume(self, result: RunResult, decisions: Mapping[str, Decision]) -> RunResult:
+    async def aresume(
+        self, result: RunResult, decisions: Mapping[str, Decision], *, deps: Any = None
+    ) -> RunResult:
         """The async form of :meth:`resume`."""
-        return await self._resume(result, decisions, self._new_run(False))
+        return await self._resume(result, decisions, self._new_run(False, deps=deps))
 
     async def astream(
-        self, input: RunInput, *, message_history: Sequence[Message] | None = None
+        self, input: RunInput, *, message_history: Sequence[Message] | None = None, deps: Any = None
     ) -> AsyncIterator[RunEvent]:
         """Run the agent and yield its events as they happen (see :mod:`agentmaker.events`),
         with the model's text as :class:`~agentmaker.TextDelta` pieces; the last event is a
@@ -258,16 +281,16 @@ class Agent(ToolExecutor, ToolOffer):
         its exception after the events it produced. Leaving the loop early cancels the run."""
 
         def start(feed: Feed) -> Any:
-            return self._drive(input, self._new_run(False, feed), message_history)
+            return self._drive(input, self._new_run(False, feed, deps), message_history)
 
         async for event in event_stream(start):
             yield event
 
     def stream(
-        self, input: RunInput, *, message_history: Sequence[Message] | None = None
+        self, input: RunInput, *, message_history: Sequence[Message] | None = None, deps: Any = None
     ) -> Iterator[RunEvent]:
         """The blocking form of :meth:`astream` (the run advances as events are asked for)."""
-        return sync_stream(self.astream(input, message_history=message_history), "stream")
+        return sync_stream(self.astream(input, message_history=message_history, deps=deps), "stream")
 
     @staticmethod
     def _no_loop(name: str, async_name: str) -> None:
@@ -279,7 +302,7 @@ class Agent(ToolExecutor, ToolOffer):
 
     # ------------------------------------------------------------------------------------- the loop
 
-    def _new_run(self, sync_entry: bool, feed: Feed | None = None) -> _Run:
+    def _new_run(self, sync_entry: bool, feed: Feed | None = None, deps: Any = None) -> _Run:
         policy = self.run_policy
         pipeline = _native.CallPipeline(
             self.tool_registry,
@@ -289,6 +312,7 @@ class Agent(ToolExecutor, ToolOffer):
             sync_entry,
         )
         run = _Run(sync_entry, policy, pipeline)
+        run.deps = deps
         observers = [o for o in (self._hooks, otel_observer(self.llm)) if o is not None]
         if feed is not None:
             run.deltas = 2 if has_stream(self.llm) else 1
@@ -324,6 +348,18 @@ class Agent(ToolExecutor, ToolOffer):
         except BaseException as exc:
             self._failed(run, exc)
             raise
+
+    def _give_context(self, run: _Run, rec: ToolCallRecord) -> None:
+        """Fill the call's RunContext parameters (the record keeps the model's arguments)."""
+        ctx = run.context
+        if ctx is None:
+            ctx = run.context = RunContext(run.deps, uuid.uuid4().hex, self.name, run)
+        params = rec._params
+        assert params is not None
+        if rec.arguments is params:
+            rec.arguments = dict(params)
+        for name in rec._tool._spec.contexts:
+            params[name] = ctx
 
     def _failed(self, run: _Run, exc: BaseException) -> None:
         """The exception ending a run carries the partial result (transcript and usage)."""
@@ -447,6 +483,8 @@ class Agent(ToolExecutor, ToolOffer):
                 raise changed_call(rec, p)
         stop: str | None = None
         for rec, choice in zip(recs, chosen, strict=True):
+            if rec.status is None and isinstance(rec._tool, FunctionTool) and rec._tool._spec.contexts:
+                self._give_context(run, rec)
             if observe is not None:
                 observe(ToolStart(run.turn, rec.call_id, rec.name, rec.arguments))
             if rec.status is not None:  # a gate refuses it now (e.g. the tool is gone)
@@ -503,6 +541,9 @@ class Agent(ToolExecutor, ToolOffer):
         messages = run.messages
         messages.append(assistant)  # type: ignore[arg-type] # a Message plus the provider's extra keys
         run.records.extend(recs)
+        for r in recs:
+            if r.status is None and isinstance(r._tool, FunctionTool) and r._tool._spec.contexts:
+                self._give_context(run, r)
         stop: str | None = None
         observe = run.observe
         for start, end, batch in groups:
