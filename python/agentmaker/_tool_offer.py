@@ -47,34 +47,38 @@ class ToolOffer:
         reg = self.tool_registry
         if reg is None or len(reg) == 0:
             return None
-        if self.permissions is None:
+        deferred = getattr(reg, "_deferred", None)
+        if self.permissions is None and not deferred:
             schema = reg.to_openai_schema()
         else:
-            names = [n for n in reg.names() if self._denial(reg.get(n)) is None]
+            names = [n for n in reg.names() if self._offerable(n)]
             schema = reg.to_openai_schema(names=names)
         return schema or None
+
+    def _offerable(self, name: str) -> bool:
+        """Offered to the model from the start: permitted, and not registered ``deferred``
+        (a deferred tool is offered once a ``tool_search`` finds it)."""
+        deferred = getattr(self.tool_registry, "_deferred", None)
+        return not (deferred and name in deferred) and self._permitted(name)
 
     async def _retrieved_schema(self, run: _Run) -> list | None:
         """Tool-RAG: the retriever picks the tools for this run's input (once per run)."""
         query = query_text(run.messages)
         retriever = self.tool_retriever
         fetch = retriever.schema_for
-        if self.permissions is not None and isinstance(retriever, ToolRetriever):
-            # Denied tools must not take any of the retriever's top-k slots.
-            fetch = functools.partial(retriever.schema_for, allowed=self._permitted)
+        hidden = self.permissions is not None or bool(getattr(self.tool_registry, "_deferred", None))
+        if hidden and isinstance(retriever, ToolRetriever):
+            # Denied and deferred tools must not take any of the retriever's top-k slots.
+            fetch = functools.partial(retriever.schema_for, allowed=self._offerable)
         if self.tool_budget is not None:
             fetch = functools.partial(fetch, max_tokens=self.tool_budget)
         if run.sync_entry or not getattr(retriever, "blocking", True):
             schema = fetch(query)
         else:  # retrieval may embed or scan a large index: keep it off the event loop
             schema = await asyncio.wrap_future(shared_threads().submit(fetch, query))
-        if self.permissions is not None:
+        if hidden:
             reg = self.tool_registry
-            schema = [
-                s
-                for s in schema
-                if (t := reg.get(s["function"]["name"])) is not None and self._denial(t) is None
-            ]
+            schema = [s for s in schema if self._offerable(reg.resolve_name(n := s["function"]["name"]) or n)]
         return list(schema) or None
 
     def _permitted(self, name: str) -> bool:
