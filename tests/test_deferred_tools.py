@@ -21,13 +21,14 @@ def send_invoice(customer: str, amount: float) -> str:
 
 
 @tool
-def weather(city: str) -> str:
-    """Current weather of a city.
+def weather(city: str, days: int = 1) -> str:
+    """Weather forecast of a city.
 
     Args:
         city: The city.
+        days: How many days ahead.
     """
-    return f"{city}: sunny"
+    return f"{city}: sunny for {days} day(s)"
 
 
 def registry(**retriever_options):
