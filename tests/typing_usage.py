@@ -57,6 +57,7 @@ from agentmaker import (
     ToolEnd,
     ToolError,
     ToolFlags,
+    Toolkit,
     ToolParameter,
     ToolPermissions,
     ToolRegistrationError,
@@ -294,6 +295,13 @@ def whose(ctx: RunContext[str], item: str) -> str:
 
 owned = Agent("ops", ScriptedLLM([ScriptedLLM.tool_call("whose", {"item": "pen"}), "ok"]), tools=[whose])
 assert owned.run("whose pen?", deps="ada").tool_calls[0].output == "pen of ada"
+
+
+# Tools grouped in a toolkit, renamed and explained to the model.
+kit = Toolkit([whose], prefix="ops_", instructions="Ops tools are slow.")
+assert [t.name for t in kit.tools] == ["ops_whose"]
+kitted = Agent("ops", ScriptedLLM(["ok"]), tools=[kit])
+assert kitted.run("hi").output == "ok"
 
 
 # Hooks and the event stream.

@@ -50,6 +50,7 @@ from agentmaker.events import (
 from agentmaker.llm import LLMClient, LLMResponse
 from agentmaker.rag import HybridRetriever, ToolRetriever, ToolSearchTool
 from agentmaker.run_policy import RunPolicy
+from agentmaker.toolkit import Toolkit
 
 __all__ = [
     "Agent",
@@ -103,6 +104,7 @@ __all__ = [
     "ToolSearchTool",
     "ToolStart",
     "ToolStatus",
+    "Toolkit",
     "cli_confirm",
     "messages_from_json",
     "messages_to_json",

@@ -52,6 +52,7 @@ from .events import (
 )
 from .llm import LLMResponse
 from .run_policy import DEFAULT_MAX_RETRIES, RunPolicy, retries_exceeded
+from .toolkit import Toolkit
 
 __all__ = ["Agent", "PendingCall", "RunResult", "RunUsage", "ToolCallRecord"]
 
@@ -75,7 +76,8 @@ class Agent(ToolExecutor, ToolOffer):
     ``llm`` is any object meeting the contract in :mod:`agentmaker.llm` (``LLMClient``,
     ``agentmaker.testing.ScriptedLLM``, or your own). Tools come from ``tools`` (a list,
     registered into a new ``ToolRegistry``) or ``tool_registry`` (used as is), not both; with
-    neither, the agent answers plainly.
+    neither, the agent answers plainly. ``tools`` may hold ``Toolkit`` objects: their
+    tools are registered and their ``instructions`` follow the agent's own in the system prompt.
 
     - ``instructions``: the system prompt (default: a generic helpful-assistant line).
     - ``confirm(tool, parameters) -> bool``: approves high-risk calls; only a return of exactly
@@ -129,6 +131,7 @@ class Agent(ToolExecutor, ToolOffer):
             raise TypeError(
                 f"llm must have a chat(messages, *, tools=None) method (see agentmaker.llm), got {llm!r}"
             )
+        toolkit_notes: list[str] = []
         if tools is not None and tool_registry is not None:
             raise ValueError("pass either tools=[...] or tool_registry=..., not both")
         if tools is not None:
@@ -137,8 +140,13 @@ class Agent(ToolExecutor, ToolOffer):
             else:
                 if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
                     raise TypeError(f"tools must be a list of tools, got {tools!r}")
+                tools = list(tools)
+                kits = [t for t in tools if isinstance(t, Toolkit)]
+                toolkit_notes = [k.instructions for k in kits if k.instructions]
                 tool_registry = ToolRegistry()
-                tool_registry.register_all(list(tools))
+                tool_registry.register_all(
+                    [t for x in tools for t in (x.tools if isinstance(x, Toolkit) else [x])]
+                )
         elif tool_registry is not None and not isinstance(tool_registry, _native.ToolRegistry):
             raise TypeError(f"tool_registry must be a ToolRegistry, got {tool_registry!r}")
         if tool_registry is not None and getattr(llm, "supports_function_calling", True) is False:
@@ -175,6 +183,7 @@ class Agent(ToolExecutor, ToolOffer):
         self.name = name
         self.llm = llm
         self.hooks = hooks
+        self._toolkit_notes = toolkit_notes
         self.output_type = output_type
         self._output = OutputSpec(output_type) if output_type is not None else None
         self._hooks = hooks_observer(hooks) if hooks is not None else None
@@ -334,6 +343,8 @@ class Agent(ToolExecutor, ToolOffer):
         earlier = history_messages(history) if history is not None else ()
         messages = run.messages
         system = self.instructions or DEFAULT_INSTRUCTIONS
+        if self._toolkit_notes:
+            system = "\n\n".join([system, *self._toolkit_notes])
         if self._output is not None:
             system = f"{system}\n\n{self._output.instructions}"
         messages.append({"role": "system", "content": system})
