@@ -223,3 +223,22 @@ def test_a_call_that_stops_the_run_skips_the_pending_ones():
 def test_confirm_must_be_a_callable_or_pause():
     with pytest.raises(TypeError, match="confirm must be a callable .* or \"pause\", got 'wait'"):
         Agent("a", ScriptedLLM([]), confirm="wait")  # type: ignore[arg-type]
+
+
+def test_the_digest_can_be_recomputed_from_python_for_any_json_arguments():
+    @tool(requires_confirmation=True)
+    def pay(payee: str, amount: float, tags: list[str], meta: dict[str, int]) -> str:
+        """Pay someone.
+
+        Args:
+            payee: Who.
+            amount: How much.
+            tags: Labels.
+            meta: Extra numbers.
+        """
+        return "paid"
+
+    args = {"payee": "Zoë «Ω»", "amount": 1e16, "tags": ["b", "a"], "meta": {"z": 1, "a": 2}}
+    llm = ScriptedLLM([ScriptedLLM.tool_call("pay", args)])
+    paused = Agent("a", llm, tools=[pay], confirm="pause").run("pay")
+    assert paused.pending[0].digest == digest("pay", args)
