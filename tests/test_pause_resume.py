@@ -242,3 +242,23 @@ def test_the_digest_can_be_recomputed_from_python_for_any_json_arguments():
     llm = ScriptedLLM([ScriptedLLM.tool_call("pay", args)])
     paused = Agent("a", llm, tools=[pay], confirm="pause").run("pay")
     assert paused.pending[0].digest == digest("pay", args)
+
+
+def test_an_approval_holds_only_for_the_digest_the_person_saw():
+    agent, _, paused = paused_run("done")
+    shown = {p.id: p.digest for p in paused.pending}
+    # The stored result is rewritten, digest included: the core's check alone cannot tell.
+    doc = json.loads(paused.to_json())
+    doc["pending"][0]["arguments"] = {"path": "/etc"}
+    doc["pending"][0]["digest"] = digest("delete", {"path": "/etc"})
+    forged = RunResult.from_json(json.dumps(doc))
+    with pytest.raises(
+        ValueError, match=r"the approval of call 'call_2' \(delete\) was given for digest [0-9a-f]{64}, but"
+    ):
+        agent.resume(forged, {"call_2": True, "call_3": False}, digests=shown)
+    assert DELETED == []
+    with pytest.raises(ValueError, match=r"no digest for approved call 'call_3' \(delete\)"):
+        agent.resume(paused, {"call_2": True, "call_3": True}, digests={"call_2": shown["call_2"]})
+    result = agent.resume(paused, {"call_2": True, "call_3": False}, digests={"call_2": shown["call_2"]})
+    assert DELETED == ["a"]
+    assert result.final_output == "done"

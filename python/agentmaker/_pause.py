@@ -13,6 +13,11 @@ Every pending call needs a decision, and a decision for an id the result does no
 an error (a typo must not silently refuse a call). Resuming re-prepares each call through the
 core and compares its digest with the one the paused result showed: an approval never runs a
 call whose tool name or arguments changed in between (say, in a stored result someone edited).
+Where the paused result is stored somewhere a person's approval does not control (a queue, a
+client), pass ``digests={call_id: digest}`` too: the digests the person was shown. An approval
+then holds only when that digest is the paused call's, so a stored result rewritten in between
+(arguments and digest both changed) is refused.
+
 A paused result can be resumed more than once (each resume runs the approved calls again), so
 the caller that stores it decides when it is used up.
 """
@@ -32,7 +37,7 @@ Decision: TypeAlias = bool | str
 """A person's decision on a paused call: approve, refuse, or refuse with a reason."""
 
 
-def checked_decisions(result: object, decisions: object) -> list[Decision]:
+def checked_decisions(result: object, decisions: object, digests: object = None) -> list[Decision]:
     """One decision per pending call of ``result``, in order; a clear error for anything else."""
     if not isinstance(result, RunResult):
         raise TypeError(f"resume needs the RunResult of a paused run, got {type(result).__name__}")
@@ -62,7 +67,27 @@ def checked_decisions(result: object, decisions: object) -> list[Decision]:
                 f"the decision for call {p.id!r} must be True, False or a non-empty reason, got {d!r}"
             )
         chosen.append(d)
+    if digests is not None:
+        _check_digests(result, chosen, digests)
     return chosen
+
+
+def _check_digests(result: RunResult, chosen: list[Decision], digests: object) -> None:
+    if not isinstance(digests, Mapping):
+        raise TypeError(f"digests must be a dict {{call_id: digest}}, got {type(digests).__name__}")
+    for p, d in zip(result.pending, chosen, strict=True):
+        if d is not True:
+            continue
+        shown = digests.get(p.id)
+        if shown is None:
+            raise ValueError(
+                f"no digest for approved call {p.id!r} ({p.tool_name}); give the digest the person approved"
+            )
+        if shown != p.digest:
+            raise ValueError(
+                f"the approval of call {p.id!r} ({p.tool_name}) was given for digest {shown}, but the "
+                f"paused call's digest is {p.digest}; the approval does not hold for it"
+            )
 
 
 def pending_of(records: list[Any], digest: Any) -> list[PendingCall]:

@@ -265,21 +265,33 @@ class Agent(ToolExecutor, ToolOffer):
         """The async form of :meth:`run`."""
         return await self._drive(input, self._new_run(False, deps=deps), message_history)
 
-    def resume(self, result: RunResult, decisions: Mapping[str, Decision], *, deps: Any = None) -> RunResult:
+    def resume(
+        self,
+        result: RunResult,
+        decisions: Mapping[str, Decision],
+        *,
+        digests: Mapping[str, str] | None = None,
+        deps: Any = None,
+    ) -> RunResult:
         """Continue a paused run (``result.status == "paused"``) with a person's decisions:
         ``{call_id: True | False | "reason shown to the model"}``, one for every call in
         ``result.pending``. Approved calls run, refused ones answer the model with the refusal,
         and the run goes on as :meth:`run` would (it may pause again). See
-        :mod:`agentmaker._pause` for the checks. ``deps`` as for :meth:`run` (a paused result
-        does not keep them)."""
+        :mod:`agentmaker._pause` for the checks, and for ``digests`` (the digests the person
+        approved). ``deps`` as for :meth:`run` (a paused result does not keep them)."""
         self._no_loop("resume", "aresume")
-        return run_sync(self._resume(result, decisions, self._new_run(True, deps=deps)))
+        return run_sync(self._resume(result, decisions, digests, self._new_run(True, deps=deps)))
 
     async def aresume(
-        self, result: RunResult, decisions: Mapping[str, Decision], *, deps: Any = None
+        self,
+        result: RunResult,
+        decisions: Mapping[str, Decision],
+        *,
+        digests: Mapping[str, str] | None = None,
+        deps: Any = None,
     ) -> RunResult:
         """The async form of :meth:`resume`."""
-        return await self._resume(result, decisions, self._new_run(False, deps=deps))
+        return await self._resume(result, decisions, digests, self._new_run(False, deps=deps))
 
     async def astream(
         self, input: RunInput, *, message_history: Sequence[Message] | None = None, deps: Any = None
@@ -464,8 +476,8 @@ class Agent(ToolExecutor, ToolOffer):
                 return self._result(run, "", "paused")
         return self._result(run, TURNS_EXHAUSTED, "max_turns")
 
-    async def _resume(self, result: RunResult, decisions: Any, run: _Run) -> RunResult:
-        chosen = checked_decisions(result, decisions)
+    async def _resume(self, result: RunResult, decisions: Any, digests: Any, run: _Run) -> RunResult:
+        chosen = checked_decisions(result, decisions, digests)
         try:
             return await self._resumed(result, chosen, run)
         except BaseException as exc:
