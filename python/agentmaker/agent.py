@@ -27,8 +27,9 @@ from ._llm_dispatch import chat_method
 from ._messages import ContentPart, Message, RunInput, history_messages, input_messages
 from ._otel import otel_observer
 from ._output import OutputSpec
-from ._pause import Decision, changed_call, checked_decisions, pending_of, wire_calls
+from ._pause import Decision, pending_of
 from ._registry import ToolRegistry
+from ._resume import Resuming
 from ._run_context import RunContext
 from ._run_result import PendingCall, RunResult, RunUsage
 from ._status import RunStatus
@@ -45,10 +46,10 @@ from .events import (
     RunEvent,
     RunStart,
     TextDelta,
-    ToolEnd,
     ToolStart,
     check_hooks,
     hooks_observer,
+    tool_end,
 )
 from .llm import LLMResponse
 from .run_policy import DEFAULT_MAX_RETRIES, RunPolicy, retries_exceeded
@@ -70,7 +71,7 @@ def _positive_number(value: Any, what: str) -> float | None:
     return float(value)
 
 
-class Agent(ToolExecutor, ToolOffer):
+class Agent(Resuming, ToolExecutor, ToolOffer):
     """An LLM agent that can call tools.
 
     ``llm`` is any object meeting the contract in :mod:`agentmaker.llm` (``LLMClient``,
@@ -476,62 +477,6 @@ class Agent(ToolExecutor, ToolOffer):
                 return self._result(run, "", "paused")
         return self._result(run, TURNS_EXHAUSTED, "max_turns")
 
-    async def _resume(self, result: RunResult, decisions: Any, digests: Any, run: _Run) -> RunResult:
-        chosen = checked_decisions(result, decisions, digests)
-        try:
-            return await self._resumed(result, chosen, run)
-        except BaseException as exc:
-            self._failed(run, exc)
-            raise
-
-    async def _resumed(self, result: RunResult, chosen: list[Decision], run: _Run) -> RunResult:
-        run.messages = messages = list(result.messages)
-        usage = result.usage
-        run.llm_calls = usage.llm_calls
-        run.prompt_tokens = usage.prompt_tokens
-        run.completion_tokens = usage.completion_tokens
-        run.total_tokens = usage.total_tokens
-        run.tools_before = usage.tool_calls
-        run.start = result._start
-        run.turn = result._turn
-        run.records = list(result.tool_calls)
-        observe = run.observe
-        if observe is not None:
-            observe(RunStart(self.name, []))
-        await self._offer_tools(run)
-        pipeline = run.pipeline
-        recs, _ = pipeline.prepare(wire_calls(result.pending), run.turn)
-        for rec, p in zip(recs, result.pending, strict=True):
-            if rec.status is None and pipeline.digest(rec) != p.digest:
-                raise changed_call(rec, p)
-        stop: str | None = None
-        for rec, choice in zip(recs, chosen, strict=True):
-            if rec.status is None and isinstance(rec._tool, FunctionTool) and rec._tool._spec.contexts:
-                self._give_context(run, rec)
-            if observe is not None:
-                observe(ToolStart(run.turn, rec.call_id, rec.name, rec.arguments))
-            if rec.status is not None:  # a gate refuses it now (e.g. the tool is gone)
-                pass
-            elif stop is not None:
-                pipeline.refuse(rec, "skipped")
-            elif choice is True:
-                rec._confirm = False  # the person's decision is the confirmation
-                await self._alone(run, rec)
-            elif choice is False:
-                pipeline.refuse(rec, "not_approved")
-            else:
-                pipeline.refuse(rec, "declined", reason=choice.strip())
-            if observe is not None:
-                _tool_end(observe, run, rec)
-            messages.append({"role": "tool", "tool_call_id": rec.call_id, "content": rec.output})
-            if stop is None and rec._stop is not None:
-                stop = rec._stop
-        resumed = {r.call_id: r for r in recs}
-        run.records = [resumed.pop(r.call_id, r) if r.status == "pending" else r for r in run.records]
-        if stop is not None:
-            return self._result(run, stop, "stopped")
-        return await self._loop(run, run.turn + 1)
-
     def _result(self, run: _Run, text: str, status: RunStatus, output: Any = None) -> RunResult:
         usage = RunUsage(
             run.llm_calls,
@@ -587,7 +532,7 @@ class Agent(ToolExecutor, ToolOffer):
                         await self._alone(run, rec)
             for r in recs[start:end]:
                 if observe is not None:
-                    _tool_end(observe, run, r)
+                    observe(tool_end(run.turn, r))
                 if r.status == "pending":
                     continue  # answered when the run resumes
                 data = r.data
@@ -607,16 +552,12 @@ class Agent(ToolExecutor, ToolOffer):
                 for r in [*(r for r in recs[:end] if r.status == "pending"), *recs[end:]]:
                     pipeline.refuse(r, "skipped")
                     if observe is not None:
-                        _tool_end(observe, run, r)
+                        observe(tool_end(run.turn, r))
                     messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
                 return stop
         if self.confirm == "pause":
             run.pending = [r for r in recs if r.status == "pending"]
         return None
-
-
-def _tool_end(observe: Callable[[RunEvent], None], run: _Run, r: ToolCallRecord) -> None:
-    observe(ToolEnd(run.turn, r.call_id, r.name, r.arguments, r.status, r.duration, r.output))
 
 
 def _account(run: _Run, usage: Any) -> int:

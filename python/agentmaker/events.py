@@ -168,6 +168,12 @@ def hooks_observer(hooks: object) -> Callable[[RunEvent], None]:
     return observe
 
 
+def tool_end(turn: int, record: Any) -> ToolEnd:
+    """The end event of a call, from its record."""
+    r = record
+    return ToolEnd(turn, r.call_id, r.name, r.arguments, r.status, r.duration, r.output)
+
+
 def check_hooks(hooks: object) -> None:
     """Refuse an object that has none of the hook methods (a class instead of an instance, a
     misspelt method name...)."""
