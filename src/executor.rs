@@ -20,12 +20,14 @@
 //! [`finish::finish`]. Every model-facing text of the pipeline is in [`messages`].
 
 pub mod arguments;
+pub mod digest;
 pub mod finish;
 pub mod messages;
 pub mod plan;
 pub mod prepare;
 pub mod status;
 
+pub use digest::call_digest;
 pub use finish::{finish, Finished, Outcome, ResultFlags};
 pub use plan::{groups, route, Group, Kind, Route, Slot};
 pub use prepare::{prepare, CallTarget, Prepared, Refusal, Settings};

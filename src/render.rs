@@ -8,7 +8,7 @@
 mod anthropic;
 mod gemini;
 mod openai;
-mod pyjson;
+pub(crate) mod pyjson;
 mod strict;
 
 pub use anthropic::anthropic_tool;

@@ -26,6 +26,14 @@ EXPECTED: dict[str, list[str]] = {
         "Kyoto: 2025-04-01 to 2025-04-04, slow pace, tags ['food', 'temples']",
         "strict: {'forecast': True, 'plan': False, 'tally': False}",
     ],
+    "conversation_and_approval.py": [
+        "turn 2 answer: It cost 49.90 EUR. (2 new messages)",
+        "paused: refund({'order': 'A17', 'amount': 49.9}) digest 71b2fb798a47...",
+        "resumed: refunded 49.9 EUR on order A17; The refund is done.",
+        "event: lookup_order -> order B2: delivered, 49.90 EUR",
+        "event: text 'Order B2 was delivered.'",
+        "event: run completed",
+    ],
     "tool_rag.py": [
         "retrieved: ['tool_search', 'create_event']",
         "turn 3 offered: tool_search, create_event, send_email",

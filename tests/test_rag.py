@@ -471,7 +471,8 @@ def test_tool_search_prompts():
     assert custom.description == "Find tools."
     assert custom.run({"query": "zzz qqq"}).text == "nothing"
     with pytest.raises(
-        ToolConfigError, match="unknown prompt key 'nope'; known keys: tool_search.description"
+        ToolConfigError,
+        match="unknown prompt key 'nope'; known keys: tool_search.bad_action, tool_search.description",
     ):
         ToolSearchTool(tr, prompts={"nope": "x"})
     with pytest.raises(TypeError, match="tool_retriever must be a ToolRetriever"):

@@ -25,30 +25,41 @@ from agentmaker import (
     HybridRetriever,
     Isolation,
     LLMClient,
+    LLMEnd,
     LLMResponse,
     LLMResponseError,
+    LLMStart,
     LLMStream,
     MCPClient,
     MCPTool,
     Message,
     NotesTool,
+    PendingCall,
     RetryAgentRun,
     RunCancelled,
+    RunContext,
+    RunEnd,
+    RunEvent,
+    RunHooks,
     RunInput,
     RunLimitExceeded,
     RunPolicy,
     RunResult,
+    RunStart,
     RunStatus,
     RunUsage,
     SearchTool,
     StopAgentRun,
+    TextDelta,
     Tool,
     ToolCallRecord,
     ToolCallStatus,
     ToolConfigError,
     ToolDefinitionWarning,
+    ToolEnd,
     ToolError,
     ToolFlags,
+    Toolkit,
     ToolParameter,
     ToolPermissions,
     ToolRegistrationError,
@@ -56,8 +67,11 @@ from agentmaker import (
     ToolResponse,
     ToolRetriever,
     ToolSearchTool,
+    ToolStart,
     ToolStatus,
     cli_confirm,
+    messages_from_json,
+    messages_to_json,
     tool,
 )
 from agentmaker.testing import ScriptedLLM
@@ -224,7 +238,7 @@ def ended(status: RunStatus) -> bool:
     match status:
         case "completed" | "stopped":
             return True
-        case "max_turns":
+        case "max_turns" | "paused" | "failed":
             return False
         case _:
             assert_never(status)
@@ -241,6 +255,83 @@ history: list[Message] = [
 answer = Agent("chat", ScriptedLLM(["Ada."])).run(history)
 assert [m["role"] for m in answer.messages] == ["system", "user", "assistant", "user", "assistant"]
 assert answer.messages[1] == history[0] and answer.messages[1] is not history[0]
+
+# A conversation goes on from a stored history.
+stored: str = messages_to_json(answer.messages)
+later = Agent("chat", ScriptedLLM(["Still Ada."])).run("And now?", message_history=messages_from_json(stored))
+assert_type(later.new_messages(), list[Message])
+assert later.new_messages()[0] == {"role": "user", "content": "And now?"}
+
+
+# A run paused for approval, resumed with a decision per pending call.
+@tool(requires_confirmation=True)
+def wipe(path: str) -> str:
+    """Wipe a file.
+
+    Args:
+        path: The file.
+    """
+    return "wiped " + path
+
+
+pausing = Agent(
+    "ops",
+    ScriptedLLM([ScriptedLLM.tool_call("wipe", {"path": "x"}), "Wiped."]),
+    tools=[wipe],
+    confirm="pause",
+)
+paused = pausing.run("wipe x")
+waiting: list[PendingCall] = paused.pending
+assert paused.status == "paused" and waiting[0].tool_name == "wipe"
+resumed = pausing.resume(RunResult.from_json(paused.to_json()), {waiting[0].id: True})
+assert resumed.final_output == "Wiped."
+
+
+# A tool that reads the run's context (not part of its schema).
+@tool
+def whose(ctx: RunContext[str], item: str) -> str:
+    """Say whose an item is.
+
+    Args:
+        item: The item.
+    """
+    return f"{item} of {ctx.deps}"
+
+
+owned = Agent("ops", ScriptedLLM([ScriptedLLM.tool_call("whose", {"item": "pen"}), "ok"]), tools=[whose])
+assert owned.run("whose pen?", deps="ada").tool_calls[0].output == "pen of ada"
+
+
+# Tools grouped in a toolkit, renamed and explained to the model.
+kit = Toolkit([whose], prefix="ops_", instructions="Ops tools are slow.")
+assert [t.name for t in kit.tools] == ["ops_whose"]
+kitted = Agent("ops", ScriptedLLM(["ok"]), tools=[kit])
+assert kitted.run("hi").output == "ok"
+
+
+# Hooks and the event stream.
+class Printer(RunHooks):
+    def on_run_start(self, event: RunStart) -> None:
+        assert event.agent == "ops"
+
+    def on_llm_start(self, event: LLMStart) -> None:
+        assert event.turn >= 1
+
+    def on_llm_end(self, event: LLMEnd) -> None:
+        assert event.duration >= 0.0
+
+    def on_tool_start(self, event: ToolStart) -> None:
+        assert event.tool_name
+
+    def on_tool_end(self, event: ToolEnd) -> None:
+        assert event.status == "success"
+
+
+watched = Agent("ops", ScriptedLLM(["fine"]), hooks=Printer())
+events: list[RunEvent] = list(watched.stream("hi"))
+last = events[-1]
+assert isinstance(last, RunEnd) and last.result.final_output == "fine"
+assert [e.text for e in events if isinstance(e, TextDelta)] == ["fine"]
 
 # ... or content parts of one user message.
 parts: Sequence[ContentPart] = [{"type": "text", "text": "Describe this."}]

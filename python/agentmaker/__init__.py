@@ -5,7 +5,7 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 """
 
 from agentmaker._callable import FunctionTool, ToolFlags, tool
-from agentmaker._messages import ContentPart, Message, RunInput
+from agentmaker._messages import ContentPart, Message, RunInput, messages_from_json, messages_to_json
 from agentmaker._native import (
     CalculatorTool,
     CLITool,
@@ -19,8 +19,9 @@ from agentmaker._native import (
     ToolResponse,
 )
 from agentmaker._registry import ToolRegistry
+from agentmaker._run_context import RunContext
 from agentmaker._status import RunStatus, ToolCallStatus, ToolStatus
-from agentmaker.agent import Agent, RunResult, RunUsage, ToolCallRecord
+from agentmaker.agent import Agent, PendingCall, RunResult, RunUsage, ToolCallRecord
 from agentmaker.confirm import cli_confirm
 from agentmaker.errors import (
     AgentmakerError,
@@ -35,10 +36,22 @@ from agentmaker.errors import (
     ToolError,
     ToolRegistrationError,
 )
+from agentmaker.events import (
+    LLMEnd,
+    LLMStart,
+    RunEnd,
+    RunEvent,
+    RunHooks,
+    RunStart,
+    TextDelta,
+    ToolEnd,
+    ToolStart,
+)
 from agentmaker.isolation import Isolation
 from agentmaker.llm import LLMClient, LLMResponse, LLMStream
 from agentmaker.rag import HybridRetriever, ToolRetriever, ToolSearchTool
 from agentmaker.run_policy import RunPolicy
+from agentmaker.toolkit import Toolkit
 
 __all__ = [
     "Agent",
@@ -51,28 +64,38 @@ __all__ = [
     "HybridRetriever",
     "Isolation",
     "LLMClient",
+    "LLMEnd",
     "LLMResponse",
     "LLMResponseError",
+    "LLMStart",
     "LLMStream",
     "MCPClient",
     "MCPTool",
     "Message",
     "NotesTool",
+    "PendingCall",
     "RetryAgentRun",
     "RunCancelled",
+    "RunContext",
+    "RunEnd",
+    "RunEvent",
+    "RunHooks",
     "RunInput",
     "RunLimitExceeded",
     "RunPolicy",
     "RunResult",
+    "RunStart",
     "RunStatus",
     "RunUsage",
     "SearchTool",
     "StopAgentRun",
+    "TextDelta",
     "Tool",
     "ToolCallRecord",
     "ToolCallStatus",
     "ToolConfigError",
     "ToolDefinitionWarning",
+    "ToolEnd",
     "ToolError",
     "ToolFlags",
     "ToolParameter",
@@ -82,8 +105,12 @@ __all__ = [
     "ToolResponse",
     "ToolRetriever",
     "ToolSearchTool",
+    "ToolStart",
     "ToolStatus",
+    "Toolkit",
     "cli_confirm",
+    "messages_from_json",
+    "messages_to_json",
     "tool",
 ]
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from ._awaited import complete
 from ._messages import Message
+from ._run_context import RunContext
 from ._sync_driver import NEED_LOOP, loop_hidden
 from ._threads import shared_threads
 from ._tool_call import ToolCallRecord
@@ -39,14 +40,23 @@ class _Run:
     __slots__ = (
         "budget",
         "completion_tokens",
+        "context",
+        "deltas",
+        "deps",
         "direct",
+        "gate",
         "llm_calls",
         "messages",
+        "observe",
+        "pending",
         "pipeline",
         "prompt_tokens",
         "records",
+        "retries",
+        "start",
         "sync_entry",
         "tools",
+        "tools_before",
         "total_tokens",
         "turn",
     )
@@ -64,6 +74,19 @@ class _Run:
         self.completion_tokens = 0
         self.total_tokens = 0
         self.tools: list[dict[str, Any]] | None = None
+        # Where this run's own messages start (after the instructions and any history), the
+        # calls it paused on, and tool executions of the run before it was paused and resumed.
+        self.start = 0
+        self.pending: list[ToolCallRecord] = []
+        self.tools_before = 0
+        self.retries = 0  # tool calls that raised RetryAgentRun
+        # Who sees the run's events (hooks, a stream), and the model's text as events: 0 no, 1
+        # the whole text of each reply, 2 the pieces of the model's own stream.
+        self.observe: Any = None
+        self.deltas = 0
+        self.deps: Any = None  # given to tools through RunContext, made when a tool asks
+        self.context: Any = None
+        self.gate: Any = None  # a streamed run waits here for its consumer (see _streaming.Feed)
 
 
 class ToolExecutor:
@@ -96,10 +119,14 @@ class ToolExecutor:
         """The confirmation gate: only an answer of exactly True approves."""
         confirm = self.confirm
         pipeline = run.pipeline
+        if confirm == "pause":  # the run pauses; Agent.resume brings the person's decision
+            pipeline.refuse(rec, "pending")
+            return False
         if confirm is None:
             pipeline.refuse(rec, "no_confirm")
             return False
-        args = copy.deepcopy(rec._params)
+        params = rec._params or {}
+        args = copy.deepcopy({k: v for k, v in params.items() if not isinstance(v, RunContext)})
         try:
             if run.sync_entry and not run.direct and not inspect.iscoroutinefunction(confirm):
                 with loop_hidden():

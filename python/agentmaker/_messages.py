@@ -15,14 +15,29 @@ and the input of ``Agent.run``.
 
 A list mixing messages and content parts, an empty list, an unknown role or a content that is
 neither a string, a list nor None is refused with a clear error before the model is called.
+
+A conversation goes on with ``message_history=``: a list of messages (usually a previous
+``RunResult.messages`` or ``new_messages()``) sent before the new input. The shape is the
+provider-neutral one above, so a history recorded with one provider's LLM is the input of a run
+with another's; :func:`messages_to_json` and :func:`messages_from_json` store it as JSON text.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, Literal, Required, TypeAlias, TypedDict
 
-__all__ = ["ContentPart", "Message", "RunInput", "input_messages", "query_text"]
+__all__ = [
+    "ContentPart",
+    "Message",
+    "RunInput",
+    "history_messages",
+    "input_messages",
+    "messages_from_json",
+    "messages_to_json",
+    "query_text",
+]
 
 Role: TypeAlias = Literal["system", "developer", "user", "assistant", "tool"]
 _ROLES: frozenset[str] = frozenset(("system", "developer", "user", "assistant", "tool"))
@@ -88,27 +103,69 @@ def input_messages(input: object) -> list[Message]:
                     f"part (a dict with a 'type'): {part!r}"
                 )
         return [{"role": "user", "content": list(input)}]
+    return _checked(input, "run input")
+
+
+def _checked(items: Sequence[object], what: str) -> list[Message]:
+    """Copies of ``items``, each checked to be a message (a dict with a known role and a string,
+    list or None content)."""
     messages: list[Message] = []
-    for i, msg in enumerate(input):
+    for i, msg in enumerate(items):
         if not isinstance(msg, dict) or "role" not in msg:
             raise TypeError(
-                f"run input item {i} is not a message (a dict with a 'role'): {msg!r}; a list is "
+                f"{what} item {i} is not a message (a dict with a 'role'): {msg!r}; a list is "
                 "either all messages or all content parts"
             )
         role = msg["role"]
         if role not in _ROLES:
             raise ValueError(
-                f"run input message {i} has role {role!r}; expected one of {', '.join(sorted(_ROLES))}"
+                f"{what} message {i} has role {role!r}; expected one of {', '.join(sorted(_ROLES))}"
             )
         content = msg.get("content")
         if content is not None and not isinstance(content, (str, list)):
             raise TypeError(
-                f"run input message {i} has content of type {type(content).__name__}; "
+                f"{what} message {i} has content of type {type(content).__name__}; "
                 "expected a string, a list of content parts or None"
             )
         copied: Message = dict(msg)  # type: ignore[assignment]
         messages.append(copied)
     return messages
+
+
+def history_messages(history: object) -> list[Message]:
+    """The messages of ``message_history=``, checked and copied. A leading system message (the
+    previous run's instructions) is left out: the agent's own instructions come first."""
+    if isinstance(history, (str, bytes)) or not isinstance(history, (list, tuple)):
+        raise TypeError(
+            f"message_history must be a list of messages (e.g. a previous result.messages), "
+            f"got {type(history).__name__}"
+        )
+    messages = _checked(history, "message_history")
+    if messages and messages[0]["role"] == "system":
+        del messages[0]
+    return messages
+
+
+def messages_to_json(messages: Sequence[Message]) -> str:
+    """A conversation as JSON text (a JSON array of the messages), for storing it; read it back
+    with :func:`messages_from_json`. Raises ``TypeError`` when a message holds something JSON
+    cannot represent."""
+    checked = _checked(list(messages), "messages")
+    try:
+        return json.dumps(checked, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"messages cannot be written as JSON: {exc}") from None
+
+
+def messages_from_json(text: str | bytes) -> list[Message]:
+    """The messages :func:`messages_to_json` wrote, checked like a run's input."""
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"messages JSON is not valid JSON: {exc}") from None
+    if not isinstance(data, list):
+        raise TypeError(f"messages JSON must be an array of messages, got {type(data).__name__}")
+    return _checked(data, "messages JSON")
 
 
 def _content_text(content: object) -> str:

@@ -28,6 +28,34 @@ class ToolRegistry(_NativeRegistry):
     ``to_gemini_schema``) are built on first use and reused until the tool is registered again.
     """
 
+    # Names registered with deferred=True: not offered to the model until a tool_search finds them.
+    _deferred: frozenset[str] = frozenset()
+
+    def register(self, tool: Tool, overwrite: bool = False, *, deferred: bool = False) -> None:
+        """Add ``tool`` under its name (``overwrite=True`` replaces one of the same name).
+
+        ``deferred=True``: an Agent does not offer the tool to the model at first; a
+        ``ToolSearchTool`` search (or ``action="get"`` with its name) finds it, and from then on
+        the run offers it. It keeps large or rarely used tools out of every request. Registering
+        the name again without ``deferred`` offers it normally."""
+        super().register(tool, overwrite)
+        name = tool.name
+        if deferred:
+            self._deferred = self._deferred | {name}
+        elif name in self._deferred:
+            self._deferred = self._deferred - {name}
+
+    def unregister(self, name: str) -> Tool:
+        tool = super().unregister(name)
+        if name in self._deferred:
+            self._deferred = self._deferred - {name}
+        return tool
+
+    @property
+    def deferred(self) -> frozenset[str]:
+        """The names registered with ``deferred=True``."""
+        return self._deferred
+
     async def aexecute_tool(self, name: str, parameters: dict[str, Any]) -> ToolResponse:
         """Async :meth:`execute_tool`: async tools (and MCP calls) are awaited on the running
         loop; synchronous ones run on a worker thread so the loop is never blocked.

@@ -23,6 +23,7 @@ from agentmaker import _schema_infer as _si
 from agentmaker._docstring import doc_parts
 from agentmaker._docstring_check import check_documented
 from agentmaker._native import _tool_name_problem, _tool_result
+from agentmaker._run_context import RunContext
 from agentmaker._schema_objects import json_default
 from agentmaker.errors import ToolRegistrationError
 
@@ -62,6 +63,7 @@ class CallableSpec:
         "_fills",
         "_posonly",
         "_rows",
+        "contexts",
         "description",
         "func",
         "is_async",
@@ -84,6 +86,7 @@ class CallableSpec:
         null_defaults: tuple[str, ...],
         posonly: tuple[tuple[str, Any], ...],
         fills: tuple[tuple[str, Any], ...] = (),
+        contexts: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.description = description
@@ -96,7 +99,9 @@ class CallableSpec:
         self._convs = convs
         self._posonly = posonly
         self._fills = fills
-        self.plain = not convs and not posonly and not fills
+        # Parameters annotated RunContext: filled by the agent, never in the schema.
+        self.contexts = contexts
+        self.plain = not convs and not posonly and not fills and not contexts
 
     @property
     def params(self) -> list[ParamInfo]:
@@ -129,6 +134,9 @@ class CallableSpec:
                         f"Error: tool '{self.name}' failed parameter validation: parameter '{k}': "
                         f"{type(exc).__name__}: {exc}"
                     )
+        for k in self.contexts:  # only the agent's own context object, never a model's value
+            v = args.get(k)
+            kwargs[k] = v if isinstance(v, RunContext) else None
         positional: list[Any] = []
         if self._posonly:
             present = [k for k, _ in self._posonly if k in kwargs]
@@ -259,9 +267,10 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
     globalns = getattr(code_owner, "__globals__", None) or {}
     with _si.LOCK:
         built = _build_schema(func, params, hints, globalns, docs)
-    schema, rows, convs, null_defaults, posonly, fills = built
-    if docs:
-        check_documented(_fn_label(func), code_owner, docs, schema["properties"])
+    schema, rows, convs, null_defaults, posonly, fills, contexts = built
+    if docs:  # a RunContext parameter may be documented; it is just not the model's business
+        shown = {k: v for k, v in docs.items() if k not in contexts}
+        check_documented(_fn_label(func), code_owner, shown, schema["properties"])
     is_async = _is_async(func, target)
     return CallableSpec(
         tool_name,
@@ -274,6 +283,7 @@ def analyze(func: Any, *, name: str | None = None, description: str | None = Non
         null_defaults,
         posonly,
         fills,
+        contexts,
     )
 
 
@@ -292,6 +302,7 @@ def _build_schema(
     null_defaults: list[str] = []
     posonly: list[tuple[str, Any]] = []
     fills: list[tuple[str, Any]] = []
+    contexts: list[str] = []
     refs: set[str] = set()
     cached = _si._CACHE.get
     for pname, default, is_posonly in params:
@@ -316,6 +327,9 @@ def _build_schema(
                     f"parameter '{pname}' annotation {ann!r} cannot be resolved ({type(exc).__name__}: "
                     f"{exc}): make the type visible at module level, or construct a Tool subclass",
                 ) from None
+        if ann is RunContext or typing.get_origin(ann) is RunContext:
+            contexts.append(pname)
+            continue
         if default is not _MISSING and type(default).__name__ == "FieldInfo":
             # `x: int = Field(3, ge=0)`: the Field carries the real default and the constraints.
             fills.append((pname, default))
@@ -372,7 +386,7 @@ def _build_schema(
     schema: dict[str, Any] = {"type": "object", "properties": props, "required": required}
     if refs:
         schema["$defs"] = _si.closure_defs(frozenset(refs))
-    return schema, rows, tuple(convs), tuple(null_defaults), tuple(posonly), tuple(fills)
+    return schema, rows, tuple(convs), tuple(null_defaults), tuple(posonly), tuple(fills), tuple(contexts)
 
 
 _FROM_FACTORY = object()

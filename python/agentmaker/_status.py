@@ -27,9 +27,11 @@ ToolCallStatus: TypeAlias = Literal[
     "invalid",
     "not_confirmed",
     "skipped",
+    "pending",
 ]
 """``ToolCallRecord.status``: the tool's own status for a call that ran, ``timeout``, ``retry`` or
-``stopped`` for one that overran or raised a flow-control signal, or the gate that refused it."""
+``stopped`` for one that overran or raised a flow-control signal, or the gate that refused it; ``pending`` while a paused run waits on a person's decision."""
 
-RunStatus: TypeAlias = Literal["completed", "stopped", "max_turns"]
-"""``RunResult.status``: how the run ended."""
+RunStatus: TypeAlias = Literal["completed", "stopped", "max_turns", "paused", "failed"]
+"""``RunResult.status``: how the run ended (``failed`` only on the partial result an exception
+that ended the run carries in ``.result``)."""

@@ -21,7 +21,8 @@ class ToolCallRecord:
     ``timeout`` for one that overran, ``retry``/``stopped`` for flow-control exceptions, or the
     gate that refused it: ``invalid_call`` (no id or no name), ``invalid_args`` (arguments not
     a JSON object), ``unknown_tool``, ``denied``, ``invalid`` (failed validation),
-    ``not_confirmed``, ``skipped`` (the run stopped before the call's turn reached it).
+    ``not_confirmed``, ``skipped`` (the run stopped before the call's turn reached it), or
+    ``pending`` (the run is paused until a person decides; see ``Agent(confirm="pause")``).
     ``duration`` is the execution time in seconds (0.0 for calls that never ran) and ``output``
     the text the model received.
     """

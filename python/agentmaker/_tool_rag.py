@@ -9,6 +9,7 @@ catalog), a search can be restricted to the tools an agent may call (``allowed``
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -334,6 +335,13 @@ PROMPTS: dict[str, str] = {
     "tool_search.result": "Found these relevant tools (you can call them now):\n{catalog}",
     "tool_search.need_query": "Error: tool_search requires query (what capability to find)",
     "tool_search.no_match": "(no relevant tools found)",
+    "tool_search.param.action": (
+        '"search" (the default) to find tools for the capability in query; "get" to read the full '
+        "schema of the one tool whose exact name is query"
+    ),
+    "tool_search.get_result": "The tool {name} (you can call it now), its JSON Schema:\n{schema}",
+    "tool_search.no_tool": "Error: there is no tool named '{name}'; use action \"search\" to find tools",
+    "tool_search.bad_action": 'Error: tool_search action must be "search" or "get"',
 }
 
 
@@ -343,7 +351,10 @@ class ToolSearchTool(Tool):
     Its result lists the matching tools (``get_tools_description``) and carries
     ``data={"discovered": [names]}``; the Agent adds those tools to what the model may call for
     the rest of the run. Finding nothing returns ``(no relevant tools found)`` rather than the
-    whole catalog. Put ``"tool_search"`` in the retriever's ``always_include``.
+    whole catalog. Put ``"tool_search"`` in the retriever's ``always_include``. With
+    ``action="get"`` and a tool's exact name as ``query`` it returns that tool's full schema
+    instead (and the tool is discovered the same way): the way to reach a tool registered with
+    ``deferred=True`` whose name the model already knows.
 
     ``prompts`` overrides texts by key (see ``ToolSearchTool.PROMPTS``); unknown keys raise
     :class:`ToolConfigError`.
@@ -372,10 +383,49 @@ class ToolSearchTool(Tool):
         self._texts = texts
 
     def get_parameters(self) -> list[ToolParameter]:
-        return [ToolParameter("query", "string", self._texts["tool_search.param.query"])]
+        action = {"type": "string", "enum": ["search", "get"]}
+        return [
+            ToolParameter("query", "string", self._texts["tool_search.param.query"]),
+            ToolParameter(
+                "action",
+                "string",
+                self._texts["tool_search.param.action"],
+                required=False,
+                default="search",
+                schema=action,
+            ),
+        ]
 
     def run(self, parameters: dict[str, Any]) -> ToolResponse:
-        return self.search(parameters.get("query"))
+        return self.answer(parameters)
+
+    def answer(
+        self, parameters: dict[str, Any], *, allowed: Callable[[str], bool] | None = None
+    ) -> ToolResponse:
+        """The result for a call's parameters: a search, or with ``action="get"`` one schema."""
+        action = parameters.get("action", "search")
+        if action in (None, "search"):
+            return self.search(parameters.get("query"), allowed=allowed)
+        if action == "get":
+            return self.get(parameters.get("query"), allowed=allowed)
+        return ToolResponse.error(self._texts["tool_search.bad_action"])
+
+    def get(self, name: Any, *, allowed: Callable[[str], bool] | None = None) -> ToolResponse:
+        """One tool's full schema, by its exact (real or wire) name."""
+        if not isinstance(name, str) or not name.strip():
+            return ToolResponse.error(self._texts["tool_search.need_query"])
+        reg = self.tool_retriever.registry
+        real = reg.resolve_name(name) or name
+        if real == self.name or real not in reg or (allowed is not None and not allowed(real)):
+            return ToolResponse.error(self._texts["tool_search.no_tool"].replace("{name}", name[:64]))
+        function = reg.to_openai_schema(names=[real])[0]["function"]
+        schema = json.dumps(function, ensure_ascii=False)
+        text = (
+            self._texts["tool_search.get_result"]
+            .replace("{name}", function["name"])
+            .replace("{schema}", schema)
+        )
+        return ToolResponse.ok(text, data={"discovered": [real]})
 
     def search(self, query: Any, *, allowed: Callable[[str], bool] | None = None) -> ToolResponse:
         """The tool's result for ``query``; ``allowed`` hides tools the caller may not use
@@ -431,7 +481,7 @@ def hide_denied(record: Any, allowed: Callable[[str], bool]) -> None:
         return
     if all(isinstance(n, str) and allowed(n) for n in names):
         return
-    resp = tool.search((record._params or {}).get("query"), allowed=allowed)
+    resp = tool.answer(record._params or {}, allowed=allowed)
     record.output = resp.text
     record.status = resp.status
     record.data = resp.data

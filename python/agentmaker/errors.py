@@ -78,8 +78,9 @@ class RetryAgentRun(AgentRunFlow):
 
 
 class RunLimitExceeded(AgentmakerError):
-    """A RunPolicy cap was reached. ``kind`` is ``"llm_calls"``, ``"tool_calls"``, ``"tokens"``
-    or ``"deadline"``."""
+    """A RunPolicy cap was reached. ``kind`` is ``"llm_calls"``, ``"tool_calls"``, ``"tokens"``,
+    ``"deadline"`` or ``"retries"``. Like every exception that ends a run, it carries the
+    partial ``RunResult`` (transcript, tool calls, usage) as ``.result``."""
 
     def __init__(self, message: str, kind: str = "") -> None:
         super().__init__(message)

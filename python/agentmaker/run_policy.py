@@ -10,7 +10,9 @@ from . import _native
 from .errors import RunCancelled, RunLimitExceeded
 from .isolation import Isolation, setting
 
-__all__ = ["RunBudget", "RunPolicy"]
+__all__ = ["DEFAULT_MAX_RETRIES", "RunBudget", "RunPolicy", "retries_exceeded"]
+
+DEFAULT_MAX_RETRIES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +30,9 @@ class RunPolicy:
     - ``isolate``: True or an :class:`~agentmaker.Isolation`: Python tools that do not say
       otherwise (their ``isolate`` is None) run in a worker process, so a timeout stops them
       (see :mod:`agentmaker.isolation`).
+    - ``max_retries`` (>= 0, default 3): how many times the tools of one run may raise
+      ``RetryAgentRun``; the one past it ends the run with :class:`RunLimitExceeded` (kind
+      ``"retries"``). It applies to agents without a policy too.
 
     Crossing a limit raises :class:`RunLimitExceeded`. Any numeric cap makes tool calls run one
     at a time, so each admission is exact; ``deadline_seconds`` and ``cancel`` keep parallel
@@ -40,6 +45,7 @@ class RunPolicy:
     deadline_seconds: float | None = None
     cancel: Callable[[], bool] | None = None
     isolate: bool | Isolation | None = None
+    max_retries: int = DEFAULT_MAX_RETRIES
 
     def __post_init__(self) -> None:
         setting(self.isolate, "RunPolicy")
@@ -49,6 +55,9 @@ class RunPolicy:
         )
         if self.cancel is not None and not callable(self.cancel):
             raise ValueError(f"RunPolicy.cancel must be a callable or None, got {self.cancel!r}")
+        retries = self.max_retries
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ValueError(f"RunPolicy.max_retries must be an integer >= 0, got {retries!r}")
 
     @property
     def has_numeric_cap(self) -> bool:
@@ -113,3 +122,13 @@ class RunBudget:
             if exc.kind == "deadline":
                 return exc
         return RunLimitExceeded("exceeded the run's wall-clock time limit", "deadline")
+
+
+def retries_exceeded(count: int, cap: int, last: str) -> RunLimitExceeded:
+    """The error ending a run that asked the model to try again once too often (its tools'
+    RetryAgentRun and its invalid typed answers count together)."""
+    return RunLimitExceeded(
+        f"the model was asked to try again {count} times in this run, more than "
+        f"RunPolicy(max_retries={cap}) allows; the last request was: {last}",
+        "retries",
+    )

@@ -73,6 +73,17 @@ pub fn not_approved(name: &str) -> String {
     format!("Error: tool '{name}' was not approved; the call was not executed.")
 }
 
+/// A person refused the call and said why.
+pub fn declined(name: &str, reason: &str) -> String {
+    format!("Error: tool '{name}' was not approved: {reason}. The call was not executed.")
+}
+
+/// What a paused call's record says until a person decides (the model never reads it: the run
+/// is paused, and resuming replaces it with the call's result or refusal).
+pub fn pending(name: &str) -> String {
+    format!("(tool '{name}' awaits a person's approval; the run is paused)")
+}
+
 pub fn timed_out(name: &str, seconds: f64) -> String {
     format!(
         "Error: tool '{name}' did not finish within {} seconds; the call was abandoned.",
@@ -181,6 +192,10 @@ mod tests {
         assert_eq!(
             not_approved("rm"),
             "Error: tool 'rm' was not approved; the call was not executed."
+        );
+        assert_eq!(
+            declined("rm", "not on Fridays"),
+            "Error: tool 'rm' was not approved: not on Fridays. The call was not executed."
         );
         assert_eq!(
             raised("t", "ValueError: bad"),

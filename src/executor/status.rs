@@ -26,6 +26,8 @@ pub enum CallStatus {
     NotConfirmed,
     /// The run stopped before the call's turn came.
     Skipped,
+    /// The run paused for a person's decision on this call (`confirm="pause"`).
+    Pending,
 }
 
 impl CallStatus {
@@ -44,6 +46,7 @@ impl CallStatus {
             CallStatus::Invalid => "invalid",
             CallStatus::NotConfirmed => "not_confirmed",
             CallStatus::Skipped => "skipped",
+            CallStatus::Pending => "pending",
         }
     }
 }

@@ -523,14 +523,18 @@ impl PyCallPipeline {
     }
 
     /// Refuses a call that will not run: `why` is `no_confirm` (no callback), `confirm_failed`
-    /// (the callback raised `exc`), `not_approved`, or `skipped` (the run ended first).
-    #[pyo3(signature = (record, why, exc = None))]
+    /// (the callback raised `exc`), `not_approved`, `declined` (a person refused it and gave
+    /// `reason`), or `skipped` (the run ended first). `pending` marks a call that awaits a
+    /// person's decision while the run is paused: it stays unfinished, so it may still be
+    /// refused (skipped) when a later call of its response ends the run.
+    #[pyo3(signature = (record, why, exc = None, reason = None))]
     fn refuse(
         &self,
         py: Python<'_>,
         record: &Bound<'_, PyAny>,
         why: &str,
         exc: Option<Bound<'_, PyAny>>,
+        reason: Option<String>,
     ) -> PyResult<()> {
         let name: String = record
             .getattr(intern!(py, "name"))?
@@ -552,20 +556,35 @@ impl PyCallPipeline {
                 )
             }
             "not_approved" => (CallStatus::NotConfirmed, messages::not_approved(&name)),
+            "declined" => (
+                CallStatus::NotConfirmed,
+                messages::declined(&name, reason.as_deref().unwrap_or_default()),
+            ),
             "skipped" => (CallStatus::Skipped, messages::skipped()),
+            "pending" => (CallStatus::Pending, messages::pending(&name)),
             other => {
                 return Err(pyo3::exceptions::PyValueError::new_err(format!(
                     "unknown refusal {other:?}"
                 )))
             }
         };
-        if let Ok(call) = prepared_call(record) {
-            if !call.get().finish() {
-                return Ok(());
+        if status != CallStatus::Pending {
+            if let Ok(call) = prepared_call(record) {
+                if !call.get().finish() {
+                    return Ok(());
+                }
             }
         }
         record.setattr(intern!(py, "status"), status_word(py, status))?;
         record.setattr(intern!(py, "output"), text)
+    }
+
+    /// The digest binding an approval to this admitted call: SHA-256 of its tool's real name
+    /// and its arguments as canonical JSON (see [`executor::call_digest`]).
+    fn digest(&self, record: &Bound<'_, PyAny>) -> PyResult<String> {
+        let call = prepared_call(record)?;
+        let call = call.get();
+        Ok(executor::call_digest(call.entry.name(), &call.args))
     }
 
     /// Calls of this run that were started.

@@ -7,13 +7,42 @@ use crate::builtins::calculator::float_repr;
 use serde_json::Value;
 use std::fmt::Write;
 
+/// How containers are written: the separators, and whether object keys are sorted.
+#[derive(Clone, Copy)]
+struct Style {
+    item: &'static str,
+    key: &'static str,
+    sorted: bool,
+}
+
+const DUMPS: Style = Style {
+    item: ", ",
+    key: ": ",
+    sorted: false,
+};
+
+const CANONICAL: Style = Style {
+    item: ",",
+    key: ":",
+    sorted: true,
+};
+
 pub fn dumps(value: &Value) -> String {
     let mut out = String::new();
-    write_value(&mut out, value);
+    write_value(&mut out, value, DUMPS);
     out
 }
 
-fn write_value(out: &mut String, value: &Value) {
+/// Canonical JSON: Python's `json.dumps(value, sort_keys=True, separators=(",", ":"),
+/// ensure_ascii=False)` (keys sorted by code point at every level, no whitespace), so a
+/// digest over it can be checked from Python.
+pub fn canonical(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, CANONICAL);
+    out
+}
+
+fn write_value(out: &mut String, value: &Value, style: Style) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -34,21 +63,26 @@ fn write_value(out: &mut String, value: &Value) {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push_str(", ");
+                    out.push_str(style.item);
                 }
-                write_value(out, item);
+                write_value(out, item, style);
             }
             out.push(']');
         }
         Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            if style.sorted {
+                // UTF-8 byte order is code point order, which is how Python sorts str keys.
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+            }
             out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
+            for (i, (key, item)) in entries.into_iter().enumerate() {
                 if i > 0 {
-                    out.push_str(", ");
+                    out.push_str(style.item);
                 }
                 write_str(out, key);
-                out.push_str(": ");
-                write_value(out, item);
+                out.push_str(style.key);
+                write_value(out, item, style);
             }
             out.push('}');
         }
@@ -85,5 +119,14 @@ mod tests {
             "18446744073709551615"
         );
         assert_eq!(dumps(&json!({})), "{}");
+    }
+
+    #[test]
+    fn canonical_sorts_keys_and_drops_spaces() {
+        let value = json!({"b": [1, 2.0, {"z": null, "é": 1, "a": "x y"}], "a": true});
+        assert_eq!(
+            canonical(&value),
+            r#"{"a":true,"b":[1,2.0,{"a":"x y","z":null,"é":1}]}"#
+        );
     }
 }

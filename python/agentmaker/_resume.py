@@ -1,0 +1,87 @@
+"""Resuming a paused run: the person's decisions applied to the calls it paused on.
+
+The decisions are checked first (:mod:`agentmaker._pause`); then the paused calls are prepared
+again through a new pipeline (every gate runs again), each digest is compared with the one the
+paused result showed, approved calls run with their confirmation taken as given, refused ones
+get the refusal text, and the loop goes on from the next turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._callable import FunctionTool
+from ._executor import _Run
+from ._pause import Decision, changed_call, checked_decisions, wire_calls
+from ._run_result import RunResult
+from .events import RunStart, ToolStart, tool_end
+
+__all__ = ["Resuming"]
+
+
+class Resuming:
+    """The resuming half of :class:`~agentmaker.Agent` (a mixin over the agent's loop)."""
+
+    name: str
+    _alone: Any
+    _failed: Any
+    _give_context: Any
+    _loop: Any
+    _offer_tools: Any
+    _result: Any
+
+    async def _resume(self, result: RunResult, decisions: Any, digests: Any, run: _Run) -> RunResult:
+        chosen = checked_decisions(result, decisions, digests)
+        try:
+            return await self._resumed(result, chosen, run)
+        except BaseException as exc:
+            self._failed(run, exc)
+            raise
+
+    async def _resumed(self, result: RunResult, chosen: list[Decision], run: _Run) -> RunResult:
+        run.messages = messages = list(result.messages)
+        usage = result.usage
+        run.llm_calls = usage.llm_calls
+        run.prompt_tokens = usage.prompt_tokens
+        run.completion_tokens = usage.completion_tokens
+        run.total_tokens = usage.total_tokens
+        run.tools_before = usage.tool_calls
+        run.start = result._start
+        run.turn = result._turn
+        run.records = list(result.tool_calls)
+        observe = run.observe
+        if observe is not None:
+            observe(RunStart(self.name, []))
+        await self._offer_tools(run)
+        pipeline = run.pipeline
+        recs, _ = pipeline.prepare(wire_calls(result.pending), run.turn)
+        for rec, p in zip(recs, result.pending, strict=True):
+            if rec.status is None and pipeline.digest(rec) != p.digest:
+                raise changed_call(rec, p)
+        stop: str | None = None
+        for rec, choice in zip(recs, chosen, strict=True):
+            if rec.status is None and isinstance(rec._tool, FunctionTool) and rec._tool._spec.contexts:
+                self._give_context(run, rec)
+            if observe is not None:
+                observe(ToolStart(run.turn, rec.call_id, rec.name, rec.arguments))
+            if rec.status is not None:  # a gate refuses it now (e.g. the tool is gone)
+                pass
+            elif stop is not None:
+                pipeline.refuse(rec, "skipped")
+            elif choice is True:
+                rec._confirm = False  # the person's decision is the confirmation
+                await self._alone(run, rec)
+            elif choice is False:
+                pipeline.refuse(rec, "not_approved")
+            else:
+                pipeline.refuse(rec, "declined", reason=choice.strip())
+            if observe is not None:
+                observe(tool_end(run.turn, rec))
+            messages.append({"role": "tool", "tool_call_id": rec.call_id, "content": rec.output})
+            if stop is None and rec._stop is not None:
+                stop = rec._stop
+        resumed = {r.call_id: r for r in recs}
+        run.records = [resumed.pop(r.call_id, r) if r.status == "pending" else r for r in run.records]
+        if stop is not None:
+            return self._result(run, stop, "stopped")
+        return await self._loop(run, run.turn + 1)
