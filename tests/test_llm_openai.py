@@ -177,3 +177,24 @@ def test_an_agent_runs_tools_over_chat_and_over_a_stream():
     fourth = server.requests[3][2]["messages"]
     assert [m["tool_call_id"] for m in fourth if m["role"] == "tool"] == ["c0", "c1"]
     assert server.requests[0][2]["tools"][0]["function"]["name"] == "get_weather"
+
+
+def test_an_agent_streams_its_events_from_the_client_with_tool_calls_intact():
+    from agentmaker.events import TextDelta, ToolEnd
+
+    replies = [
+        sse_reply(split_call_stream()),
+        sse_reply([{"choices": [{"delta": {"content": "Both sunny."}}]}, "[DONE]"]),
+    ]
+
+    async def main(agent):
+        return [event async for event in agent.astream("Oslo and Rome?")]
+
+    with WireServer(replies) as server:
+        agent = Agent("w", LLMClient("gpt-x", base_url=server.url()), tools=[get_weather])
+        events = asyncio.run(main(agent))
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert deltas == ["Checking", " both.", "Both sunny."]
+    ends = [e for e in events if isinstance(e, ToolEnd)]
+    assert [e.status for e in ends] == ["success", "success"]
+    assert events[-1].result.final_output == "Both sunny."

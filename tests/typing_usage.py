@@ -395,9 +395,9 @@ claude = LLMClient(
     max_retries=0,
 )
 pending: LLMStream = claude.stream([{"role": "user", "content": "hi"}], tools=None, temperature=0)
-later: LLMStream = claude.astream([{"role": "user", "content": "hi"}])
+streamed_later: LLMStream = claude.astream([{"role": "user", "content": "hi"}])
 pending.close()
-assert claude.provider == "anthropic" and isinstance(later, LLMStream)
+assert claude.provider == "anthropic" and isinstance(streamed_later, LLMStream)
 manual: Callable[[Any, dict[str, Any]], bool] = cli_confirm
 assert callable(manual)
 

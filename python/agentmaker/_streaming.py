@@ -6,8 +6,9 @@ async generator on an event loop of its own, on the calling thread.
 
 Text pieces: when the model object has ``astream(messages, *, tools=None)`` (an async iterator)
 or ``stream(...)`` (an iterator), a streamed run calls it instead of ``chat``. It yields text
-pieces (``str``) and, last, the complete ``LLMResponse`` (with any tool calls); without that
-last item the pieces joined are the reply. A model without either method is called as usual
+pieces (``str``) and, last, the complete ``LLMResponse`` (with any tool calls), or keeps that
+reply in its ``response`` attribute once iterated (``LLMClient``'s ``LLMStream``); without
+either, the pieces joined are the reply. A model without either method is called as usual
 and its whole text is one :class:`~agentmaker.events.TextDelta`.
 """
 
@@ -56,13 +57,19 @@ async def streamed_chat(
     final = None
     astream = getattr(llm, "astream", None)
     if callable(astream):
-        async for item in astream(messages, **kwargs):
+        source = astream(messages, **kwargs)
+        async for item in source:
             final = _piece(item, turn, pieces, observe) or final
     else:  # a blocking iterator: each next() on a worker thread, so the loop never blocks
-        it = iter(llm.stream(messages, **kwargs))
+        source = llm.stream(messages, **kwargs)
+        it = iter(source)
         pool = shared_threads()
         while (item := await asyncio.wrap_future(pool.submit(next, it, _DONE))) is not _DONE:
             final = _piece(item, turn, pieces, observe) or final
+    if final is None:
+        kept = getattr(type(source), "response", None)  # looked up on the type: no property runs yet
+        if kept is not None and isinstance(reply := source.response, LLMResponse):
+            final = reply
     return final if final is not None else LLMResponse(content="".join(pieces))
 
 
