@@ -13,7 +13,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+import agentmaker._executor as executor
 from agentmaker import Agent, tool
+from agentmaker._threads import ToolThreads
 from agentmaker.testing import ScriptedLLM
 from native_calls import native_calls
 
@@ -34,6 +36,9 @@ async def add_later(a: int, b: int) -> int:
 
 def crossings(t, awaited: bool) -> tuple[int, dict[str, int]]:
     def run(script: list) -> dict[str, int]:
+        # A fresh worker pool, so the worker a sync call runs on starts while the count runs.
+        fresh = ToolThreads(max_workers=1)
+        executor.shared_threads = lambda: fresh  # type: ignore[assignment]
         agent = Agent("a", ScriptedLLM(script), tools=[t])
         if awaited:
             return dict(native_calls(lambda: asyncio.run(agent.arun("go"))))
