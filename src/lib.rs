@@ -11,6 +11,7 @@ pub mod error;
 pub mod executor;
 pub mod guard;
 pub mod mcp;
+pub mod mcp_server;
 pub mod net;
 pub mod null_optional;
 pub mod permissions;

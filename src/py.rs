@@ -10,6 +10,7 @@ mod errors;
 mod executor;
 mod guard;
 mod mcp;
+mod mcp_server;
 mod names;
 mod net;
 mod notes;
@@ -39,6 +40,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tool::PyTool>()?;
     m.add_class::<mcp::PyMcpClient>()?;
     m.add_class::<mcp::PyMcpTool>()?;
+    m.add_class::<mcp_server::PyMcpServer>()?;
     bridge::register_exit_hook(m)?;
     m.add_class::<calculator::PyCalculatorTool>()?;
     m.add_class::<search::PySearchTool>()?;
