@@ -45,9 +45,23 @@ class ToolFlags(TypedDict, total=False):
     supports_parallel: bool
     timeout: float | None
     stop_after_tool_call: bool
+    # Hints an MCP client reads (docs/mcp.md): served as readOnlyHint, destructiveHint,
+    # idempotentHint and openWorldHint. None (the default) leaves a hint out.
+    read_only: bool | None
+    destructive: bool | None
+    idempotent: bool | None
+    open_world: bool | None
 
 
-_FLAGS = ("requires_confirmation", "external_content", "supports_parallel", "timeout", "stop_after_tool_call")
+_HINTS = ("read_only", "destructive", "idempotent", "open_world")
+_FLAGS = (
+    "requires_confirmation",
+    "external_content",
+    "supports_parallel",
+    "timeout",
+    "stop_after_tool_call",
+    *_HINTS,
+)
 _FLAG_SET = frozenset(_FLAGS)
 
 
@@ -73,6 +87,12 @@ def _apply_flags(obj: Tool, flags: Mapping[str, object]) -> None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ToolRegistrationError(f"timeout must be a positive number of seconds, got {timeout!r}")
         setattr(obj, "timeout", float(timeout))  # noqa: B010 - a class-level setting, set per tool here
+    for key in _HINTS:
+        value = flags.get(key)
+        if value is not None:
+            if not isinstance(value, bool):
+                raise ToolRegistrationError(f"{key} must be True, False or None, got {value!r}")
+            setattr(obj, key, value)
 
 
 class FunctionTool(Tool, Generic[P, R]):

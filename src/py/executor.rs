@@ -497,7 +497,8 @@ impl PyCallPipeline {
     }
 
     /// Refuses a call that will not run: `why` is `no_confirm` (no callback), `confirm_failed`
-    /// (the callback raised `exc`), `not_approved`, or `skipped` (the run ended first).
+    /// (the callback raised `exc`), `not_approved`, `no_elicitation` (a served call whose MCP
+    /// client cannot be asked), or `skipped` (the run ended first).
     #[pyo3(signature = (record, why, exc = None))]
     fn refuse(
         &self,
@@ -526,6 +527,7 @@ impl PyCallPipeline {
                 )
             }
             "not_approved" => (CallStatus::NotConfirmed, messages::not_approved(&name)),
+            "no_elicitation" => (CallStatus::NotConfirmed, messages::no_elicitation(&name)),
             "skipped" => (CallStatus::Skipped, messages::skipped()),
             other => {
                 return Err(pyo3::exceptions::PyValueError::new_err(format!(
