@@ -111,7 +111,7 @@ class _Host:
                 else:
                     await _OneCall(confirm)._alone(_Run(False, None, pipeline), rec)
             ok = rec.status in _OK
-            data = structured(self.output_schemas.get(name), rec.data) if ok else None
+            data = structured(self.output_schemas.get(name), rec.data, rec.output) if ok else None
             self.native.reply(call_id, rec.output, not ok, None if data is None else json.dumps(data, default=str))
         except asyncio.CancelledError:
             raise  # the client cancelled: nobody reads a reply

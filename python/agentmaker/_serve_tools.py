@@ -44,7 +44,10 @@ def output_schema(tool: Any) -> dict[str, Any] | None:
     except Unmappable:
         return None
     schema = dict(node.schema)
-    defs = closure_defs(node.refs) if node.refs else None
+    defs = dict(closure_defs(node.refs)) if node.refs else None
+    ref = schema.get("$ref")
+    if defs and isinstance(ref, str) and ref.startswith("#/$defs/") and len(schema) == 1:
+        schema = dict(defs[ref.removeprefix("#/$defs/")])  # a class: its object schema, at the top
     if schema.get("type") == "object":
         out = schema
     else:
@@ -54,11 +57,16 @@ def output_schema(tool: Any) -> dict[str, Any] | None:
     return out
 
 
-def structured(schema: dict[str, Any] | None, data: Any) -> Any:
-    """The ``structuredContent`` of a successful call of a tool with ``schema``."""
+def structured(schema: dict[str, Any] | None, data: Any, text: str) -> Any:
+    """The ``structuredContent`` of a successful call of a tool with ``schema``: the result's
+    data (a text result keeps no data: then its text)."""
     if schema is None:
         return None
-    return {"result": data} if schema.get(_WRAPPED) else data
+    if not schema.get(_WRAPPED):
+        return data
+    if data is None and schema["properties"]["result"].get("type") == "string":
+        data = text
+    return {"result": data}
 
 
 def listing(registry: Any, permissions: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:

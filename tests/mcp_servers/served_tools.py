@@ -1,0 +1,79 @@
+"""Tools that tests serve with ``python -m agentmaker serve mcp_servers.served_tools:...``
+(and in process with ``aserve_mcp``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass
+
+from agentmaker import ToolRegistry, tool
+
+
+@dataclass
+class Point:
+    x: int
+    y: int
+
+
+@tool(read_only=True, idempotent=True, open_world=False)
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def point(x: int, y: int) -> Point:
+    """Make a point."""
+    return Point(x, y)
+
+
+@tool(requires_confirmation=True, destructive=True)
+def wipe(path: str) -> str:
+    """Pretend to delete a file."""
+    return f"wiped {path}"
+
+
+@tool
+def whoami() -> str:
+    """The serving process's id (tells load-balanced servers apart)."""
+    return str(os.getpid())
+
+
+@tool(supports_parallel=True)
+def nap(seconds: float) -> str:
+    """A blocking sleep (runs on a worker thread)."""
+    time.sleep(seconds)
+    return "rested"
+
+
+# Set by tests running the server in process: the async tool reports its start and its end.
+started: asyncio.Event | None = None
+cancelled: asyncio.Event | None = None
+release: asyncio.Event | None = None
+
+
+@tool
+async def wait(tag: str) -> str:
+    """Waits until released (or cancelled)."""
+    assert started is not None and release is not None and cancelled is not None
+    started.set()
+    try:
+        await release.wait()
+    except asyncio.CancelledError:
+        cancelled.set()
+        raise
+    return f"released {tag}"
+
+
+def build() -> ToolRegistry:
+    """The registry the command-line tests serve."""
+    reg = ToolRegistry()
+    for t in (add, point, wipe, whoami, nap):
+        reg.register(t)
+    return reg
+
+
+registry = build()
+tools = [add, whoami]
