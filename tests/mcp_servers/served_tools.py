@@ -48,22 +48,25 @@ def nap(seconds: float) -> str:
     return "rested"
 
 
-# Set by tests running the server in process: the async tool reports its start and its end.
-started: asyncio.Event | None = None
-cancelled: asyncio.Event | None = None
+# In-process tests look at these: the tags of the `wait` calls running now, the tags of the
+# ones cancelled, and the event that lets them all finish.
+running: list[str] = []
+cancelled: list[str] = []
 release: asyncio.Event | None = None
 
 
 @tool
 async def wait(tag: str) -> str:
     """Waits until released (or cancelled)."""
-    assert started is not None and release is not None and cancelled is not None
-    started.set()
+    assert release is not None
+    running.append(tag)
     try:
         await release.wait()
     except asyncio.CancelledError:
-        cancelled.set()
+        cancelled.append(tag)
         raise
+    finally:
+        running.remove(tag)
     return f"released {tag}"
 
 
