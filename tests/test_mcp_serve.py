@@ -43,7 +43,7 @@ async def test_the_official_client_lists_and_calls_over_stdio():
         assert init.server_info.name == "agentmaker"
         assert init.capabilities.tools.list_changed is True
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert sorted(tools) == ["add", "nap", "point", "whoami", "wipe"]
+        assert sorted(tools) == ["add", "add_where", "nap", "point", "whoami", "wipe"]
         add = tools["add"]
         assert add.description == "Add two integers."
         assert add.input_schema == {

@@ -100,7 +100,7 @@ async def post(url: str, body: bytes, **headers: str) -> tuple[int, str]:
 async def test_the_official_client_lists_and_calls_over_http():
     async with serving(registry()) as url, session(url) as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        assert sorted(tools) == ["add", "nap", "point", "wait", "whoami", "wipe"]
+        assert sorted(tools) == ["add", "add_where", "nap", "point", "wait", "whoami", "wipe"]
         assert tools["add"].annotations.read_only_hint is True
         out = await s.call_tool("add", {"a": 1, "b": 2})
         assert (out.is_error, out.content[0].text, out.structured_content) == (False, "3", {"result": 3})
@@ -110,7 +110,7 @@ async def test_denied_tools_are_not_listed_and_refused_with_the_agents_text():
     perms = ToolPermissions(deny=["wipe", "nap"])
     async with serving(registry(), permissions=perms) as url, session(url) as s:
         names = sorted(t.name for t in (await s.list_tools()).tools)
-        assert names == ["add", "point", "wait", "whoami"]
+        assert names == ["add", "add_where", "point", "wait", "whoami"]
         out = await s.call_tool("wipe", {"path": "x"})
     llm = ScriptedLLM([ScriptedLLM.tool_call("wipe", {"path": "x"}), "ok"])
     agent = Agent("a", llm, tools=registry(), permissions=perms, confirm=lambda *_: True)

@@ -96,3 +96,78 @@ async def test_the_official_client_works_with_a_stateless_server():
             await s.initialize()
             out = await s.call_tool("add", {"a": 20, "b": 22})
             assert (out.is_error, out.content[0].text) == (False, "42")
+
+
+NGINX_CONF = """
+worker_processes 1;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    upstream mcp {{ {upstreams} }}
+    server {{
+        listen 127.0.0.1:{port};
+        location /mcp {{
+            proxy_pass http://mcp;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host:$server_port;
+            proxy_buffering off;
+        }}
+    }}
+}}
+"""
+
+
+def nginx_binary() -> str:
+    for path in ("/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"):
+        if os.path.exists(path):
+            return path
+    raise AssertionError("nginx is not installed (Debian: apt-get install nginx-light; .ci/run does)")
+
+
+@contextmanager
+def nginx(tmp: Path, backends: list[str]) -> Iterator[str]:
+    """A real nginx on 127.0.0.1 balancing over ``backends``; yields its MCP URL."""
+    port = free_port()
+    upstreams = " ".join(f"server {u.split('//')[1].split('/')[0]};" for u in backends)
+    conf = tmp / "nginx.conf"
+    conf.write_text(NGINX_CONF.format(tmp=tmp, upstreams=upstreams, port=port))
+    proc = subprocess.Popen([nginx_binary(), "-c", str(conf), "-p", str(tmp)], stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(3000):  # until it listens (each try waits up to 10 ms in connect)
+            with socket.socket() as s:
+                s.settimeout(0.01)
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert proc.poll() is None, (tmp / "error.log").read_text()
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+async def test_two_stateless_servers_behind_nginx_serve_200_calls(tmp_path):
+    with server("--stateless") as a, server("--stateless") as b, nginx(tmp_path, [a, b]) as url:
+        async with (
+            httpx2.AsyncClient(timeout=60) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write) as s,
+        ):
+            await s.initialize()
+            served_by: dict[str, int] = {}
+            for i in range(200):
+                out = await s.call_tool("add_where", {"a": i, "b": 1000})
+                assert out.is_error is False
+                total, pid = out.content[0].text.split()
+                assert int(total) == i + 1000
+                served_by[pid] = served_by.get(pid, 0) + 1
+    assert len(served_by) == 2, served_by
+    assert sum(served_by.values()) == 200

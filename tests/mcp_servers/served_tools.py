@@ -41,6 +41,12 @@ def whoami() -> str:
     return str(os.getpid())
 
 
+@tool
+def add_where(a: int, b: int) -> str:
+    """The sum and the serving process's id."""
+    return f"{a + b} {os.getpid()}"
+
+
 @tool(supports_parallel=True)
 def nap(seconds: float) -> str:
     """A blocking sleep (runs on a worker thread)."""
@@ -73,7 +79,7 @@ async def wait(tag: str) -> str:
 def build() -> ToolRegistry:
     """The registry the command-line tests serve."""
     reg = ToolRegistry()
-    for t in (add, point, wipe, whoami, nap):
+    for t in (add, point, wipe, whoami, nap, add_where):
         reg.register(t)
     return reg
 
