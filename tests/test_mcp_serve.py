@@ -10,8 +10,9 @@ from pathlib import Path
 
 from agentmaker import Agent, MCPClient, ToolRegistry, _native
 from agentmaker.testing import ScriptedLLM
-from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
+from mcp import ClientSession, StdioServerParameters
 
 TESTS = Path(__file__).resolve().parent
 PYTHON_DIR = str(Path(__file__).resolve().parents[1] / "python")
@@ -57,7 +58,10 @@ async def test_the_official_client_lists_and_calls_over_stdio():
         assert add.annotations.destructive_hint is None
         assert tools["wipe"].annotations.destructive_hint is True
         assert tools["whoami"].annotations is None
-        assert tools["point"].output_schema["properties"] == {"x": {"type": "integer"}, "y": {"type": "integer"}}
+        assert tools["point"].output_schema["properties"] == {
+            "x": {"type": "integer"},
+            "y": {"type": "integer"},
+        }
 
         done = await session.call_tool("add", {"a": 2, "b": 40})
         assert (done.is_error, done.content[0].text, done.structured_content) == (False, "42", {"result": 42})
@@ -131,6 +135,7 @@ def test_the_command_line_says_what_is_wrong():
             capture_output=True,
             text=True,
             timeout=60,
+            check=False,
         )
 
     assert "expected package.module:attr" in run("mcp_servers.served_tools").stderr

@@ -12,13 +12,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
-import mcp.types as types
 import pytest
 from agentmaker import Agent, MCPClient, ToolPermissions, ToolRegistry, tool
 from agentmaker.testing import ScriptedLLM
-from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_servers import served_tools
+
+from mcp import ClientSession, types
 
 
 def registry() -> ToolRegistry:
@@ -87,7 +87,11 @@ INIT = json.dumps(
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
     }
 ).encode()
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -135,12 +139,14 @@ async def test_confirmation_goes_through_elicitation():
         async with session(url, elicitation_callback=answering("accept", {"approve": True})) as s:
             out = await s.call_tool("wipe", {"path": "/tmp/a"})
             assert (out.is_error, out.content[0].text) == (False, "wiped /tmp/a")
-        assert asked == ["Allow the tool 'wipe' to run with {\"path\": \"/tmp/a\"}?"]
+        assert asked == ['Allow the tool \'wipe\' to run with {"path": "/tmp/a"}?']
         for action, content in (("decline", None), ("accept", {"approve": False}), ("cancel", None)):
             async with session(url, elicitation_callback=answering(action, content)) as s:
                 out = await s.call_tool("wipe", {"path": "/tmp/b"})
                 assert out.is_error is True
-                assert out.content[0].text == "Error: tool 'wipe' was not approved; the call was not executed."
+                assert (
+                    out.content[0].text == "Error: tool 'wipe' was not approved; the call was not executed."
+                )
         async with session(url) as s:  # declares no elicitation: refused, never run
             out = await s.call_tool("wipe", {"path": "/tmp/c"})
             assert out.is_error is True

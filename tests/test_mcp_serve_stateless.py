@@ -13,8 +13,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
-from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+
+from mcp import ClientSession
 
 TESTS = Path(__file__).resolve().parent
 PYTHON_DIR = str(TESTS.parent / "python")

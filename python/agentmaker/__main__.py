@@ -54,7 +54,9 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument("--path", default="/mcp")
     serve.add_argument("--stateless", action="store_true", help="keep no session (for load balancers)")
     serve.add_argument("--name", default="agentmaker", help="the server name clients see")
-    serve.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (needs a token)")
+    serve.add_argument(
+        "--allow-remote", action="store_true", help="allow a non-loopback --host (needs a token)"
+    )
     serve.add_argument("--allowed-host", action="append", dest="allowed_hosts", help="accepted Host header")
     serve.add_argument("--max-concurrent-calls", type=int, default=64)
     args = parser.parse_args(argv)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import json
 import os
@@ -55,10 +56,16 @@ def _is_loopback(host: str) -> bool:
         raise ValueError(f"host must be an IP address or 'localhost', got {host!r}") from None
 
 
+def _forget(tasks: dict[int, Any], call_id: int, _task: Any) -> None:
+    tasks.pop(call_id, None)
+
+
 class _Host:
     """Takes the server's calls and runs them; keeps its tool list current."""
 
-    def __init__(self, registry: Any, native: Any, permissions: Any, confirm: Any, tool_timeout: float | None) -> None:
+    def __init__(
+        self, registry: Any, native: Any, permissions: Any, confirm: Any, tool_timeout: float | None
+    ) -> None:
         self.registry = registry
         self.native = native
         self.permissions = permissions
@@ -101,7 +108,11 @@ class _Host:
     async def call(self, call_id: int, name: str, arguments: str, can_elicit: bool) -> None:
         try:
             pipeline = _native.CallPipeline(self.registry, self.permissions, self.tool_timeout, False, False)
-            wire = {"id": f"mcp-{call_id}", "type": "function", "function": {"name": name, "arguments": arguments}}
+            wire = {
+                "id": f"mcp-{call_id}",
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
             recs, _ = pipeline.prepare([wire], 1)
             rec = recs[0]
             if rec.status is None:
@@ -112,11 +123,15 @@ class _Host:
                     await _OneCall(confirm)._alone(_Run(False, None, pipeline), rec)
             ok = rec.status in _OK
             data = structured(self.output_schemas.get(name), rec.data, rec.output) if ok else None
-            self.native.reply(call_id, rec.output, not ok, None if data is None else json.dumps(data, default=str))
+            self.native.reply(
+                call_id, rec.output, not ok, None if data is None else json.dumps(data, default=str)
+            )
         except asyncio.CancelledError:
             raise  # the client cancelled: nobody reads a reply
         except Exception as exc:  # noqa: BLE001 - the server keeps serving; the client reads why
-            self.native.reply(call_id, f"Error: the server failed to run tool '{name}': {type(exc).__name__}: {exc}", True)
+            self.native.reply(
+                call_id, f"Error: the server failed to run tool '{name}': {type(exc).__name__}: {exc}", True
+            )
 
     async def dispatch(self) -> None:
         """Run every call the server hands over until it stops."""
@@ -126,9 +141,9 @@ class _Host:
                 _, call_id, name, arguments, can_elicit, _progress = event
                 task = asyncio.create_task(self.call(call_id, name, arguments, can_elicit))
                 tasks[call_id] = task
-                task.add_done_callback(lambda _t, i=call_id: tasks.pop(i, None))
-            elif (task := tasks.get(event[1])) is not None:
-                task.cancel()
+                task.add_done_callback(functools.partial(_forget, tasks, call_id))
+            elif (running := tasks.get(event[1])) is not None:
+                running.cancel()
 
     async def serve(self, until: Any) -> None:
         """Dispatch calls and watch the registry until ``until`` (an awaitable) finishes."""

@@ -90,7 +90,9 @@ def listing(registry: Any, permissions: Any) -> tuple[list[dict[str, Any]], dict
         schemas[fn["name"]] = schema
         if schema is not None:
             entry["outputSchema"] = schema
-        hints = {key: value for attr, key in _HINTS.items() if (value := getattr(tool, attr, None)) is not None}
+        hints = {
+            key: value for attr, key in _HINTS.items() if (value := getattr(tool, attr, None)) is not None
+        }
         if hints:
             entry["annotations"] = hints
         tools.append(entry)
