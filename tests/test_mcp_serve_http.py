@@ -24,6 +24,8 @@ from mcp import ClientSession, types
 def registry() -> ToolRegistry:
     reg = served_tools.build()
     reg.register(served_tools.wait)
+    reg.register(served_tools.steps)
+    reg.register(served_tools.sync_steps)
     return reg
 
 
@@ -104,7 +106,17 @@ async def post(url: str, body: bytes, **headers: str) -> tuple[int, str]:
 async def test_the_official_client_lists_and_calls_over_http():
     async with serving(registry()) as url, session(url) as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        assert sorted(tools) == ["add", "add_where", "nap", "point", "wait", "whoami", "wipe"]
+        assert sorted(tools) == [
+            "add",
+            "add_where",
+            "nap",
+            "point",
+            "steps",
+            "sync_steps",
+            "wait",
+            "whoami",
+            "wipe",
+        ]
         assert tools["add"].annotations.read_only_hint is True
         out = await s.call_tool("add", {"a": 1, "b": 2})
         assert (out.is_error, out.content[0].text, out.structured_content) == (False, "3", {"result": 3})
@@ -114,7 +126,7 @@ async def test_denied_tools_are_not_listed_and_refused_with_the_agents_text():
     perms = ToolPermissions(deny=["wipe", "nap"])
     async with serving(registry(), permissions=perms) as url, session(url) as s:
         names = sorted(t.name for t in (await s.list_tools()).tools)
-        assert names == ["add", "add_where", "point", "wait", "whoami"]
+        assert names == ["add", "add_where", "point", "steps", "sync_steps", "wait", "whoami"]
         out = await s.call_tool("wipe", {"path": "x"})
     llm = ScriptedLLM([ScriptedLLM.tool_call("wipe", {"path": "x"}), "ok"])
     agent = Agent("a", llm, tools=registry(), permissions=perms, confirm=lambda *_: True)
@@ -181,6 +193,39 @@ async def test_calls_run_concurrently_and_a_cancelled_call_is_cancelled():
         assert served_tools.cancelled == ["b"]
         # The session still serves after a cancellation.
         assert (await s.call_tool("add", {"a": 1, "b": 1})).content[0].text == "2"
+
+
+async def test_progress_reaches_the_client_from_async_and_thread_tools():
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append((progress, total, message))
+
+    async with serving(registry()) as url, session(url) as s:
+        call = asyncio.create_task(s.call_tool("steps", {"n": 2}, progress_callback=on_progress))
+        await until(lambda: len(heard) == 1)
+        assert heard == [(1.0, 2.0, "first step")]
+        served_tools.release.set()
+        assert (await call).content[0].text == "all steps"
+
+        heard.clear()
+        served_tools.thread_release.clear()
+        call = asyncio.create_task(s.call_tool("sync_steps", {"n": 3}, progress_callback=on_progress))
+        await until(lambda: len(heard) == 1)
+        assert heard == [(1.0, 3.0, "first step")]
+        served_tools.thread_release.set()
+        assert (await call).content[0].text == "all steps"
+        # Without a progress callback (no token) the reports go nowhere.
+        served_tools.thread_release.set()
+        assert (await s.call_tool("sync_steps", {"n": 3})).content[0].text == "all steps"
+
+
+def test_report_progress_outside_a_served_call_does_nothing():
+    from agentmaker import report_progress
+
+    report_progress(1, 2, "nobody listens")
+    with pytest.raises(TypeError, match="progress must be a number"):
+        report_progress("half")  # type: ignore[arg-type]
 
 
 async def test_the_concurrent_call_limit_refuses_clearly():

@@ -56,6 +56,7 @@ from agentmaker import (
     ToolSearchTool,
     ToolStatus,
     cli_confirm,
+    report_progress,
     tool,
 )
 from agentmaker.testing import ScriptedLLM
@@ -292,6 +293,7 @@ reply = LLMResponse(content="hi", usage={"total_tokens": 3})
 assert client.model == "gpt-4o-mini" and str(reply) == "hi"
 manual: Callable[[Any, dict[str, Any]], bool] = cli_confirm
 assert callable(manual)
+report_progress(1, 2, "outside a served call: nothing is sent")
 
 # ------------------------------------------------------------------ Tool-RAG
 

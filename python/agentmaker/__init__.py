@@ -18,6 +18,7 @@ from agentmaker._native import (
     ToolPermissions,
     ToolResponse,
 )
+from agentmaker._progress import report_progress
 from agentmaker._registry import ToolRegistry
 from agentmaker._status import RunStatus, ToolCallStatus, ToolStatus
 from agentmaker.agent import Agent, RunResult, RunUsage, ToolCallRecord
@@ -81,6 +82,7 @@ __all__ = [
     "ToolSearchTool",
     "ToolStatus",
     "cli_confirm",
+    "report_progress",
     "tool",
 ]
 

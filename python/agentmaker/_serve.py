@@ -26,6 +26,7 @@ from typing import Any
 
 from . import _native
 from ._executor import ToolExecutor, _Run
+from ._progress import CURRENT
 from ._serve_tools import listing, structured
 
 __all__ = ["aserve_mcp", "serve_mcp"]
@@ -105,7 +106,9 @@ class _Host:
 
         return ask
 
-    async def call(self, call_id: int, name: str, arguments: str, can_elicit: bool) -> None:
+    async def call(self, call_id: int, name: str, arguments: str, can_elicit: bool, progress: bool) -> None:
+        if progress:  # this task's context: seen by the tool (also on a worker thread)
+            CURRENT.set((self.native, call_id, asyncio.get_running_loop()))
         try:
             pipeline = _native.CallPipeline(self.registry, self.permissions, self.tool_timeout, False, False)
             wire = {
@@ -138,8 +141,8 @@ class _Host:
         tasks = self.tasks
         while (event := await self.native.next_event()) is not None:
             if event[0] == "call":
-                _, call_id, name, arguments, can_elicit, _progress = event
-                task = asyncio.create_task(self.call(call_id, name, arguments, can_elicit))
+                _, call_id, name, arguments, can_elicit, progress = event
+                task = asyncio.create_task(self.call(call_id, name, arguments, can_elicit, progress))
                 tasks[call_id] = task
                 task.add_done_callback(functools.partial(_forget, tasks, call_id))
             elif (running := tasks.get(event[1])) is not None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
 from dataclasses import dataclass
 
-from agentmaker import ToolRegistry, tool
+from agentmaker import ToolRegistry, report_progress, tool
 
 
 @dataclass
@@ -74,6 +75,28 @@ async def wait(tag: str) -> str:
     finally:
         running.remove(tag)
     return f"released {tag}"
+
+
+# Lets `sync_steps` (on a worker thread) finish.
+thread_release = threading.Event()
+
+
+@tool
+async def steps(n: int) -> str:
+    """Reports progress, then waits to be released."""
+    assert release is not None
+    report_progress(1, n, "first step")
+    await release.wait()
+    report_progress(n, n)
+    return "all steps"
+
+
+@tool
+def sync_steps(n: int) -> str:
+    """Reports progress from a worker thread, then waits to be released."""
+    report_progress(1, n, "first step")
+    thread_release.wait(30)
+    return "all steps"
 
 
 def build() -> ToolRegistry:
