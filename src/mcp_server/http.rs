@@ -167,3 +167,19 @@ async fn answer(
         Err(never) => match never {},
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bearer_token_must_match_exactly() {
+        let bearer = Bearer("s3cret".into());
+        assert!(bearer.allows(Some("Bearer s3cret")));
+        assert!(!bearer.allows(Some("Bearer s3cre")));
+        assert!(!bearer.allows(Some("Bearer s3cretx")));
+        assert!(!bearer.allows(Some("Basic s3cret")));
+        assert!(!bearer.allows(Some("s3cret")));
+        assert!(!bearer.allows(None));
+    }
+}

@@ -280,3 +280,52 @@ impl Hub {
         let _ = peer.notify_progress(param).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hub(limit: Option<usize>) -> Arc<Hub> {
+        let identity = Identity {
+            name: "t".into(),
+            version: "1".into(),
+            instructions: None,
+        };
+        Hub::new(identity, limit)
+    }
+
+    fn tool(name: &str) -> Tool {
+        serde_json::from_value(serde_json::json!({
+            "name": name, "inputSchema": {"type": "object"}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_call_limit_refuses_with_a_clear_text() {
+        let hub = hub(Some(1));
+        let first = hub.admit().unwrap();
+        assert!(first.is_some());
+        let refused = hub.admit().unwrap_err();
+        assert!(refused.contains("already running 1 calls"), "{refused}");
+        drop(first);
+        assert!(hub.admit().is_ok());
+        assert!(self::hub(None).admit().unwrap().is_none());
+    }
+
+    #[test]
+    fn only_a_different_tool_list_counts_as_a_change() {
+        let hub = hub(None);
+        assert!(hub.set_tools(vec![tool("a")]));
+        assert!(!hub.set_tools(vec![tool("a")]));
+        assert!(hub.set_tools(vec![tool("a"), tool("b")]));
+        assert_eq!(hub.tools().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_stopped_hub_hands_out_no_more_events() {
+        let hub = hub(None);
+        hub.stop();
+        assert_eq!(hub.next_event().await, None);
+    }
+}
