@@ -1,6 +1,7 @@
 """Serving tools over MCP: our server (`python -m agentmaker serve`) against the official
-Python SDK's server (FastMCP / MCPServer) with the same tool and the same client (the official
-SDK client), over stdio and streamable HTTP; then 1,000 concurrent calls over HTTP.
+Python SDK's server (FastMCP / MCPServer) with the same tool and the same client, over stdio and
+streamable HTTP, with two clients in turn: the official SDK client, and our MCPClient (whose
+own cost is small, so the servers' difference shows); then 1,000 concurrent calls over HTTP.
 
 Goal (issue 22): a round trip of a trivial tool at least 5x faster on our server.
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from agentmaker import MCPClient
 from harness import report
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -91,6 +93,53 @@ def add_call(s: ClientSession) -> Callable[[], Awaitable[Any]]:
     return call
 
 
+@asynccontextmanager
+async def our_client(cmd: list[str], port: int | None) -> AsyncIterator[Callable[[], Awaitable[Any]]]:
+    """Our MCPClient on the server `cmd` (stdio when `port` is None); yields one add call."""
+    proc = None
+    if port is None:
+        client = MCPClient(command=cmd[0], args=cmd[1:], env=ENV, namespace="b", requires_confirmation=False)
+    else:
+        proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(2000):
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            await asyncio.sleep(0.01)
+        client = MCPClient(url=f"http://127.0.0.1:{port}/mcp", namespace="b", requires_confirmation=False)
+    try:
+        async with client:
+            add = {t.remote_name: t for t in await client.load_tools()}["add"]
+
+            async def call() -> Any:
+                out = await add.arun({"a": 2, "b": 3})
+                assert out.text == "5", out.text
+                return out
+
+            yield call
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(30)
+
+
+async def round_trips_our_client() -> None:
+    for transport in ("stdio", "http"):
+        p1, p2 = (None, None) if transport == "stdio" else (free_port(), free_port())
+        ours_cmd = OURS if p1 is None else [*OURS, "--transport", "http", "--port", str(p1)]
+        theirs_cmd = THEIRS if p2 is None else [*THEIRS, "http", str(p2)]
+        async with our_client(ours_cmd, p1) as call:
+            ours = await per_call_us(call)
+        async with our_client(theirs_cmd, p2) as call:
+            theirs = await per_call_us(call)
+        report(
+            "serve",
+            f"{transport}: add round trip, our server (our MCPClient)",
+            ours,
+            note=f"SDK server {theirs:.0f} µs, ours {theirs / ours:.2f}x faster (goal >= 5x)",
+        )
+
+
 async def round_trips() -> None:
     for transport in ("stdio", "http"):
         if transport == "stdio":
@@ -139,6 +188,7 @@ async def thousand_concurrent() -> None:
 
 def main() -> None:
     asyncio.run(round_trips())
+    asyncio.run(round_trips_our_client())
     asyncio.run(thousand_concurrent())
 
 

@@ -68,12 +68,12 @@ async def until(check: Any) -> None:
             await asyncio.sleep(0.005)
 
 
-def raw(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, str]:
-    """One POST with exactly these headers (http.client sends Host itself unless given)."""
+def raw(url: str, body: bytes, headers: dict[str, str], method: str = "POST") -> tuple[int, str]:
+    """One request with exactly these headers (http.client sends Host itself unless given)."""
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
     try:
-        conn.putrequest("POST", parts.path, skip_host="Host" in headers)
+        conn.putrequest(method, parts.path, skip_host="Host" in headers)
         for k, v in headers.items():
             conn.putheader(k, v)
         conn.putheader("Content-Length", str(len(body)))
@@ -256,6 +256,16 @@ async def test_request_size_host_and_origin_gates():
         assert (await post(url, INIT, Origin=f"http://localhost:{port}"))[0] == 200
         status, text = await post(url.replace("/mcp", "/other"), INIT)
         assert (status, text) == (404, "404 Not Found: this MCP server answers at /mcp")
+
+
+async def test_a_client_ends_its_session_with_delete():
+    async with serving(registry()) as url:
+        init = await asyncio.to_thread(httpx2.post, url, content=INIT, headers=JSON_HEADERS, timeout=30)
+        sid = init.headers["mcp-session-id"]
+        ended = await asyncio.to_thread(raw, url, b"", {"Mcp-Session-Id": sid}, "DELETE")
+        assert ended[0] == 204
+        after = await post(url, INIT.replace(b'"initialize"', b'"tools/list"'), **{"Mcp-Session-Id": sid})
+        assert after[0] == 404
 
 
 async def test_a_token_guards_the_server():

@@ -149,17 +149,22 @@ class _Host:
                 running.cancel()
 
     async def serve(self, until: Any) -> None:
-        """Dispatch calls and watch the registry until ``until`` (an awaitable) finishes."""
+        """Dispatch calls and watch the registry until ``until`` (an awaitable) finishes; a
+        failure of the dispatcher itself ends serving with its exception."""
         self.refresh()
         dispatch = asyncio.create_task(self.dispatch())
         watch = asyncio.create_task(self.watch())
+        serving = asyncio.ensure_future(until)
         try:
-            await until
+            await asyncio.wait({serving, dispatch}, return_when=asyncio.FIRST_COMPLETED)
+            if dispatch.done():
+                dispatch.result()
+            serving.result()
         finally:
             self.native.stop()
-            for task in (dispatch, watch, *self.tasks.values()):
+            for task in (serving, dispatch, watch, *self.tasks.values()):
                 task.cancel()
-            await asyncio.gather(dispatch, watch, *self.tasks.values(), return_exceptions=True)
+            await asyncio.gather(serving, dispatch, watch, *self.tasks.values(), return_exceptions=True)
 
 
 def _as_registry(tools: Any) -> Any:

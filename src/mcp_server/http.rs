@@ -112,7 +112,13 @@ pub async fn bind(
         loop {
             let stream = tokio::select! {
                 accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
+                    Ok((stream, _)) => {
+                        // An answer is written in pieces (headers, then SSE events): without
+                        // this, Nagle holds the last piece until the client's delayed ACK
+                        // (about 40 ms a call).
+                        let _ = stream.set_nodelay(true);
+                        stream
+                    }
                     Err(_) => continue,
                 },
                 () = stop.cancelled() => break,
@@ -162,10 +168,17 @@ async fn answer(
             return unauthorized();
         }
     }
-    match mcp.call(req).await {
+    let deleting = req.method() == http::Method::DELETE;
+    let mut response = match mcp.call(req).await {
         Ok(response) => response,
         Err(never) => match never {},
+    };
+    // rmcp accepts a session's DELETE with 202; clients (the official SDK among them) expect
+    // a finished termination to be 200 or 204, and it is finished.
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
     }
+    response
 }
 
 #[cfg(test)]

@@ -59,6 +59,8 @@ pub struct Hub {
     pending: Mutex<HashMap<u64, Pending>>,
     next_id: AtomicU64,
     tools: RwLock<Arc<Vec<Tool>>>,
+    /// Whether a tool list was set (the first one is no change for anyone).
+    published: std::sync::atomic::AtomicBool,
     peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Calls running at once; `None` for no limit.
     slots: Option<Arc<Semaphore>>,
@@ -76,6 +78,7 @@ impl Hub {
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             tools: RwLock::new(Arc::new(Vec::new())),
+            published: std::sync::atomic::AtomicBool::new(false),
             peers: Mutex::new(Vec::new()),
             slots: max_calls.map(|n| Arc::new(Semaphore::new(n))),
             max_calls: max_calls.unwrap_or(0),
@@ -108,10 +111,10 @@ impl Hub {
         let Ok(mut slot) = self.tools.write() else {
             return false;
         };
+        let first = !self.published.swap(true, Ordering::AcqRel);
         if **slot == tools {
-            return false;
+            return first;
         }
-        let first = slot.is_empty();
         *slot = Arc::new(tools);
         drop(slot);
         if !first {
@@ -316,6 +319,8 @@ mod tests {
     #[test]
     fn only_a_different_tool_list_counts_as_a_change() {
         let hub = hub(None);
+        assert!(hub.set_tools(vec![]));
+        assert!(!hub.set_tools(vec![]));
         assert!(hub.set_tools(vec![tool("a")]));
         assert!(!hub.set_tools(vec![tool("a")]));
         assert!(hub.set_tools(vec![tool("a"), tool("b")]));
