@@ -23,9 +23,10 @@ from typing import Any
 import httpx2
 from agentmaker import MCPClient
 from harness import report
-from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+
+from mcp import ClientSession, StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
@@ -42,6 +43,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def spawn_listening(cmd: list[str], port: int) -> subprocess.Popen[bytes]:
+    """Start an HTTP server process and wait until it accepts connections."""
+    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(2000):
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return proc
+        time.sleep(0.01)
+    proc.kill()
+    raise RuntimeError(f"{cmd} did not listen on {port}")
+
+
 @asynccontextmanager
 async def stdio_session(cmd: list[str]) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=ENV)
@@ -52,13 +65,8 @@ async def stdio_session(cmd: list[str]) -> AsyncIterator[ClientSession]:
 
 @asynccontextmanager
 async def http_session(cmd: list[str], port: int) -> AsyncIterator[ClientSession]:
-    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = spawn_listening(cmd, port)
     try:
-        for _ in range(2000):
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            await asyncio.sleep(0.01)
         limits = httpx2.Limits(max_connections=200)
         async with (
             httpx2.AsyncClient(timeout=120, limits=limits) as http,
@@ -100,12 +108,7 @@ async def our_client(cmd: list[str], port: int | None) -> AsyncIterator[Callable
     if port is None:
         client = MCPClient(command=cmd[0], args=cmd[1:], env=ENV, namespace="b", requires_confirmation=False)
     else:
-        proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(2000):
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            await asyncio.sleep(0.01)
+        proc = spawn_listening(cmd, port)
         client = MCPClient(url=f"http://127.0.0.1:{port}/mcp", namespace="b", requires_confirmation=False)
     try:
         async with client:
