@@ -15,7 +15,6 @@ took it never starts.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import copy
 import inspect
 import time
@@ -142,8 +141,7 @@ class ToolExecutor:
             if route == "inline":
                 self._inline(run, rec)
             elif route == "thread":
-                # The tool sees the caller's context variables, as with asyncio.to_thread.
-                fut = shared_threads().submit(contextvars.copy_context().run, pipeline.run, rec)
+                fut = shared_threads().submit(pipeline.run, rec)
                 if run.direct:
                     fut.result(timeout)
                 else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import ipaddress
 import json
@@ -37,6 +38,23 @@ _LOOPBACK_ORIGINS = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*
 _OK = frozenset({"success", "partial", "stopped"})
 # How often the registry is looked at for added, removed or replaced tools.
 WATCH_INTERVAL = 0.5
+
+
+class _WithContext:
+    """A call's pipeline whose ``run`` (a sync tool, on a worker thread) runs in the served
+    call's context, so the tool's ``report_progress`` finds its call."""
+
+    __slots__ = ("_context", "_inner")
+
+    def __init__(self, inner: Any, context: contextvars.Context) -> None:
+        self._inner = inner
+        self._context = context
+
+    def run(self, rec: Any) -> None:
+        self._context.run(self._inner.run, rec)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 class _OneCall(ToolExecutor):
@@ -123,7 +141,8 @@ class _Host:
                 if rec._confirm and confirm is None:
                     pipeline.refuse(rec, "no_elicitation" if not can_elicit else "no_confirm")
                 else:
-                    await _OneCall(confirm)._alone(_Run(False, None, pipeline), rec)
+                    hosted = _WithContext(pipeline, contextvars.copy_context()) if progress else pipeline
+                    await _OneCall(confirm)._alone(_Run(False, None, hosted), rec)
             ok = rec.status in _OK
             data = structured(self.output_schemas.get(name), rec.data, rec.output) if ok else None
             self.native.reply(
