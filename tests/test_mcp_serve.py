@@ -38,7 +38,10 @@ async def agent_text(name: str, arguments: dict) -> str:
 
 
 async def test_the_official_client_lists_and_calls_over_stdio():
-    params = StdioServerParameters(command=sys.executable, args=serve_args(), env=server_env())
+    # `build` is a function returning the registry: the command line calls it.
+    params = StdioServerParameters(
+        command=sys.executable, args=serve_args("mcp_servers.served_tools:build"), env=server_env()
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         init = await session.initialize()
         assert init.server_info.name == "agentmaker"

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import http.client
 import json
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -324,6 +325,23 @@ async def test_clients_hear_when_the_registry_changes():
             await heard.wait()
         assert "late" in [t.name for t in (await s.list_tools()).tools]
         assert (await s.call_tool("late", {})).content[0].text == "here"
+
+
+async def test_a_failing_on_ready_stops_the_listener():
+    port: list[int] = []
+
+    def on_ready(url: str) -> None:
+        port.append(int(urlsplit(url).port or 0))
+        raise RuntimeError("no thanks")
+
+    with pytest.raises(RuntimeError, match="no thanks"):
+        await registry().aserve_mcp(port=0, on_ready=on_ready)
+
+    def refused() -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port[0])) != 0
+
+    await until(refused)
 
 
 async def test_our_client_calls_the_served_tools_over_http():

@@ -271,8 +271,12 @@ async def aserve_mcp(
         host, port, path, stateless, hosts, origins, max_request_bytes, token, authorize
     )
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-    if on_ready is not None:
-        on_ready(f"http://{shown}:{bound_port}{path}")
+    try:
+        if on_ready is not None:
+            on_ready(f"http://{shown}:{bound_port}{path}")
+    except BaseException:
+        native.stop()  # the listener is up: a failing callback must not leave it behind
+        raise
     await served.serve(asyncio.Event().wait())
 
 
