@@ -29,6 +29,7 @@ from . import _native
 from ._executor import ToolExecutor, _Run
 from ._progress import CURRENT
 from ._serve_tools import listing, structured
+from ._serve_workers import start_workers
 
 __all__ = ["aserve_mcp", "serve_mcp"]
 
@@ -38,6 +39,8 @@ _LOOPBACK_ORIGINS = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*
 _OK = frozenset({"success", "partial", "stopped"})
 # How often the registry is looked at for added, removed or replaced tools.
 WATCH_INTERVAL = 0.5
+# Threads that take calls straight from the server's queue (beside the event loop).
+WORKERS = 8
 
 
 class _WithContext:
@@ -124,18 +127,37 @@ class _Host:
 
         return ask
 
-    async def call(self, call_id: int, name: str, arguments: str, can_elicit: bool, progress: bool) -> None:
+    def prepare(self, call_id: int, name: str, arguments: str) -> tuple[Any, Any]:
+        """The call's pipeline and its record, through the gates that need no waiting."""
+        pipeline = _native.CallPipeline(self.registry, self.permissions, self.tool_timeout, False, False)
+        wire = {
+            "id": f"mcp-{call_id}",
+            "type": "function",
+            "function": {"name": name, "arguments": arguments},
+        }
+        recs, _ = pipeline.prepare([wire], 1)
+        return pipeline, recs[0]
+
+    def reply(self, call_id: int, name: str, rec: Any) -> None:
+        """Send the record's outcome: its text, isError, and the structured result."""
+        ok = rec.status in _OK
+        data = structured(self.output_schemas.get(name), rec.data, rec.output) if ok else None
+        self.native.reply(
+            call_id, rec.output, not ok, None if data is None else json.dumps(data, default=str)
+        )
+
+    def reply_failure(self, call_id: int, name: str, exc: BaseException) -> None:
+        """The server itself failed to run the call: the client reads why; serving goes on."""
+        text = f"Error: the server failed to run tool '{name}': {type(exc).__name__}: {exc}"
+        self.native.reply(call_id, text, True)
+
+    async def finish(
+        self, call_id: int, name: str, pipeline: Any, rec: Any, can_elicit: bool, progress: bool
+    ) -> None:
+        """Confirm, run and answer an admitted call on the event loop."""
         if progress:  # this task's context: seen by the tool (also on a worker thread)
             CURRENT.set((self.native, call_id, asyncio.get_running_loop()))
         try:
-            pipeline = _native.CallPipeline(self.registry, self.permissions, self.tool_timeout, False, False)
-            wire = {
-                "id": f"mcp-{call_id}",
-                "type": "function",
-                "function": {"name": name, "arguments": arguments},
-            }
-            recs, _ = pipeline.prepare([wire], 1)
-            rec = recs[0]
             if rec.status is None:
                 confirm = self._confirm_for(call_id, can_elicit)
                 if rec._confirm and confirm is None:
@@ -143,35 +165,54 @@ class _Host:
                 else:
                     hosted = _WithContext(pipeline, contextvars.copy_context()) if progress else pipeline
                     await _OneCall(confirm)._alone(_Run(False, None, hosted), rec)
-            ok = rec.status in _OK
-            data = structured(self.output_schemas.get(name), rec.data, rec.output) if ok else None
-            self.native.reply(
-                call_id, rec.output, not ok, None if data is None else json.dumps(data, default=str)
-            )
+            self.reply(call_id, name, rec)
         except asyncio.CancelledError:
             raise  # the client cancelled: nobody reads a reply
         except Exception as exc:  # noqa: BLE001 - the server keeps serving; the client reads why
-            self.native.reply(
-                call_id, f"Error: the server failed to run tool '{name}': {type(exc).__name__}: {exc}", True
-            )
+            self.reply_failure(call_id, name, exc)
+
+    async def call(self, call_id: int, name: str, arguments: str, can_elicit: bool, progress: bool) -> None:
+        try:
+            pipeline, rec = self.prepare(call_id, name, arguments)
+        except Exception as exc:  # noqa: BLE001 - as in finish
+            self.reply_failure(call_id, name, exc)
+            return
+        await self.finish(call_id, name, pipeline, rec, can_elicit, progress)
+
+    def adopt(
+        self, call_id: int, name: str, pipeline: Any, rec: Any, can_elicit: bool, progress: bool
+    ) -> None:
+        """On the loop: take over a call a worker prepared but cannot finish by itself."""
+        self._track(
+            call_id, asyncio.create_task(self.finish(call_id, name, pipeline, rec, can_elicit, progress))
+        )
+
+    def cancel(self, call_id: int) -> None:
+        """On the loop: the client cancelled call ``call_id``."""
+        if (running := self.tasks.get(call_id)) is not None:
+            running.cancel()
+
+    def _track(self, call_id: int, task: asyncio.Task[None]) -> None:
+        self.tasks[call_id] = task
+        task.add_done_callback(functools.partial(_forget, self.tasks, call_id))
 
     async def dispatch(self) -> None:
-        """Run every call the server hands over until it stops."""
-        tasks = self.tasks
+        """Run every call the server hands to the loop until it stops."""
         while (event := await self.native.next_event()) is not None:
             if event[0] == "call":
                 _, call_id, name, arguments, can_elicit, progress = event
-                task = asyncio.create_task(self.call(call_id, name, arguments, can_elicit, progress))
-                tasks[call_id] = task
-                task.add_done_callback(functools.partial(_forget, tasks, call_id))
-            elif (running := tasks.get(event[1])) is not None:
-                running.cancel()
+                self._track(
+                    call_id, asyncio.create_task(self.call(call_id, name, arguments, can_elicit, progress))
+                )
+            else:
+                self.cancel(event[1])
 
     async def serve(self, until: Any) -> None:
         """Dispatch calls and watch the registry until ``until`` (an awaitable) finishes; a
         failure of the dispatcher itself ends serving with its exception."""
         self.refresh()
         dispatch = asyncio.create_task(self.dispatch())
+        start_workers(self, asyncio.get_running_loop(), WORKERS)
         watch = asyncio.create_task(self.watch())
         serving = asyncio.ensure_future(until)
         try:

@@ -40,6 +40,24 @@ fn none(py: Python<'_>) -> PyResult<Py<PyAny>> {
     Ok(py.None())
 }
 
+/// An event as Python sees it (see `next_event`).
+fn event_tuple(py: Python<'_>, event: Option<Event>) -> PyResult<Py<PyAny>> {
+    Ok(match event {
+        None => py.None(),
+        Some(Event::Call {
+            id,
+            name,
+            arguments,
+            can_elicit,
+            progress,
+        }) => ("call", id, name, arguments, can_elicit, progress)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        Some(Event::Cancel { id }) => ("cancel", id).into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
 fn owned_fd(fd: i32) -> PyResult<OwnedFd> {
     if fd < 0 {
         return Err(PyValueError::new_err(format!("bad file descriptor {fd}")));
@@ -86,25 +104,15 @@ impl PyMcpServer {
         let hub = self.hub.clone();
         bridge::spawn_abortable_for_loop(py, async move {
             let event = hub.next_event().await;
-            Box::new(move |py: Python<'_>| {
-                Ok(match event {
-                    None => py.None(),
-                    Some(Event::Call {
-                        id,
-                        name,
-                        arguments,
-                        can_elicit,
-                        progress,
-                    }) => ("call", id, name, arguments, can_elicit, progress)
-                        .into_pyobject(py)?
-                        .into_any()
-                        .unbind(),
-                    Some(Event::Cancel { id }) => {
-                        ("cancel", id).into_pyobject(py)?.into_any().unbind()
-                    }
-                })
-            }) as Deliver
+            Box::new(move |py: Python<'_>| event_tuple(py, event)) as Deliver
         })
+    }
+
+    /// `next_event` for a worker thread: blocks (without the GIL) until an event arrives.
+    fn next_event_blocking(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let hub = self.hub.clone();
+        let event = py.detach(|| crate::py::runtime().block_on(hub.next_event()));
+        event_tuple(py, event)
     }
 
     /// The answer to call `id`; `structured` is the structured result as JSON text.
