@@ -281,6 +281,7 @@ async def aserve_mcp(
             version = "0"
     native = _native._McpServer(name, version, instructions, max_concurrent_calls)
     served = _Host(registry, native, permissions, confirm, tool_timeout)
+    served.refresh()  # before any client can connect: the first tools/list sees every tool
     if transport == "stdio":
         await _serve_stdio(served, native, on_ready)
         return
