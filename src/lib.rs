@@ -13,6 +13,7 @@ pub mod guard;
 pub mod isolation;
 pub mod llm;
 pub mod mcp;
+pub mod mcp_server;
 pub mod net;
 pub mod null_optional;
 pub mod permissions;

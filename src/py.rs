@@ -12,6 +12,7 @@ mod guard;
 mod isolation;
 mod llm;
 mod mcp;
+mod mcp_server;
 mod names;
 mod net;
 mod notes;
@@ -41,6 +42,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tool::PyTool>()?;
     m.add_class::<mcp::PyMcpClient>()?;
     m.add_class::<mcp::PyMcpTool>()?;
+    m.add_class::<mcp_server::PyMcpServer>()?;
     bridge::register_exit_hook(m)?;
     m.add_class::<calculator::PyCalculatorTool>()?;
     m.add_class::<search::PySearchTool>()?;

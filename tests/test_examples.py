@@ -40,6 +40,12 @@ EXPECTED: dict[str, list[str]] = {
         "tool_search discovered: ['send_email']",
         "Meeting booked for Friday and Ana has the invitation.",
     ],
+    "mcp_server.py": [
+        "serving on 127.0.0.1",
+        "tools: delete_note, multiply",
+        "multiply -> 42",
+        "delete_note refused: True",
+    ],
     "mcp_client.py": [
         "loaded calc_multiply (origin mcp:calc, confirmation True)",
         "calc_multiply -> 42.0",

@@ -109,6 +109,8 @@ PROMISED = [
     *agentmaker.__all__,
     "ScriptedLLM",
     "register_callable",
+    "serve_mcp",
+    "aserve_mcp",
     "register_function",
     "register_all",
     "on_conflict",

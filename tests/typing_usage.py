@@ -72,6 +72,7 @@ from agentmaker import (
     cli_confirm,
     messages_from_json,
     messages_to_json,
+    report_progress,
     tool,
 )
 from agentmaker.testing import ScriptedLLM
@@ -400,6 +401,7 @@ pending.close()
 assert claude.provider == "anthropic" and isinstance(streamed_later, LLMStream)
 manual: Callable[[Any, dict[str, Any]], bool] = cli_confirm
 assert callable(manual)
+report_progress(1, 2, "outside a served call: nothing is sent")
 
 # ------------------------------------------------------------------ Tool-RAG
 

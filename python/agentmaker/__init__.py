@@ -18,6 +18,7 @@ from agentmaker._native import (
     ToolPermissions,
     ToolResponse,
 )
+from agentmaker._progress import report_progress
 from agentmaker._registry import ToolRegistry
 from agentmaker._run_context import RunContext
 from agentmaker._status import RunStatus, ToolCallStatus, ToolStatus
@@ -111,6 +112,7 @@ __all__ = [
     "cli_confirm",
     "messages_from_json",
     "messages_to_json",
+    "report_progress",
     "tool",
 ]
 

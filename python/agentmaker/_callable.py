@@ -47,8 +47,15 @@ class ToolFlags(TypedDict, total=False):
     timeout: float | None
     stop_after_tool_call: bool
     isolate: bool | Isolation | None
+    # Hints an MCP client reads (docs/mcp.md): served as readOnlyHint, destructiveHint,
+    # idempotentHint and openWorldHint. None (the default) leaves a hint out.
+    read_only: bool | None
+    destructive: bool | None
+    idempotent: bool | None
+    open_world: bool | None
 
 
+_HINTS = ("read_only", "destructive", "idempotent", "open_world")
 _FLAGS = (
     "requires_confirmation",
     "external_content",
@@ -56,6 +63,7 @@ _FLAGS = (
     "timeout",
     "stop_after_tool_call",
     "isolate",
+    *_HINTS,
 )
 _FLAG_SET = frozenset(_FLAGS)
 
@@ -92,6 +100,12 @@ def _apply_flags(obj: Tool, flags: Mapping[str, object]) -> None:
                 "register_function tool cannot be sent to a worker process"
             )
         setattr(obj, "isolate", isolate)  # noqa: B010 - a class-level setting, set per tool here
+    for key in _HINTS:
+        value = flags.get(key)
+        if value is not None:
+            if not isinstance(value, bool):
+                raise ToolRegistrationError(f"{key} must be True, False or None, got {value!r}")
+            setattr(obj, key, value)
 
 
 class FunctionTool(Tool, Generic[P, R]):

@@ -144,6 +144,38 @@ class CallPipeline:
     def executed(self) -> int: ...
 
 @final
+class _McpServer:
+    def __new__(
+        cls,
+        name: str,
+        version: str,
+        instructions: str | None = None,
+        max_concurrent_calls: int | None = None,
+    ) -> _McpServer: ...
+    def set_tools(self, tools_json: str) -> bool: ...
+    def next_event(self) -> Awaitable[tuple[Any, ...] | None]: ...
+    def next_event_blocking(self) -> tuple[Any, ...] | None: ...
+    def reply(self, id: int, text: str, is_error: bool, structured: str | None = None) -> None: ...
+    def confirm(self, id: int, message: str) -> Awaitable[str | None]: ...
+    def progress(
+        self, id: int, progress: float, total: float | None = None, message: str | None = None
+    ) -> Awaitable[None]: ...
+    def stop(self) -> None: ...
+    def serve_stdio(self, read_fd: int, write_fd: int) -> Awaitable[None]: ...
+    def bind_http(
+        self,
+        host: str,
+        port: int,
+        path: str,
+        stateless: bool,
+        allowed_hosts: list[str],
+        allowed_origins: list[str],
+        max_body_bytes: int,
+        token: str | None = None,
+        authorize: Callable[[str | None], bool] | None = None,
+    ) -> Awaitable[tuple[str, int]]: ...
+
+@final
 class ToolPermissions:
     def __new__(
         cls,

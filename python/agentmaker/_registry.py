@@ -67,6 +67,20 @@ class ToolRegistry(_NativeRegistry):
             return started
         return await complete(started)  # type: ignore[no-any-return]
 
+    def serve_mcp(self, transport: str = "stdio", **options: Any) -> None:
+        """Serve these tools as an MCP server, blocking (stdio by default). Every call goes
+        through the same gates as an agent's call; see ``docs/mcp.md``."""
+        from agentmaker._serve import serve_mcp
+
+        serve_mcp(self, transport, **options)
+
+    async def aserve_mcp(self, transport: str = "http", **options: Any) -> None:
+        """Serve these tools as an MCP server until cancelled (streamable HTTP by default, on
+        127.0.0.1:8000/mcp); see ``docs/mcp.md`` for the options."""
+        from agentmaker._serve import aserve_mcp
+
+        await aserve_mcp(self, transport, **options)
+
     def register_callable(
         self,
         func: Callable[P, R],

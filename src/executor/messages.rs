@@ -69,6 +69,14 @@ pub fn confirmation_failed(name: &str, problem: &str) -> String {
     )
 }
 
+/// A served call (MCP) that needs confirmation, from a client that cannot be asked.
+pub fn no_elicitation(name: &str) -> String {
+    format!(
+        "Error: tool '{name}' is a high-risk operation and needs confirmation, but this MCP \
+         client does not support elicitation, so no one can be asked; the call was refused."
+    )
+}
+
 pub fn not_approved(name: &str) -> String {
     format!("Error: tool '{name}' was not approved; the call was not executed.")
 }
@@ -189,6 +197,7 @@ mod tests {
             "(not allowed to call: tool 'rm' is denied)"
         );
         assert!(no_confirm_callback("rm").contains("no confirm callback is configured"));
+        assert!(no_elicitation("rm").contains("does not support elicitation"));
         assert_eq!(
             not_approved("rm"),
             "Error: tool 'rm' was not approved; the call was not executed."

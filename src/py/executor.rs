@@ -524,9 +524,10 @@ impl PyCallPipeline {
 
     /// Refuses a call that will not run: `why` is `no_confirm` (no callback), `confirm_failed`
     /// (the callback raised `exc`), `not_approved`, `declined` (a person refused it and gave
-    /// `reason`), or `skipped` (the run ended first). `pending` marks a call that awaits a
-    /// person's decision while the run is paused: it stays unfinished, so it may still be
-    /// refused (skipped) when a later call of its response ends the run.
+    /// `reason`), `no_elicitation` (a served call whose MCP client cannot be asked), or
+    /// `skipped` (the run ended first). `pending` marks a call that awaits a person's decision
+    /// while the run is paused: it stays unfinished, so it may still be refused (skipped) when
+    /// a later call of its response ends the run.
     #[pyo3(signature = (record, why, exc = None, reason = None))]
     fn refuse(
         &self,
@@ -560,6 +561,7 @@ impl PyCallPipeline {
                 CallStatus::NotConfirmed,
                 messages::declined(&name, reason.as_deref().unwrap_or_default()),
             ),
+            "no_elicitation" => (CallStatus::NotConfirmed, messages::no_elicitation(&name)),
             "skipped" => (CallStatus::Skipped, messages::skipped()),
             "pending" => (CallStatus::Pending, messages::pending(&name)),
             other => {
