@@ -73,7 +73,7 @@ class Toolkit:
                 f"'{tool.name}' is a {type(tool).__name__}: give it its own name, or put it in a "
                 "toolkit without a prefix"
             )
-        flags = {k: getattr(tool, k) for k in _FLAGS}
+        flags = {k: getattr(tool, k, None) for k in _FLAGS}  # MCP hints are set only when given
         return from_callable(tool.func, name=self.prefix + tool.name, description=tool.description, **flags)
 
     def __iter__(self) -> Any:

@@ -8,6 +8,7 @@
 //! threads and asyncio (`agentmaker._executor`).
 
 mod call;
+mod record;
 mod started;
 
 use crate::executor::{
@@ -22,8 +23,8 @@ pub(crate) use call::kind_of;
 use call::{arguments, exception_problem, read_call, PyPreparedCall, Target};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyString, PyTuple};
+use record::{prepared_call, record_class, status_word};
 pub use started::{start_awaitable, PyStartedCall};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -51,23 +52,6 @@ pub struct PyCallPipeline {
     isolate: Option<Py<PyAny>>,
 }
 
-/// The record class (`agentmaker._tool_call.ToolCallRecord`).
-fn record_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    static CELL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    CELL.get_or_try_init(py, || {
-        Ok::<_, PyErr>(
-            py.import("agentmaker._tool_call")?
-                .getattr("ToolCallRecord")?
-                .unbind(),
-        )
-    })
-    .map(|c| c.bind(py))
-}
-
-fn status_word(py: Python<'_>, status: CallStatus) -> Bound<'_, PyString> {
-    PyString::intern(py, status.as_str())
-}
-
 impl PyCallPipeline {
     fn settings(&self) -> Settings<'_> {
         Settings {
@@ -75,23 +59,6 @@ impl PyCallPipeline {
             default_timeout: self.default_timeout,
             serial: self.serial,
         }
-    }
-
-    fn refused<'py>(
-        py: Python<'py>,
-        read: &call::ReadCall<'py>,
-        name: &Bound<'py, PyAny>,
-        arguments: &Bound<'py, PyAny>,
-        refusal: Refusal,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        record_class(py)?.call1((
-            &read.id,
-            name,
-            arguments,
-            status_word(py, refusal.status),
-            refusal.text,
-            &read.wire,
-        ))
     }
 
     fn unknown_text(&self, py: Python<'_>, name: &str) -> String {
@@ -120,7 +87,7 @@ impl PyCallPipeline {
         let sent_name = read.name.clone().into_any();
         if let Err(refusal) = read.checked.clone() {
             return Ok((
-                Self::refused(py, &read, &sent_name, &read.raw, refusal)?,
+                record::refused(py, &read, &sent_name, &read.raw, refusal)?,
                 None,
             ));
         }
@@ -129,7 +96,7 @@ impl PyCallPipeline {
             Ok(parsed) => parsed,
             Err(refusal) => {
                 return Ok((
-                    Self::refused(py, &read, &sent_name, &read.raw, refusal)?,
+                    record::refused(py, &read, &sent_name, &read.raw, refusal)?,
                     None,
                 ))
             }
@@ -141,7 +108,7 @@ impl PyCallPipeline {
         let Some(entry) = entry else {
             let refusal = Refusal::new(CallStatus::UnknownTool, self.unknown_text(py, &name));
             return Ok((
-                Self::refused(py, &read, &sent_name, dict.as_any(), refusal)?,
+                record::refused(py, &read, &sent_name, dict.as_any(), refusal)?,
                 None,
             ));
         };
@@ -157,7 +124,7 @@ impl PyCallPipeline {
             Ok(p) => p,
             Err(refusal) => {
                 return Ok((
-                    Self::refused(py, &read, &real, dict.as_any(), refusal)?,
+                    record::refused(py, &read, &real, dict.as_any(), refusal)?,
                     None,
                 ))
             }
@@ -296,13 +263,6 @@ impl PyCallPipeline {
             }
         }
     }
-}
-
-fn prepared_call<'py>(record: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyPreparedCall>> {
-    let py = record.py();
-    Ok(record
-        .getattr(intern!(py, "_call"))?
-        .cast_into::<PyPreparedCall>()?)
 }
 
 #[pymethods]

@@ -1,0 +1,53 @@
+//! The `ToolCallRecord` (a Python object, `agentmaker._tool_call`) the pipeline makes and fills
+//! for each call: made here, read back through its native prepared call.
+
+use super::call::{PyPreparedCall, ReadCall};
+use crate::executor::{CallStatus, Refusal};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyString;
+
+/// The record class (`agentmaker._tool_call.ToolCallRecord`).
+pub fn record_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static CELL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    CELL.get_or_try_init(py, || {
+        Ok::<_, PyErr>(
+            py.import("agentmaker._tool_call")?
+                .getattr("ToolCallRecord")?
+                .unbind(),
+        )
+    })
+    .map(|c| c.bind(py))
+}
+
+pub fn status_word(py: Python<'_>, status: CallStatus) -> Bound<'_, PyString> {
+    PyString::intern(py, status.as_str())
+}
+
+/// The record of a call a gate refused: its id, the name (as sent, or the real one once
+/// found), the arguments, the refusal, and the call as the transcript records it.
+pub fn refused<'py>(
+    py: Python<'py>,
+    read: &ReadCall<'py>,
+    name: &Bound<'py, PyAny>,
+    arguments: &Bound<'py, PyAny>,
+    refusal: Refusal,
+) -> PyResult<Bound<'py, PyAny>> {
+    record_class(py)?.call1((
+        &read.id,
+        name,
+        arguments,
+        status_word(py, refusal.status),
+        refusal.text,
+        &read.wire,
+    ))
+}
+
+/// The native prepared call a record holds.
+pub fn prepared_call<'py>(record: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyPreparedCall>> {
+    let py = record.py();
+    Ok(record
+        .getattr(intern!(py, "_call"))?
+        .cast_into::<PyPreparedCall>()?)
+}
