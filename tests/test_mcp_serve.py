@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import agentmaker
 from agentmaker import Agent, MCPClient, ToolRegistry, _native
 from agentmaker.testing import ScriptedLLM
 from mcp.client.stdio import stdio_client
@@ -15,7 +16,9 @@ from mcp.client.stdio import stdio_client
 from mcp import ClientSession, StdioServerParameters
 
 TESTS = Path(__file__).resolve().parent
-PYTHON_DIR = str(Path(__file__).resolve().parents[1] / "python")
+# The agentmaker the tests import (installed in CI, the source tree in a dev setup): the
+# server processes must run the same build.
+PYTHON_DIR = str(Path(agentmaker.__file__).resolve().parents[1])
 
 
 def server_env() -> dict[str, str]:

@@ -12,13 +12,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import agentmaker
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp import ClientSession
 
 TESTS = Path(__file__).resolve().parent
-PYTHON_DIR = str(TESTS.parent / "python")
+# The agentmaker the tests import (installed in CI, the source tree in a dev setup): the
+# server processes must run the same build.
+PYTHON_DIR = str(Path(agentmaker.__file__).resolve().parents[1])
 HEADERS = {
     "Content-Type": "application/json",
     "Accept": "application/json, text/event-stream",
