@@ -17,7 +17,7 @@ function must be defined at module level of an importable module (a script's fun
 its entry point is guarded by ``if __name__ == "__main__":``); a ``Tool`` subclass must be
 importable and constructible without arguments, or picklable.
 
-Costs: a round trip of a trivial call to a warm worker is about a tenth of a millisecond
+Costs: a round trip of a trivial call to a warm worker is about 0.15-0.2 ms
 (``benches/bench_isolation.py``); a worker costs a process (about 20-30 MB) while it lives; a
 worker replaced after a timeout or crash takes some tens of milliseconds to start.
 """
