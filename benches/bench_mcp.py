@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from agentmaker import MCPClient, ToolRegistry
-from harness import fmt, report
+from harness import awaited_per_call_us, fmt, report
 
 GROUP = "mcp"
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,18 +52,6 @@ def rmcp_client_floor(n: int = 2000) -> tuple[float, float]:
     )
     one, burst = out.stdout.split()
     return float(one), float(burst)
-
-
-async def per_call(call, n: int, repeat: int = 5) -> float:
-    for _ in range(min(n, 50)):
-        await call()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter_ns()
-        for _ in range(n):
-            await call()
-        best = min(best, (time.perf_counter_ns() - start) / n / 1000)
-    return best
 
 
 async def concurrent(call, n: int, repeat: int = 5) -> float:
@@ -114,7 +102,7 @@ async def python_server_scenario() -> None:
                 await call()
         for _ in range(7):
             for call in (ours, theirs):
-                best[call] = min(best[call], await per_call(call, 100, repeat=1))
+                best[call] = min(best[call], await awaited_per_call_us(call, 100, repeat=1))
     report(
         GROUP,
         "aexecute_tool round trip, Python SDK stdio server (63 tools)",
@@ -151,7 +139,7 @@ async def rust_server_scenario(binary: Path) -> None:
         server = client.server_pid
         ones, manys, floors, rmcps, server_cpu = [], [], [], [], []
         for _ in range(ROUNDS):
-            ones.append(await per_call(call, 300, repeat=3))
+            ones.append(await awaited_per_call_us(call, 300, repeat=3))
             cpu_before = cpu_ns(server)
             manys.append(await concurrent(call, 200, repeat=3))
             server_cpu.append((cpu_ns(server) - cpu_before) / 3 / 1000)

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx2
 from agentmaker import MCPClient
-from harness import report
+from harness import awaited_per_call_us, report
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -80,18 +80,6 @@ async def http_session(cmd: list[str], port: int) -> AsyncIterator[ClientSession
         proc.wait(30)
 
 
-async def per_call_us(call: Callable[[], Awaitable[Any]], n: int = N, repeat: int = 3) -> float:
-    for _ in range(30):
-        await call()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter_ns()
-        for _ in range(n):
-            await call()
-        best = min(best, (time.perf_counter_ns() - start) / n / 1000)
-    return best
-
-
 def add_call(s: ClientSession) -> Callable[[], Awaitable[Any]]:
     async def call() -> Any:
         out = await s.call_tool("add", {"a": 2, "b": 3})
@@ -132,9 +120,9 @@ async def round_trips_our_client() -> None:
         ours_cmd = OURS if p1 is None else [*OURS, "--transport", "http", "--port", str(p1)]
         theirs_cmd = THEIRS if p2 is None else [*THEIRS, "http", str(p2)]
         async with our_client(ours_cmd, p1) as call:
-            ours = await per_call_us(call)
+            ours = await awaited_per_call_us(call, N, repeat=3, warmup=30)
         async with our_client(theirs_cmd, p2) as call:
-            theirs = await per_call_us(call)
+            theirs = await awaited_per_call_us(call, N, repeat=3, warmup=30)
         report(
             "serve",
             f"{transport}: add round trip, our server (our MCPClient)",
@@ -152,9 +140,9 @@ async def round_trips() -> None:
             ours_cm = http_session([*OURS, "--transport", "http", "--port", str(p1)], p1)
             theirs_cm = http_session([*THEIRS, "http", str(p2)], p2)
         async with ours_cm as s:
-            ours = await per_call_us(add_call(s))
+            ours = await awaited_per_call_us(add_call(s), N, repeat=3, warmup=30)
         async with theirs_cm as s:
-            theirs = await per_call_us(add_call(s))
+            theirs = await awaited_per_call_us(add_call(s), N, repeat=3, warmup=30)
         report(
             "serve",
             f"{transport}: add round trip, our server (official client)",

@@ -64,6 +64,22 @@ def async_per_call_us(
     return asyncio.run(timed())
 
 
+async def awaited_per_call_us(
+    call: Callable[[], Awaitable[object]], number: int, *, repeat: int = 5, warmup: int = 50
+) -> float:
+    """Best-of-`repeat` mean time of ``await call()`` on the running loop, in microseconds
+    (for calls bound to a loop already running: a client session, a server connection)."""
+    for _ in range(min(number, warmup)):
+        await call()
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter_ns()
+        for _ in range(number):
+            await call()
+        best = min(best, _mean_us(start, number))
+    return best
+
+
 def once_us(fn: Callable[[], object], *, repeat: int = 7, setup: Callable[[], object] | None = None) -> float:
     """Best-of-`repeat` time of one call to `fn` (after `setup`), in microseconds."""
     samples = []

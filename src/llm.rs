@@ -15,6 +15,7 @@ mod openai;
 pub mod retry;
 pub mod sse;
 mod transport;
+mod turns;
 
 pub use error::{LlmError, Phase};
 pub use transport::{Endpoint, EndpointOptions, ReplyStream};

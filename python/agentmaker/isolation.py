@@ -435,8 +435,9 @@ def _exit_description(code: int | None) -> str:
     return f"exit status {code}"
 
 
-def call_sync(tool: Any, parameters: dict[str, Any], isolation: Any, timeout: float | None) -> Any:
-    """Runs one call in a worker and waits for it (at most ``timeout`` seconds)."""
+def _start(tool: Any, parameters: dict[str, Any], isolation: Any) -> Any:
+    """Sends one call to a worker: ``(pool, worker)``, or the error result when the tool cannot
+    be sent to a worker (or the worker died before it took the call)."""
     pool = _pool(isolation)
     try:
         message = _message(tool, parameters)
@@ -445,12 +446,30 @@ def call_sync(tool: Any, parameters: dict[str, Any], isolation: Any, timeout: fl
     w = pool.take()
     try:
         w.send(message)
+    except OSError:
+        return _answer(tool, None, w, pool)
+    return pool, w
+
+
+def _receive(w: _Worker) -> bytes | None:
+    """The worker's answer, or None when its pipe closed (it died)."""
+    try:
+        return bytes(w.conn.recv_bytes())
+    except (EOFError, OSError):
+        return None
+
+
+def call_sync(tool: Any, parameters: dict[str, Any], isolation: Any, timeout: float | None) -> Any:
+    """Runs one call in a worker and waits for it (at most ``timeout`` seconds)."""
+    started = _start(tool, parameters, isolation)
+    if not isinstance(started, tuple):
+        return started
+    pool, w = started
+    try:
         if not w.conn.poll(timeout):
             pool.stop(w)
             return _native._isolation_text(tool.name, "timeout", float(timeout or 0))
-        raw = w.conn.recv_bytes()
-    except (EOFError, OSError):
-        raw = None
+        raw = _receive(w)
     except BaseException:  # KeyboardInterrupt while waiting: the call is stopped with the wait
         pool.stop(w)
         raise
@@ -460,26 +479,20 @@ def call_sync(tool: Any, parameters: dict[str, Any], isolation: Any, timeout: fl
 async def call_async(tool: Any, parameters: dict[str, Any], isolation: Any) -> Any:
     """Runs one call in a worker, waiting on the event loop (no thread). Cancelling the task
     that awaits it stops the worker."""
-    pool = _pool(isolation)
-    try:
-        message = _message(tool, parameters)
-    except ToolConfigError as exc:
-        return _native._isolation_text(tool.name, "setup", str(exc))
-    w = pool.take()
+    started = _start(tool, parameters, isolation)
+    if not isinstance(started, tuple):
+        return started
+    pool, w = started
     loop = asyncio.get_running_loop()
     ready = loop.create_future()
     fd = w.conn.fileno()
     try:
-        w.send(message)
         loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
         try:
             await ready
         finally:
             loop.remove_reader(fd)
-        try:
-            raw: bytes | None = w.conn.recv_bytes()
-        except (EOFError, OSError):
-            raw = None
+        raw = _receive(w)
     except BaseException:  # cancelled (a timeout, the run): the tool is stopped, not abandoned
         pool.stop(w)
         raise

@@ -7,6 +7,7 @@
 
 use super::assembly::Assembly;
 use super::error::{describe, LlmError};
+use super::turns::{unknown_role, Turns};
 use super::{
     call_arguments, sse, text_of, tool_call, tool_triples, usage, Call, Reply, StreamDecoder,
 };
@@ -110,13 +111,12 @@ impl FunctionName for Map<String, Value> {
 
 /// The system text and the turns, merged by role.
 fn messages(neutral: &[Value]) -> Result<(String, Vec<Value>), LlmError> {
-    let mut system: Vec<String> = Vec::new();
-    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    let mut turns = Turns::default();
     for (i, m) in neutral.iter().enumerate() {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("");
         let (role, blocks) = match role {
             "system" | "developer" => {
-                system.push(text_of(m.get("content")));
+                turns.system(text_of(m.get("content")));
                 continue;
             }
             "user" => ("user", user_blocks(m.get("content"))),
@@ -130,22 +130,11 @@ fn messages(neutral: &[Value]) -> Result<(String, Vec<Value>), LlmError> {
                                    "content": text_of(m.get("content"))});
                 ("user", vec![block])
             }
-            other => {
-                return Err(LlmError::Request(format!(
-                    "message {i} has role {other:?}; expected system, user, assistant or tool"
-                )))
-            }
+            other => return Err(unknown_role(i, other)),
         };
-        match turns.last_mut() {
-            Some((last, existing)) if *last == role => existing.extend(blocks),
-            _ => turns.push((role, blocks)),
-        }
+        turns.push(role, blocks);
     }
-    let turns = turns
-        .into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect();
-    Ok((system.join("\n\n"), turns))
+    Ok(turns.finish("content"))
 }
 
 fn user_blocks(content: Option<&Value>) -> Vec<Value> {

@@ -13,6 +13,7 @@
 
 use super::assembly::Assembly;
 use super::error::{describe, LlmError};
+use super::turns::{unknown_role, Turns};
 use super::{call_arguments, sse, text_of, tool_triples, usage, Call, Reply, StreamDecoder};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -117,13 +118,12 @@ fn tool_config(choice: &Value) -> Result<Value, LlmError> {
 
 /// The system text and the `contents`, consecutive turns of one role merged.
 fn contents(neutral: &[Value]) -> Result<(String, Vec<Value>), LlmError> {
-    let mut system: Vec<String> = Vec::new();
-    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    let mut turns = Turns::default();
     let mut names: HashMap<String, String> = HashMap::new();
     for (i, m) in neutral.iter().enumerate() {
         let (role, parts) = match m.get("role").and_then(Value::as_str).unwrap_or("") {
             "system" | "developer" => {
-                system.push(text_of(m.get("content")));
+                turns.system(text_of(m.get("content")));
                 continue;
             }
             "user" => ("user", vec![json!({"text": text_of(m.get("content"))})]),
@@ -141,22 +141,11 @@ fn contents(neutral: &[Value]) -> Result<(String, Vec<Value>), LlmError> {
                 }
                 ("user", vec![json!({"functionResponse": response})])
             }
-            other => {
-                return Err(LlmError::Request(format!(
-                    "message {i} has role {other:?}; expected system, user, assistant or tool"
-                )))
-            }
+            other => return Err(unknown_role(i, other)),
         };
-        match turns.last_mut() {
-            Some((last, existing)) if *last == role => existing.extend(parts),
-            _ => turns.push((role, parts)),
-        }
+        turns.push(role, parts);
     }
-    let turns = turns
-        .into_iter()
-        .map(|(role, parts)| json!({"role": role, "parts": parts}))
-        .collect();
-    Ok((system.join("\n\n"), turns))
+    Ok(turns.finish("parts"))
 }
 
 fn model_parts(m: &Value, names: &mut HashMap<String, String>) -> Option<Vec<Value>> {

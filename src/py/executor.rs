@@ -30,8 +30,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-/// An admitted call's planning facts: whether it may run in parallel, and its kind.
-type Admitted = (bool, executor::Kind);
+/// An admitted call's planning facts: whether it may run in parallel, its kind, its timeout.
+type Admitted = (bool, executor::Kind, Option<f64>);
 /// A group of calls for Python: `(start, end, batch)`.
 type GroupBounds = (usize, usize, bool);
 
@@ -156,7 +156,7 @@ impl PyCallPipeline {
             py.None(),
             call,
         ))?;
-        Ok((record, Some((prepared.parallel, kind))))
+        Ok((record, Some((prepared.parallel, kind, prepared.timeout))))
     }
 
     fn enter(&self, call: &PyPreparedCall) {
@@ -335,17 +335,15 @@ impl PyCallPipeline {
             .iter()
             .map(|a| match a {
                 None => Slot::Refused,
-                Some((true, _)) => Slot::Parallel,
-                Some((false, _)) => Slot::Alone,
+                Some((true, _, _)) => Slot::Parallel,
+                Some((false, _, _)) => Slot::Alone,
             })
             .collect();
         let groups = executor::groups(&slots);
         for g in &groups {
             for i in g.calls.clone() {
-                if let Some((_, kind)) = admitted[i] {
+                if let Some((_, kind, timeout)) = admitted[i] {
                     prepared_call(&records[i])?.get().set_in_batch(g.batch);
-                    let timeout: Option<f64> =
-                        records[i].getattr(intern!(py, "_timeout"))?.extract()?;
                     let route = executor::route(kind, self.blocking_run, g.batch, timeout);
                     records[i]
                         .setattr(intern!(py, "_route"), PyString::intern(py, route.as_str()))?;
