@@ -27,21 +27,14 @@ pub const UNREAD_KEY: &str = "agentmaker/unread";
 pub const MAX_ANSWER_VALUES: usize = 250_000;
 const COUNT_FROM_BYTES: usize = 256 * 1024;
 
-/// A message on its way to rmcp (a listing, a handshake answer, an HTTP event) with its lone
-/// surrogate escapes replaced as [`lone_surrogates_replaced`] does; `None` when it has none
-/// (found by a byte search first, so a message without `\ud`/`\uD` costs two scans).
-pub fn surrogates_repaired(message: &[u8]) -> Option<String> {
-    let finder = |needle: &[u8]| memchr::memmem::find(message, needle).is_some();
-    if !finder(b"\\ud") && !finder(b"\\uD") {
+/// JSON text `raw` with every `\uXXXX` escape of a surrogate that is not half of a pair
+/// replaced by `\ufffd`; `None` when there is none (found by a byte search first, so a message
+/// without `\ud`/`\uD` costs two scans).
+fn surrogates_repaired(raw: &str) -> Option<String> {
+    let b = raw.as_bytes();
+    if memchr::memmem::find(b, b"\\ud").is_none() && memchr::memmem::find(b, b"\\uD").is_none() {
         return None;
     }
-    lone_surrogates_replaced(std::str::from_utf8(message).ok()?)
-}
-
-/// JSON text `raw` with every `\uXXXX` escape of a surrogate that is not half of a pair
-/// replaced by `\ufffd`; `None` when there is none.
-fn lone_surrogates_replaced(raw: &str) -> Option<String> {
-    let b = raw.as_bytes();
     let hex = |at: usize| -> Option<u32> {
         let digits = std::str::from_utf8(b.get(at..at + 4)?).ok()?;
         u32::from_str_radix(digits, 16).ok()
@@ -97,23 +90,6 @@ pub fn over_value_budget(raw: &[u8]) -> bool {
 pub fn error_answer(id: &str, code: i64, message: &str) -> String {
     let error = serde_json::json!({"code": code, "message": message});
     format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}")
-}
-
-/// A `tools/call` result's text with its `structuredContent` left out unread (or replaced by
-/// `marker`), when that brings it within [`MAX_ANSWER_VALUES`]; else the error to fail the
-/// call with. Only the top level is parsed (members as raw text, which serialize as they are).
-pub fn without_structured(raw: &str, marker: Option<&RawValue>) -> Result<String, String> {
-    let mut members = serde_json::from_str::<BTreeMap<String, &RawValue>>(raw)
-        .map_err(|e| format!("the server's result is not a valid tools/call result: {e}"))?;
-    members.remove("structuredContent");
-    if let Some(marker) = marker {
-        members.insert("structuredContent".into(), marker);
-    }
-    let rest = serde_json::to_string(&members).unwrap_or_default();
-    if over_value_budget(rest.as_bytes()) {
-        return Err(too_many_values());
-    }
-    Ok(rest)
 }
 
 /// Why an answer over [`MAX_ANSWER_VALUES`] failed its call.
@@ -192,9 +168,13 @@ const KNOWN_BLOCKS: [&str; 5] = ["text", "image", "audio", "resource", "resource
 
 /// A result whose only fault is content blocks of kinds this client does not know (a later
 /// protocol's, or a server's own): each such block becomes a text line naming its type, so the
-/// rest of the answer is not lost. `None` when the result is wrong in other ways too. rmcp
-/// keeps a result it could not type as a `CustomResult` value, which is what this is given.
+/// rest of the answer is not lost. `None` when the result is wrong in other ways too, or is a
+/// listing (it has `tools`). rmcp keeps a result it could not type as a `CustomResult` value,
+/// which is what this is given.
 pub fn unknown_blocks_named(value: &mut serde_json::Value) -> Option<CallToolResult> {
+    if value.get("tools").is_some() {
+        return None;
+    }
     let blocks = value.get_mut("content")?.as_array_mut()?;
     let mut replaced = false;
     for block in blocks.iter_mut() {
@@ -229,15 +209,13 @@ pub fn is_string_or_number(raw: &str) -> bool {
 /// `{"agentmaker/unread":true}`), or if that is still too much becomes an error answer to its
 /// request; anything else becomes a notification of ours, which is dropped.
 pub(super) fn bounded_message(data: String) -> String {
-    use {over_value_budget, too_many_values, without_structured, Envelope};
     // serde refuses half a surrogate pair written as an escape (Python's json.dumps writes
-    // one that way): it becomes U+FFFD, as over stdio, instead of failing the message.
-    let data = surrogates_repaired(data.as_bytes()).unwrap_or(data);
+    // one that way): it becomes U+FFFD instead of failing the message.
+    let data = surrogates_repaired(&data).unwrap_or(data);
     if !over_value_budget(data.as_bytes()) {
         return data;
     }
-    let dropped = r#"{"jsonrpc":"2.0","method":"notifications/agentmaker/dropped"}"#.to_string();
-    let replaced = match serde_json::from_str::<Envelope<'_>>(&data) {
+    match serde_json::from_str::<Envelope<'_>>(&data) {
         // Only an id that is a short string or number is copied into the rebuilt answer: an
         // id of a million values would otherwise reach rmcp whole.
         Ok(Envelope {
@@ -246,18 +224,26 @@ pub(super) fn bounded_message(data: String) -> String {
             result,
             ..
         }) if id.get().len() <= MAX_SERVER_ID_BYTES && is_string_or_number(id.get()) => {
-            let marker = format!(r#"{{"{UNREAD_KEY}":true}}"#);
-            let marker = serde_json::value::RawValue::from_string(marker).ok();
             let id = id.get();
-            match result.map(|r| without_structured(r.get(), marker.as_deref())) {
-                Some(Ok(rest)) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{rest}}}"#),
+            // The result less its structured content, its members as raw text.
+            let marker = RawValue::from_string(format!(r#"{{"{UNREAD_KEY}":true}}"#)).ok();
+            let rest = result
+                .and_then(|r| serde_json::from_str::<BTreeMap<String, &RawValue>>(r.get()).ok())
+                .map(|mut members| {
+                    members.remove("structuredContent");
+                    members.extend(marker.as_deref().map(|m| ("structuredContent".into(), m)));
+                    serde_json::to_string(&members).unwrap_or_default()
+                });
+            match rest {
+                Some(rest) if !over_value_budget(rest.as_bytes()) => {
+                    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{rest}}}"#)
+                }
                 // An error answer too large to read is worded the same way.
-                Some(Err(_)) | None => error_answer(id, -32603, &too_many_values()),
+                _ => error_answer(id, -32603, &too_many_values()),
             }
         }
-        _ => dropped,
-    };
-    replaced
+        _ => r#"{"jsonrpc":"2.0","method":"notifications/agentmaker/dropped"}"#.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -286,21 +272,20 @@ mod tests {
             r.content[0].as_text().unwrap().text,
             "a\u{fffd}b \u{fffd} \u{1f600} \\ud800 \u{e9}"
         );
-        assert_eq!(lone_surrogates_replaced(r#"{"t":"\ud83d\ude00 ok"}"#), None);
+        assert_eq!(surrogates_repaired(r#"{"t":"\ud83d\ude00 ok"}"#), None);
         assert_eq!(
-            lone_surrogates_replaced(r#"["\ud800"]"#).as_deref(),
+            surrogates_repaired(r#"["\ud800"]"#).as_deref(),
             Some(r#"["\ufffd"]"#)
         );
         // Cut short: no panic.
-        assert_eq!(lone_surrogates_replaced(r#""\ud8"#), None);
+        assert_eq!(surrogates_repaired(r#""\ud8"#), None);
         // Found by a byte search first.
-        assert_eq!(surrogates_repaired(br#"{"d":"plain"}"#), None);
-        assert_eq!(surrogates_repaired(br#"{"d":"\uD83D\uDE00"}"#), None);
+        assert_eq!(surrogates_repaired(r#"{"d":"plain"}"#), None);
+        assert_eq!(surrogates_repaired(r#"{"d":"\uD83D\uDE00"}"#), None);
         assert_eq!(
-            surrogates_repaired(br#"{"d":"x\uDC00"}"#).as_deref(),
+            surrogates_repaired(r#"{"d":"x\uDC00"}"#).as_deref(),
             Some(r#"{"d":"x\ufffd"}"#)
         );
-        assert_eq!(surrogates_repaired(b"{\"d\":\"\\ud800\xff\"}"), None); // not UTF-8
     }
 
     #[test]

@@ -1,49 +1,55 @@
-//! The reader of a stdio server's output: only complete, bounded JSON lines get through.
+//! The reader of a stdio server's output: complete, bounded JSON lines, read as rmcp messages.
 //!
-//! rmcp's line reader drops a line over its size limit, so a request whose answer is too large
-//! (or nests too deep for serde_json, which stops at 128 levels) would simply wait for the
-//! timeout. [`LineGuard`] reads the child's stdout for
-//! [`LineTransport`](super::stdio_transport::LineTransport): it forwards complete JSON lines
-//! (each cut to what a message may hold, [`bounded_message`](super::bounded::bounded_message)),
-//! drops non-JSON noise, and replaces an oversized or over-deep answer by a JSON-RPC error for
-//! the same request id, so the caller gets a clear error at once and the connection keeps
-//! working.
+//! rmcp's own line reader drops a line over its size limit and a line it cannot read, so the
+//! request such a line answers waited for its timeout (for ever with none), and serde_json
+//! stops at 128 levels of nesting. [`LineGuard`] reads the child's stdout for
+//! [`LineTransport`](super::stdio_transport::LineTransport) in one pass over each byte, which
+//! also notes the line's top-level `id` and whether it has a `method` (a request or
+//! notification of the server's), in any key order:
+//!
+//! - A line over [`MAX_MESSAGE_BYTES`] or nesting deeper than [`MAX_MESSAGE_DEPTH`] is
+//!   discarded as it comes. If it answers a request, that request gets an error saying why:
+//!   at once when its id and its `result` or `error` key came first, else at the line's end.
+//! - Every other line is cut to what a message may hold
+//!   ([`bounded_message`](super::bounded::bounded_message)) before it is parsed. An answer that
+//!   cannot be read (truncated JSON, an error of the wrong shape, neither a result nor an
+//!   error) fails its request at once with the reason. Anything else that cannot be read
+//!   (noise, a malformed request of the server's) is dropped without a reply: replying to
+//!   garbage invites a storm of it.
+//! - Ids are read leniently: rmcp numbers its requests with integers and matches ids exactly,
+//!   so an answer whose id is such a number written as a string (`"7"`) or with a fraction
+//!   (`7.0`) is read as that number (the call would otherwise wait for its timeout).
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, ReadBuf};
+use super::bounded::{
+    bounded_message, error_answer, is_string_or_number, Envelope, MAX_SERVER_ID_BYTES,
+};
+use rmcp::service::{RoleClient, RxJsonRpcMessage};
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// Largest accepted message (one line), as rmcp's own default and its HTTP client's.
 pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// Deepest accepted nesting in one message; serde_json refuses beyond 128.
 pub const MAX_MESSAGE_DEPTH: usize = 100;
-/// How much of an oversized line is kept to find its request id.
-const ID_SCAN_BYTES: usize = 4096;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Overflow {
-    Size,
-    Depth,
-}
+type Message = RxJsonRpcMessage<RoleClient>;
 
-/// An `AsyncRead` filter that only lets complete, bounded JSON lines through.
+/// The server's output as messages, only from complete lines within the bounds.
 pub struct LineGuard<R> {
     inner: R,
     chunk: Box<[u8]>,
+    /// The line being read, while it is within the bounds.
     line: Vec<u8>,
-    out: Vec<u8>,
-    out_pos: usize,
-    discarding: bool,
-    /// While a line too large or too deep is discarded without its id seen in the first
-    /// [`ID_SCAN_BYTES`]: its top-level outline, to find an id written after the payload.
-    outline: Option<(Overflow, Outline)>,
+    scan: Scan,
+    /// Why the line being read is discarded, once it is over a bound.
+    discarding: Option<String>,
+    ready: VecDeque<Message>,
     eof: bool,
-    strings: Strings,
-    depth: usize,
     max_line: usize,
 }
 
-impl<R> LineGuard<R> {
+impl<R: AsyncRead + Unpin> LineGuard<R> {
     pub fn new(inner: R) -> Self {
         Self::with_limit(inner, MAX_MESSAGE_BYTES)
     }
@@ -53,396 +59,315 @@ impl<R> LineGuard<R> {
             inner,
             chunk: vec![0u8; 64 * 1024].into_boxed_slice(),
             line: Vec::new(),
-            out: Vec::new(),
-            out_pos: 0,
-            discarding: false,
-            outline: None,
+            scan: Scan::default(),
+            discarding: None,
+            ready: VecDeque::new(),
             eof: false,
-            strings: Strings::default(),
-            depth: 0,
             max_line,
         }
     }
 
-    /// A complete JSON line, cut to what a message may hold ([`bounded_message`]).
-    ///
-    /// [`bounded_message`]: super::bounded::bounded_message
-    fn emit(out: &mut Vec<u8>, line: &[u8]) {
-        // A line that is not UTF-8 could not be read at all (rmcp drops it, and the request it
-        // answers would wait for its timeout, for ever with none): such bytes become U+FFFD.
-        let line = String::from_utf8_lossy(line).into_owned();
-        out.extend_from_slice(super::bounded::bounded_message(line).as_bytes());
-        out.push(b'\n');
+    /// The next message; `None` once the output ended (a line it ends inside is dropped).
+    /// Cancel-safe, as rmcp needs (it polls this in a `select!`): a read that is cancelled
+    /// reads nothing, and what was read is kept in `self`.
+    pub async fn next(&mut self) -> Option<Message> {
+        loop {
+            if let Some(message) = self.ready.pop_front() {
+                return Some(message);
+            }
+            if self.eof {
+                return None;
+            }
+            match self.inner.read(&mut self.chunk).await {
+                Ok(0) | Err(_) => self.eof = true,
+                Ok(n) => {
+                    let chunk = std::mem::take(&mut self.chunk);
+                    for piece in chunk[..n].split_inclusive(|&b| b == b'\n') {
+                        let line = piece.strip_suffix(b"\n");
+                        self.take(line.unwrap_or(piece));
+                        if line.is_some() {
+                            self.end_line();
+                        }
+                    }
+                    self.chunk = chunk;
+                }
+            }
+        }
     }
 
-    fn reset_scan(&mut self) {
-        self.strings = Strings::default();
-        self.depth = 0;
+    /// Part of a line: scanned, and kept while the line is within the bounds.
+    fn take(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.scan.feed(b);
+            if self.scan.depth > MAX_MESSAGE_DEPTH && self.discarding.is_none() {
+                self.discard(format!("the server's message nested deeper than {MAX_MESSAGE_DEPTH} levels and was discarded"));
+            }
+        }
+        if self.discarding.is_none() && self.line.len() + bytes.len() > self.max_line {
+            let max = self.max_line;
+            self.discard(format!(
+                "the server's message was larger than {max} bytes and was discarded"
+            ));
+        } else if self.discarding.is_none() {
+            self.line.extend_from_slice(bytes);
+        }
+    }
+
+    fn discard(&mut self, reason: String) {
+        self.line = Vec::new();
+        self.discarding = Some(reason);
+        if self.scan.answer {
+            self.refuse();
+        }
+    }
+
+    /// The error owed to the discarded line's request, once its id is known (and once).
+    fn refuse(&mut self) {
+        if let (Some((_, id)), Some(reason)) = (self.scan.answer_id(), &self.discarding) {
+            let error = error_answer(id, -32603, reason);
+            self.ready.extend(serde_json::from_str(&error).ok());
+            self.scan.id = None;
+        }
     }
 
     fn end_line(&mut self) {
-        let trimmed = self
-            .line
-            .iter()
-            .position(|b| !b.is_ascii_whitespace())
-            .map(|i| self.line[i]);
-        if matches!(trimmed, Some(b'{') | Some(b'[')) {
-            Self::emit(&mut self.out, &self.line);
+        if self.discarding.is_some() {
+            self.refuse();
+        } else {
+            self.ready.extend(decode(&self.line, &self.scan));
         }
         self.line.clear();
-        self.reset_scan();
+        self.scan = Scan::default();
+        self.discarding = None;
     }
+}
 
-    fn overflow(&mut self, kind: Overflow) {
-        let prefix = &self.line[..self.line.len().min(ID_SCAN_BYTES)];
-        match response_id(prefix) {
-            Some(id) => self.refuse(kind, &id),
-            None => {
-                // The id may come after the payload: keep the line's outline while the rest
-                // is discarded, and look again at its end.
-                let mut outline = Outline::default();
-                outline.feed(&self.line);
-                self.outline = Some((kind, outline));
-            }
-        }
-        self.line.clear();
-        self.reset_scan();
-        self.discarding = true;
+/// A complete line within the bounds, as rmcp's message; `None` to drop it.
+fn decode(line: &[u8], scan: &Scan) -> Option<Message> {
+    // serde reads a struct from a JSON array too (fields by position): only objects here.
+    if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
     }
+    let id = scan.answer_id();
+    let number = id
+        .and_then(|(_, raw)| request_number(raw))
+        .map(|n| n.to_string());
+    let line: Cow<'_, [u8]> = match (id, &number) {
+        (Some((at, raw)), Some(n)) => [&line[..at], n.as_bytes(), &line[at + raw.len()..]]
+            .concat()
+            .into(),
+        _ => line.into(),
+    };
+    let id = number.as_deref().or(id.map(|(_, raw)| raw));
+    // A line that is not UTF-8 could not be read at all (rmcp drops it): such bytes become
+    // U+FFFD.
+    let text = bounded_message(String::from_utf8_lossy(&line).into_owned());
+    let error = match serde_json::from_str::<Message>(&text) {
+        Ok(message) => return Some(message),
+        Err(e) => e,
+    };
+    let reason = match serde_json::from_str::<Envelope<'_>>(&text) {
+        // Not JSON, but it names one of our requests (a truncated or garbled answer).
+        Err(_) => format!("the server's answer is not valid JSON: {error}"),
+        Ok(env) => match (env.result, env.error) {
+            (None, None) => "the server's answer has neither a result nor an error".into(),
+            (_, Some(err)) => format!("malformed error answer: {}", err.get()),
+            _ => format!("the server's answer is not a valid JSON-RPC response: {error}"),
+        },
+    };
+    serde_json::from_str(&error_answer(id?, -32603, &reason)).ok()
+}
 
-    /// Answers request `id` with an error saying why its response was discarded.
-    fn refuse(&mut self, kind: Overflow, id: &str) {
-        let message = match kind {
-            Overflow::Size => format!("the server's message was larger than {} bytes and was discarded", self.max_line),
-            Overflow::Depth => format!("the server's message nested deeper than {MAX_MESSAGE_DEPTH} levels and was discarded"),
-        };
-        let line = super::bounded::error_answer(id, -32603, &message);
-        Self::emit(&mut self.out, line.as_bytes());
-    }
-
-    /// The end of a discarded line: an id found in its outline gets its error now.
-    fn end_discard(&mut self) {
-        self.discarding = false;
-        if let Some((kind, outline)) = self.outline.take() {
-            if let Some(id) = outline.id() {
-                self.refuse(kind, &id);
-            }
-        }
-    }
-
-    /// Feeds `n` bytes of `self.chunk`.
-    fn process(&mut self, n: usize) {
-        let mut start = 0usize;
-        let mut i = 0usize;
-        while i < n {
-            let b = self.chunk[i];
-            if self.discarding {
-                let newline = memchr::memchr(b'\n', &self.chunk[i..n]).map(|p| i + p);
-                let end = newline.unwrap_or(n);
-                if let Some((_, outline)) = &mut self.outline {
-                    outline.feed(&self.chunk[i..end]);
-                }
-                match newline {
-                    Some(p) => {
-                        self.end_discard();
-                        i = p + 1;
-                        start = i;
-                    }
-                    None => i = n,
-                }
-                continue;
-            }
-            if b == b'\n' {
-                self.line.extend_from_slice(&self.chunk[start..i]);
-                self.end_line();
-                i += 1;
-                start = i;
-                continue;
-            }
-            if self.strings.inside {
-                self.strings.closes(b);
-            } else {
-                match b {
-                    b'"' => self.strings.inside = true,
-                    b'{' | b'[' => {
-                        self.depth += 1;
-                        if self.depth > MAX_MESSAGE_DEPTH {
-                            // With this bracket, so the outline counts every level.
-                            self.line.extend_from_slice(&self.chunk[start..=i]);
-                            self.overflow(Overflow::Depth);
-                            i += 1;
-                            continue;
-                        }
-                    }
-                    b'}' | b']' => self.depth = self.depth.saturating_sub(1),
-                    _ => {}
-                }
-            }
-            i += 1;
-            if self.line.len() + (i - start) > self.max_line {
-                // Whole, so the outline sees every byte up to here.
-                self.line.extend_from_slice(&self.chunk[start..i]);
-                self.overflow(Overflow::Size);
-            }
-        }
-        if !self.discarding && start < n {
-            self.line.extend_from_slice(&self.chunk[start..n]);
+/// The request number an id of another type stands for (`"7"` or `7.0` for 7); `None` for
+/// an integer (nothing to change) or anything else.
+fn request_number(raw: &str) -> Option<u64> {
+    match raw.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+        Some(s) if s.len() <= 18 && s.bytes().all(|b| b.is_ascii_digit()) => s.parse().ok(),
+        Some(_) => None,
+        None if raw.bytes().all(|b| b.is_ascii_digit() || b == b'-') => None,
+        None => {
+            let n: f64 = raw.parse().ok()?;
+            (n.fract() == 0.0 && (0.0..9e15).contains(&n)).then_some(n as u64)
         }
     }
 }
 
-impl<R: AsyncRead + Unpin> AsyncRead for LineGuard<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let this = &mut *self;
-        loop {
-            if this.out_pos < this.out.len() {
-                let n = (this.out.len() - this.out_pos).min(buf.remaining());
-                buf.put_slice(&this.out[this.out_pos..this.out_pos + n]);
-                this.out_pos += n;
-                if this.out_pos == this.out.len() {
-                    this.out.clear();
-                    this.out_pos = 0;
-                }
-                return Poll::Ready(Ok(()));
-            }
-            if this.eof {
-                return Poll::Ready(Ok(()));
-            }
-            let mut rb = ReadBuf::new(&mut this.chunk);
-            match Pin::new(&mut this.inner).poll_read(cx, &mut rb) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Ready(Ok(())) => {
-                    let n = rb.filled().len();
-                    if n == 0 {
-                        this.eof = true;
-                    } else {
-                        this.process(n);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Whether a byte of JSON text is inside a string (escapes included).
-#[derive(Default, Clone, Copy)]
-struct Strings {
-    inside: bool,
-    escape: bool,
-}
-
-impl Strings {
-    /// Feeds one byte inside a string; true when it is the closing quote.
-    #[inline]
-    fn closes(&mut self, b: u8) -> bool {
-        if self.escape {
-            self.escape = false;
-        } else if b == b'\\' {
-            self.escape = true;
-        } else if b == b'"' {
-            self.inside = false;
-            return true;
-        }
-        false
-    }
-}
-
-/// The top level of a JSON line with every nested value replaced by `0` and long strings by
-/// `""`: `{"result":{…16 MiB…},"id":"am-7"}` becomes `{"result":0,"id":"am-7"}`, which
-/// [`response_id`] reads. Bounded: an outline over 8 KiB is given up on.
+/// What one pass over a line's bytes learns: its nesting depth, and its top-level `id` (raw
+/// JSON text and where it starts in the line), whether it has a `method`, and whether it has a
+/// `result` or `error` (an answer). A top-level string or number longer than an id may be is
+/// not kept.
 #[derive(Default)]
-struct Outline {
-    out: Vec<u8>,
+struct Scan {
+    /// Bytes of the line seen so far.
+    pos: usize,
     depth: usize,
-    strings: Strings,
-    /// The top-level string being read, or `None` once it passed 256 bytes.
-    text: Option<Vec<u8>>,
-    given_up: bool,
+    in_string: bool,
+    escape: bool,
+    /// The top-level string or number being read, and where it began.
+    token: Option<(usize, Vec<u8>)>,
+    /// The top-level token read last, the key of what follows once a `:` comes.
+    last: Option<Vec<u8>>,
+    /// The key whose value is being read.
+    key: Option<Vec<u8>>,
+    id: Option<(usize, Vec<u8>)>,
+    method: bool,
+    answer: bool,
 }
 
-impl Outline {
-    const MAX_BYTES: usize = 8 * 1024;
-    const MAX_STRING: usize = 256;
-
-    fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            if self.given_up {
-                return;
+impl Scan {
+    #[inline]
+    fn feed(&mut self, b: u8) {
+        let top = self.depth == 1;
+        if self.in_string {
+            if self.escape {
+                self.escape = false;
+            } else if b == b'\\' {
+                self.escape = true;
+            } else if b == b'"' {
+                self.in_string = false;
             }
-            let top = self.depth == 1;
-            if self.strings.inside {
-                if self.strings.closes(b) {
-                    if top {
-                        match self.text.take() {
-                            Some(text) => {
-                                self.out.push(b'"');
-                                self.out.extend_from_slice(&text);
-                                self.out.push(b'"');
-                            }
-                            None => self.out.extend_from_slice(b"\"\""),
-                        }
-                    }
-                    continue;
+            if top {
+                self.push(b);
+                if !self.in_string {
+                    self.end_token();
                 }
-                if top {
-                    if let Some(text) = &mut self.text {
-                        if text.len() < Self::MAX_STRING {
-                            text.push(b);
-                        } else {
-                            self.text = None;
-                        }
-                    }
-                }
-                continue;
             }
+        } else {
             match b {
                 b'"' => {
-                    self.strings.inside = true;
-                    self.text = Some(Vec::new());
+                    self.in_string = true;
+                    if top {
+                        self.token = Some((self.pos, vec![b]));
+                    }
                 }
                 b'{' | b'[' => {
-                    self.depth += 1;
-                    match self.depth {
-                        1 => self.out.push(b),
-                        2 => self.out.push(b'0'),
-                        _ => {}
+                    if top {
+                        self.end_token();
+                        self.member(None); // a nested value: no id
                     }
+                    self.depth += 1;
                 }
                 b'}' | b']' => {
                     if top {
-                        self.out.push(b);
+                        self.end_token();
                     }
                     self.depth = self.depth.saturating_sub(1);
                 }
-                _ if b.is_ascii_whitespace() => {}
-                _ if top => self.out.push(b),
-                _ => {}
+                _ if !top => {}
+                b':' => {
+                    self.end_token();
+                    self.key = self.last.take();
+                    match self.key.as_deref() {
+                        Some(br#""method""#) => self.method = true,
+                        Some(br#""result""#) | Some(br#""error""#) => self.answer = true,
+                        _ => {}
+                    }
+                }
+                b',' => self.end_token(),
+                _ if b.is_ascii_whitespace() => self.end_token(),
+                _ if self.token.is_some() => self.push(b),
+                _ => self.token = Some((self.pos, vec![b])),
             }
-            if self.out.len() > Self::MAX_BYTES {
-                self.given_up = true;
+        }
+        self.pos += 1;
+    }
+
+    fn push(&mut self, b: u8) {
+        if let Some((_, text)) = &mut self.token {
+            if text.len() <= MAX_SERVER_ID_BYTES {
+                text.push(b);
             }
         }
     }
 
-    fn id(&self) -> Option<String> {
-        if self.given_up {
-            return None;
+    fn end_token(&mut self) {
+        let Some(token) = self.token.take() else {
+            return;
+        };
+        let token = Some(token).filter(|(_, text)| text.len() <= MAX_SERVER_ID_BYTES);
+        if self.key.is_some() {
+            self.member(token);
+        } else {
+            self.last = token.map(|(_, text)| text);
         }
-        response_id(&self.out)
     }
-}
 
-/// The raw JSON text of the top-level `"id"` of a response, read from the start of a line;
-/// `None` for requests and notifications (they carry `"method"`) or when no plain id is seen.
-pub(crate) fn response_id(prefix: &[u8]) -> Option<String> {
-    let mut depth = 0usize;
-    let mut i = 0usize;
-    let mut id = None;
-    while i < prefix.len() {
-        match prefix[i] {
-            b'"' => {
-                let start = i + 1;
-                let mut j = start;
-                while j < prefix.len() && prefix[j] != b'"' {
-                    if prefix[j] == b'\\' {
-                        j += 1;
-                    }
-                    j += 1;
-                }
-                if j >= prefix.len() {
-                    break;
-                }
-                // A string at depth 1 followed by ':' is a key.
-                let mut k = j + 1;
-                while k < prefix.len() && prefix[k].is_ascii_whitespace() {
-                    k += 1;
-                }
-                if depth == 1 && k < prefix.len() && prefix[k] == b':' {
-                    i = k + 1;
-                    let key = &prefix[start..j];
-                    if key == b"method" {
-                        return None;
-                    }
-                    if key == b"id" {
-                        let mut v = i;
-                        while v < prefix.len() && prefix[v].is_ascii_whitespace() {
-                            v += 1;
-                        }
-                        let vstart = v;
-                        if v < prefix.len() && prefix[v] == b'"' {
-                            v += 1;
-                            while v < prefix.len() && prefix[v] != b'"' && prefix[v] != b'\\' {
-                                v += 1;
-                            }
-                            if v < prefix.len() && prefix[v] == b'"' {
-                                id =
-                                    Some(String::from_utf8_lossy(&prefix[vstart..=v]).into_owned());
-                            }
-                        } else {
-                            while v < prefix.len()
-                                && (prefix[v].is_ascii_digit() || prefix[v] == b'-')
-                            {
-                                v += 1;
-                            }
-                            if v > vstart {
-                                id = Some(String::from_utf8_lossy(&prefix[vstart..v]).into_owned());
-                            }
-                        }
-                        i = v;
-                    }
-                    continue;
-                }
-                i = j + 1;
-                continue;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
+    /// The value of the current key was read: `value` is its text, `None` when nested.
+    fn member(&mut self, value: Option<(usize, Vec<u8>)>) {
+        if self.key.take().as_deref() == Some(br#""id""#) {
+            self.id = value;
         }
-        i += 1;
     }
-    id
+
+    /// The id of a line that is no request or notification: where it starts, and its text.
+    fn answer_id(&self) -> Option<(usize, &str)> {
+        let (at, raw) = self.id.as_ref().filter(|_| !self.method)?;
+        let raw = std::str::from_utf8(raw)
+            .ok()
+            .filter(|r| is_string_or_number(r))?;
+        Some((*at, raw))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::AsyncReadExt;
+    use serde_json::{json, Value};
 
-    async fn filtered(input: &[u8], limit: usize) -> String {
-        let mut g = LineGuard::with_limit(input, limit);
+    async fn read(input: &[u8], limit: usize) -> Vec<Value> {
+        let mut guard = LineGuard::with_limit(input, limit);
         let mut out = Vec::new();
-        g.read_to_end(&mut out).await.unwrap();
-        String::from_utf8(out).unwrap()
+        while let Some(message) = guard.next().await {
+            out.push(serde_json::to_value(message).unwrap());
+        }
+        out
     }
 
+    /// `lines`, each ended by a newline, read with the default bounds.
+    async fn read_lines(lines: &[&str]) -> Vec<Value> {
+        read(
+            format!("{}\n", lines.join("\n")).as_bytes(),
+            MAX_MESSAGE_BYTES,
+        )
+        .await
+    }
+
+    fn error(message: &Value) -> (&Value, &str) {
+        (
+            &message["id"],
+            message["error"]["message"].as_str().unwrap(),
+        )
+    }
+
+    const OK: &str = r#"{"jsonrpc":"2.0","id":2,"result":{}}"#;
+
     #[tokio::test]
-    async fn json_lines_pass_noise_is_dropped() {
-        let out = filtered(b"{\"a\":1}\nhello there\n  [1]\n\n{\"partial\"", 100).await;
-        assert_eq!(out, "{\"a\":1}\n  [1]\n");
+    async fn json_lines_pass_noise_and_half_lines_are_dropped() {
+        let input = format!("{OK}\nhello there\n  [1]\n\n{{\"partial\"");
+        assert_eq!(
+            read(input.as_bytes(), 100).await,
+            [json!({"jsonrpc": "2.0", "id": 2, "result": {}})]
+        );
     }
 
     #[tokio::test]
     async fn oversized_response_becomes_an_error_for_its_id() {
         let big = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{{\"text\":\"{}\"}}}}\n{{\"ok\":true}}\n",
+            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{{\"text\":\"{}\"}}}}\n{OK}\n",
             "x".repeat(500)
         );
-        let out = filtered(big.as_bytes(), 200).await;
-        let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines.len(), 2, "{out}");
-        let err: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
-        assert_eq!(err["id"], 7);
-        assert!(err["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("larger than 200 bytes"));
-        assert_eq!(lines[1], "{\"ok\":true}");
+        let out = read(big.as_bytes(), 200).await;
+        assert_eq!(out.len(), 2, "{out:?}");
+        let (id, text) = error(&out[0]);
+        assert_eq!(id, 7);
+        assert!(text.contains("larger than 200 bytes"), "{text}");
+        assert_eq!(out[1]["id"], 2);
+        // Its id and `result` came first: the error does not wait for the line's end.
+        let unended = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":\"{}",
+            "x".repeat(500)
+        );
+        assert_eq!(read(unended.as_bytes(), 200).await[0]["id"], 8);
     }
 
     #[tokio::test]
@@ -452,78 +377,120 @@ mod tests {
             "[".repeat(200),
             "]".repeat(200)
         );
-        let out = filtered(deep.as_bytes(), 1 << 20).await;
-        let err: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-        assert_eq!(err["id"], "r-1");
-        assert!(err["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("deeper than 100"));
+        let out = read(deep.as_bytes(), 1 << 20).await;
+        let (id, text) = error(&out[0]);
+        assert_eq!(id, "r-1");
+        assert!(text.contains("deeper than 100"), "{text}");
         // Brackets inside strings do not count.
-        let s = format!("{{\"id\":1,\"result\":\"{}\"}}\n", "[".repeat(300));
-        assert_eq!(filtered(s.as_bytes(), 1 << 20).await, s);
+        let s = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"t\":\"{}\"}}}}\n",
+            "[".repeat(300)
+        );
+        assert_eq!(
+            read(s.as_bytes(), 1 << 20).await[0]["result"]["t"],
+            "[".repeat(300)
+        );
     }
 
     #[tokio::test]
     async fn an_id_after_the_payload_is_found_too() {
         // Any key order is valid JSON: the id may follow a too large or too deep result.
         let big = format!(
-            "{{\"jsonrpc\":\"2.0\",\"result\":{{\"content\":[{{\"text\":\"{}\"}}],\"s\":\"{}\\\"}}\"}},\"id\":\"am-9\"}}\n{{\"ok\":true}}\n",
+            "{{\"jsonrpc\":\"2.0\",\"result\":{{\"content\":[{{\"text\":\"{}\"}}],\"s\":\"{}\\\"}}\"}},\"id\":\"am-9\"}}\n{OK}\n",
             "x".repeat(9000),
             "y".repeat(400)
         );
-        let out = filtered(big.as_bytes(), 5000).await;
-        let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines.len(), 2, "{out}");
-        let err: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
-        assert_eq!(err["id"], "am-9");
-        assert!(err["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("larger than 5000"));
-        assert_eq!(lines[1], "{\"ok\":true}");
+        let out = read(big.as_bytes(), 5000).await;
+        assert_eq!(out.len(), 2, "{out:?}");
+        let (id, text) = error(&out[0]);
+        assert_eq!(id, "am-9");
+        assert!(text.contains("larger than 5000"), "{text}");
+        assert_eq!(out[1]["id"], 2);
         let deep = format!(
             "{{\"result\":{}{},\"id\":3}}\n",
             "[".repeat(150),
             "]".repeat(150)
         );
-        let err: serde_json::Value =
-            serde_json::from_str(filtered(deep.as_bytes(), 1 << 20).await.trim()).unwrap();
-        assert_eq!(err["id"], 3);
+        assert_eq!(read(deep.as_bytes(), 1 << 20).await[0]["id"], 3);
         // A request (it has a method) gets no reply, wherever its id is.
-        let req = format!(
-            "{{\"params\":{{\"x\":\"{}\"}},\"method\":\"ping\",\"id\":4}}\n",
-            "z".repeat(9000)
-        );
-        assert_eq!(filtered(req.as_bytes(), 5000).await, "");
+        for req in [
+            format!(
+                "{{\"params\":{{\"x\":\"{}\"}},\"method\":\"ping\",\"id\":4}}\n",
+                "z".repeat(9000)
+            ),
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"id\":3,\"params\":\"{}\"}}\n",
+                "y".repeat(9000)
+            ),
+        ] {
+            assert_eq!(read(req.as_bytes(), 5000).await, [] as [Value; 0]);
+        }
         // An id nested inside the payload is not the message's id.
         let nested = format!(
             "{{\"result\":{{\"id\":5,\"t\":\"{}\"}}}}\n",
             "q".repeat(9000)
         );
-        assert_eq!(filtered(nested.as_bytes(), 5000).await, "");
+        assert_eq!(read(nested.as_bytes(), 5000).await, [] as [Value; 0]);
     }
 
     #[tokio::test]
-    async fn oversized_requests_are_dropped_without_a_reply() {
-        let req = format!(
-            "{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"id\":3,\"params\":\"{}\"}}\n",
-            "y".repeat(500)
+    async fn an_answer_naming_a_request_that_cannot_be_read_fails_it() {
+        let out = read_lines(&[
+            r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type""#,
+            r#"{"jsonrpc":"2.0","id":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":4,"error":"boom"}"#,
+        ])
+        .await;
+        let (id, text) = error(&out[0]);
+        assert_eq!(id, 3);
+        assert!(
+            text.starts_with("the server's answer is not valid JSON"),
+            "{text}"
         );
-        assert_eq!(filtered(req.as_bytes(), 100).await, "");
+        assert_eq!(
+            error(&out[1]),
+            (
+                &json!("x"),
+                "the server's answer has neither a result nor an error"
+            )
+        );
+        assert_eq!(
+            error(&out[2]),
+            (&json!(4), r#"malformed error answer: "boom""#)
+        );
     }
 
-    #[test]
-    fn id_extraction() {
+    #[tokio::test]
+    async fn an_id_of_the_right_number_in_the_wrong_type_is_read_as_that_number() {
+        let out = read_lines(&[
+            r#"{"jsonrpc":"2.0","id":"7","result":{}}"#,
+            r#"{"jsonrpc":"2.0", "id" : 7.0 ,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"8","error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":"9","result":{"content":"#,
+            // Other strings stay as they are; a fraction is no request of ours.
+            r#"{"jsonrpc":"2.0","id":"a7","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7.5,"result":{}}"#,
+        ])
+        .await;
+        let ids: Vec<&Value> = out.iter().map(|m| &m["id"]).collect();
         assert_eq!(
-            response_id(br#"{"jsonrpc": "2.0", "id": 12, "result": {"id": 99"#).as_deref(),
-            Some("12")
+            ids,
+            [&json!(7), &json!(7), &json!(8), &json!(9), &json!("a7")]
         );
-        assert_eq!(
-            response_id(br#"{"result": {"id": 99}, "id": "a"}"#).as_deref(),
-            Some("\"a\"")
-        );
-        assert_eq!(response_id(br#"{"method": "x", "id": 1"#), None);
-        assert_eq!(response_id(br#"{"text": "\"id\": 5", "#), None);
+    }
+
+    #[tokio::test]
+    async fn what_names_no_request_is_dropped() {
+        let out = read_lines(&[
+            "[1, 2]",
+            r#"{"jsonrpc":"2.0","result":{}"#,
+            r#"{"jsonrpc":"2.0","id":{"a":1},"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":true,"result":{"#,
+            // A malformed request of the server's gets no reply.
+            r#"{"jsonrpc":"2.0","id":1,"method":5}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        ])
+        .await;
+        assert_eq!(out, [json!({"jsonrpc": "2.0", "id": 1, "result": {}})]);
     }
 }

@@ -1,13 +1,12 @@
 //! What the server sends on its own, answered beside rmcp's session, over stdio and HTTP.
 
 use rmcp::model::{
-    ClientNotification, ClientRequest, ClientResult, CustomResult, ErrorCode, ErrorData,
-    JsonRpcMessage, JsonRpcRequest, RequestId, ServerRequest, ServerResult,
+    ClientResult, CustomResult, ErrorCode, ErrorData, JsonRpcMessage, JsonRpcRequest,
+    ServerRequest, ServerResult,
 };
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -17,46 +16,6 @@ use std::sync::Arc;
 /// alone; calls and other servers are not held up), by at most this many times 5 s, after which
 /// no more replies are tried (see [`OwnMessagesAnswered`]).
 pub const MAX_REPLIES_IN_FLIGHT: usize = 32;
-
-/// Calls awaiting their result whose ids are remembered (see [`OwnMessagesAnswered`]); past
-/// this many (calls the server never answered and we never cancelled), the oldest is forgotten.
-const MAX_CALL_IDS: usize = 4096;
-
-/// The ids of our `tools/call` requests still waiting for an answer, oldest first. An id
-/// leaves when its answer comes or we cancel the call (a timeout cancels it too); beyond
-/// [`MAX_CALL_IDS`] the oldest is forgotten, so live calls keep theirs.
-#[derive(Default)]
-struct CallIds {
-    /// Id to the number it was filed under (an id may be reused after it left).
-    live: HashMap<RequestId, u64>,
-    /// Filing order; entries whose id left (or was filed again) are skipped and compacted.
-    order: std::collections::VecDeque<(u64, RequestId)>,
-    filed: u64,
-}
-
-impl CallIds {
-    fn insert(&mut self, id: RequestId) {
-        while self.live.len() >= MAX_CALL_IDS {
-            let Some((n, old)) = self.order.pop_front() else {
-                break;
-            };
-            if self.live.get(&old) == Some(&n) {
-                self.live.remove(&old);
-            }
-        }
-        self.filed += 1;
-        self.live.insert(id.clone(), self.filed);
-        self.order.push_back((self.filed, id));
-        if self.order.len() > 2 * MAX_CALL_IDS {
-            let live = &self.live;
-            self.order.retain(|(n, id)| live.get(id) == Some(n));
-        }
-    }
-
-    fn remove(&mut self, id: &RequestId) -> bool {
-        self.live.remove(id).is_some()
-    }
-}
 
 /// An rmcp transport (our stdio one, or rmcp's HTTP one), with what the server sends on its
 /// own handled here instead of by rmcp's session: `ping` gets its empty
@@ -68,7 +27,9 @@ impl CallIds {
 ///
 /// It also keeps the answer to a `tools/call` whose content blocks include a kind rmcp does not
 /// know: rmcp leaves such a result untyped, and its `call_tool` refused it. Those blocks are
-/// named instead; only answers to our `tools/call` requests are touched.
+/// named instead. An answer is told by its shape, not by its request: a listing (it has
+/// `tools`) is left as it is, since the catalog reads its untyped value; any other answer this
+/// would retype (`initialize`, `ping`) failed its typed request before and still does.
 pub struct OwnMessagesAnswered<T> {
     inner: T,
     replies: Arc<tokio::sync::Semaphore>,
@@ -76,8 +37,6 @@ pub struct OwnMessagesAnswered<T> {
     /// are tried, and those still waiting are withdrawn (rmcp skips a queued message whose
     /// sender is gone), so they do not hold up our `notifications/cancelled`.
     replies_failed: tokio::sync::watch::Sender<bool>,
-    /// Ids of the `tools/call` requests sent and not answered or cancelled yet.
-    calls: CallIds,
 }
 
 impl<T> OwnMessagesAnswered<T> {
@@ -86,7 +45,6 @@ impl<T> OwnMessagesAnswered<T> {
             inner,
             replies: Arc::new(tokio::sync::Semaphore::new(MAX_REPLIES_IN_FLIGHT)),
             replies_failed: tokio::sync::watch::Sender::new(false),
-            calls: Default::default(),
         }
     }
 }
@@ -150,21 +108,6 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for OwnMessagesAnswered<T> 
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        match &item {
-            JsonRpcMessage::Request(request)
-                if matches!(request.request, ClientRequest::CallToolRequest(_)) =>
-            {
-                self.calls.insert(request.id.clone());
-            }
-            JsonRpcMessage::Notification(note) => {
-                if let ClientNotification::CancelledNotification(cancelled) = &note.notification {
-                    if let Some(id) = &cancelled.params.request_id {
-                        self.calls.remove(id);
-                    }
-                }
-            }
-            _ => {}
-        }
         self.inner.send(item)
     }
 
@@ -176,26 +119,14 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for OwnMessagesAnswered<T> 
                 JsonRpcMessage::Request(request) => self.answer(request),
                 JsonRpcMessage::Notification(_) => {}
                 JsonRpcMessage::Response(mut answer) => {
-                    // A tools/call result with content blocks of a kind rmcp does not know
-                    // stays an untyped value, which rmcp's `call_tool` refuses: name those
-                    // blocks instead, as over stdio, so the rest of the answer is kept.
-                    let is_call = self.calls.remove(&answer.id);
                     if let ServerResult::CustomResult(CustomResult(value)) = &mut answer.result {
-                        if let Some(named) = is_call
-                            .then(|| super::bounded::unknown_blocks_named(value))
-                            .flatten()
-                        {
+                        if let Some(named) = super::bounded::unknown_blocks_named(value) {
                             answer.result = ServerResult::CallToolResult(named);
                         }
                     }
                     return Some(JsonRpcMessage::Response(answer));
                 }
-                JsonRpcMessage::Error(error) => {
-                    if let Some(id) = &error.id {
-                        self.calls.remove(id);
-                    }
-                    return Some(JsonRpcMessage::Error(error));
-                }
+                message => return Some(message),
             }
         }
     }
@@ -356,78 +287,16 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn only_answers_to_our_calls_have_unknown_blocks_named() {
+    async fn a_listing_is_left_untyped_for_the_catalog() {
         let (mut transport, tx, _sent) = stalled(0);
-        drop(transport.send(call(1)));
-        // An answer to another request (a listing, say), or a second answer to the call.
-        for _ in 0..2 {
-            message(&tx, odd_result(1));
-        }
-        message(&tx, odd_result(2));
-        let mut kinds = Vec::new();
-        for _ in 0..3 {
-            let Some(JsonRpcMessage::Response(answer)) = transport.receive().await else {
-                panic!("an answer is passed on");
-            };
-            kinds.push(matches!(answer.result, ServerResult::CallToolResult(_)));
-        }
-        assert_eq!(kinds, [true, false, false]);
-    }
-
-    /// Whether the answers to `ids` (each with an unknown block) had that block named, i.e.
-    /// were recognised as answers to our calls.
-    async fn named(
-        transport: &mut OwnMessagesAnswered<Stalled>,
-        tx: &Incoming,
-        ids: &[i64],
-    ) -> Vec<bool> {
-        let mut out = Vec::new();
-        for &id in ids {
-            message(tx, odd_result(id));
-            let Some(JsonRpcMessage::Response(answer)) = transport.receive().await else {
-                panic!("an answer is passed on");
-            };
-            out.push(matches!(answer.result, ServerResult::CallToolResult(_)));
-        }
-        out
-    }
-
-    #[tokio::test]
-    async fn a_cancelled_call_is_no_longer_ours() {
-        let (mut transport, tx, _sent) = stalled(0);
-        drop(transport.send(call(1)));
-        drop(transport.send(call(2)));
-        let cancel = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": {"requestId": 1, "reason": "timed out"}});
-        drop(transport.send(serde_json::from_value(cancel).unwrap()));
-        assert_eq!(named(&mut transport, &tx, &[1, 2]).await, [false, true]);
-    }
-
-    #[tokio::test]
-    async fn past_the_bound_the_oldest_call_is_forgotten_not_the_live_ones() {
-        let (mut transport, tx, _sent) = stalled(0);
-        // Calls the server never answers, then two live ones: only the oldest id makes room.
-        let abandoned = MAX_CALL_IDS as i64 - 1;
-        for id in 0..abandoned {
-            drop(transport.send(call(id)));
-        }
-        drop(transport.send(call(9000)));
-        drop(transport.send(call(9001)));
-        assert_eq!(transport.calls.live.len(), MAX_CALL_IDS);
-        let got = named(&mut transport, &tx, &[9000, 9001, 0, 1]).await;
-        assert_eq!(got, [true, true, false, true]);
-        // Answered ids leave the filing order too, so it stays near the live set.
-        for id in 2..abandoned {
-            message(&tx, odd_result(id));
-            transport.receive().await.unwrap();
-        }
-        for id in 10_000..10_000 + 2 * MAX_CALL_IDS as i64 {
-            drop(transport.send(call(id)));
-            message(&tx, odd_result(id));
-            transport.receive().await.unwrap();
-        }
-        assert!(transport.calls.live.is_empty());
-        assert!(transport.calls.order.len() <= 2 * MAX_CALL_IDS);
+        let mut listing = odd_result(1);
+        // A tool rmcp cannot type: the catalog reads such a listing itself.
+        listing["result"]["tools"] = serde_json::json!([{"name": 5}]);
+        message(&tx, listing);
+        let Some(JsonRpcMessage::Response(answer)) = transport.receive().await else {
+            panic!("an answer is passed on");
+        };
+        assert!(matches!(answer.result, ServerResult::CustomResult(_)));
     }
 
     #[tokio::test]

@@ -89,31 +89,20 @@ impl ChildProcess {
             });
         }
         let mut child = cmd.spawn()?;
-        let stdin = child
-            .stdin
-            .take()
-            .ok_or_else(|| std::io::Error::other("child stdin missing"))?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| std::io::Error::other("child stdout missing"))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(std::io::Error::other("the server's pipes are missing"));
+        };
         let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
         let stderr_drain = child.stderr.take().map(|mut stderr| {
             // Drained continuously (a full pipe would block the server) into a small ring.
             let tail = stderr_tail.clone();
             tokio::spawn(async move {
                 let mut buf = vec![0u8; 8192];
-                while let Ok(n) = stderr.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
+                while let Ok(n @ 1..) = stderr.read(&mut buf).await {
                     if let Ok(mut t) = tail.lock() {
-                        for &b in &buf[n.saturating_sub(STDERR_TAIL_BYTES)..n] {
-                            if t.len() == STDERR_TAIL_BYTES {
-                                t.pop_front();
-                            }
-                            t.push_back(b);
-                        }
+                        t.extend(&buf[..n]);
+                        let excess = t.len().saturating_sub(STDERR_TAIL_BYTES);
+                        t.drain(..excess);
                     }
                 }
             })
