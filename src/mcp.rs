@@ -12,7 +12,7 @@ pub mod catalog;
 pub mod client;
 pub mod fingerprint;
 pub mod http;
-mod http_post;
+pub mod http_client;
 pub mod line_guard;
 pub mod own_messages;
 pub mod remote_tool;

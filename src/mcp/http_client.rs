@@ -1,0 +1,721 @@
+//! The HTTP client given to rmcp's streamable HTTP transport: our implementation of rmcp's
+//! `StreamableHttpClient` trait, rmcp's extension point for HTTP.
+//!
+//! It speaks HTTP, not JSON-RPC: rmcp's worker owns sessions, request ids, retries,
+//! reconnection and the handshake, and gets rmcp's own types from here, each status mapped as
+//! rmcp's reqwest client maps it (a `401`/`403` challenge, `202`/`204` accepted, `404` on a
+//! session expired, `429` with its `Retry-After`, a JSON-RPC error in a failed JSON body, any
+//! success to a notification or reply accepted). Every POST takes one path; `GET` and `DELETE`
+//! are rmcp's reqwest client's with our headers, their events bounded as below. (rmcp's
+//! `server/discover` fallback is not carried: the client starts with `initialize`.)
+//!
+//! What this adds to rmcp's reqwest client, and why (with the test in `tests/test_mcp.py`):
+//! - Headers from a [`HeaderSource`] on every request, so a token can be refreshed
+//!   (`test_http_auth_callable_is_asked_per_request`).
+//! - Each message held to [`MAX_ANSWER_VALUES`] and its lone surrogate escapes repaired
+//!   ([`bounded_message`]) before rmcp parses it, in a JSON body (failed or not) and in every
+//!   event: rmcp parsed a body whole, and 6 MB of `[0,0,...]` cost 250 MB
+//!   (`test_an_http_answer_of_millions_of_tiny_values_is_not_parsed_into_memory`).
+//! - An `Mcp-Session-Id` that is not visible ASCII refused saying so: rmcp dropped it, and
+//!   later requests went out without one
+//!   (`test_a_session_id_that_is_not_visible_ascii_is_refused_saying_so`).
+//! - A failed response's body read for [`BODY_WAIT`] at most (a JSON one whole, others their
+//!   start) and shown cleaned with the status: rmcp waited on a stalling JSON body until the
+//!   call's timeout, and showed a 5xx as its status alone
+//!   (`test_a_failed_json_body_that_stalls_does_not_hold_the_call`,
+//!   `test_http_answers_in_one_json_body_are_read_like_events`).
+//! - A request answered in its own response, or failed at once: rmcp left a call answered with
+//!   a `202`, or with a JSON body for another id, waiting until its timeout (for ever with
+//!   `timeout=None`); an error without an id is the request's
+//!   (`test_an_http_response_without_the_answer_fails_the_call_at_once`).
+//! - An event over the size limit (counted here: rmcp's limiter is private) fails the request
+//!   its stream answers saying so, also on a stream rmcp resumed with `GET` ([`ResumedStreams`]):
+//!   rmcp read it as a closed connection
+//!   (`test_an_http_event_too_large_to_read_fails_its_call_saying_so`,
+//!   `test_an_event_too_large_on_a_resumed_stream_fails_its_call_saying_so`).
+//!
+//! [`MAX_ANSWER_VALUES`]: super::bounded::MAX_ANSWER_VALUES
+
+use super::bounded::{bounded_message, over_value_budget, too_many_values, Envelope};
+use super::http::{parse_headers, HeaderSource};
+use super::resumed_streams::ResumedStreams;
+use futures::StreamExt;
+use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::StatusCode;
+use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::transport::common::client_side_sse::BoxedSseResponse;
+use rmcp::transport::common::http_header::{
+    EVENT_STREAM_MIME_TYPE as EVENT_STREAM, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID,
+    JSON_MIME_TYPE as JSON,
+};
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, HttpStatusError, InsufficientScopeError, StreamableHttpClient,
+    StreamableHttpError, StreamableHttpPostResponse as Response, StreamableHttpResponseLimits,
+};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+type HttpError = StreamableHttpError<reqwest::Error>;
+type HttpResult<T> = Result<T, HttpError>;
+type Headers = HashMap<HeaderName, HeaderValue>;
+
+/// How long the body of a failed response is waited for (its start, or a JSON one whole).
+const BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How much of a body an error shows (characters, after cleaning).
+const PREVIEW_CHARS: usize = 500;
+const EMPTY: &str = "<empty>";
+
+/// reqwest with per-request headers, reading responses within the bounds above.
+#[derive(Clone)]
+pub struct BoundedHttpClient {
+    pub inner: reqwest::Client,
+    pub source: Option<Arc<dyn HeaderSource>>,
+    /// Which of our requests a stream rmcp resumes with `GET` answers.
+    pub resumed: Arc<ResumedStreams>,
+}
+
+impl BoundedHttpClient {
+    /// `headers` with those of the [`HeaderSource`] added.
+    async fn merged(&self, mut headers: Headers) -> HttpResult<Headers> {
+        let Some(source) = self.source.clone() else {
+            return Ok(headers);
+        };
+        let io = |e: String| HttpError::Io(std::io::Error::other(e));
+        let pairs = tokio::task::spawn_blocking(move || source.headers())
+            .await?
+            .map_err(|e| io(format!("auth callable failed: {e}")))?;
+        let extra = parse_headers(&pairs).map_err(|e| io(format!("auth callable returned {e}")))?;
+        headers.extend(extra);
+        Ok(headers)
+    }
+
+    /// Posts `message` and maps the response (see the module documentation).
+    async fn post(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> HttpResult<Response> {
+        let limits = StreamableHttpResponseLimits::default();
+        let accept = format!("{EVENT_STREAM}, {JSON}");
+        let mut request = self.inner.post(uri.as_ref()).header(ACCEPT, accept);
+        if let Some(token) = auth {
+            request = request.bearer_auth(token);
+        }
+        // Those rmcp sets itself (it sends `MCP-Protocol-Version` through these).
+        let reserved = ["accept", HEADER_SESSION_ID, HEADER_LAST_EVENT_ID];
+        for (name, value) in self.merged(headers).await? {
+            if reserved
+                .iter()
+                .any(|r| name.as_str().eq_ignore_ascii_case(r))
+            {
+                return Err(HttpError::ReservedHeaderConflict(name.to_string()));
+            }
+            request = request.header(name, value);
+        }
+        let session_was_attached = session.is_some();
+        if let Some(id) = session {
+            request = request.header(HEADER_SESSION_ID, id.as_ref());
+        }
+        let awaits_answer = matches!(message, JsonRpcMessage::Request(_));
+        let response = request.json(&message).send().await?;
+        let (status, headers) = (response.status(), response.headers());
+        let header =
+            |name: &str| Some(String::from_utf8_lossy(headers.get(name)?.as_bytes()).into_owned());
+        match (status, header("www-authenticate")) {
+            (StatusCode::UNAUTHORIZED, Some(challenge)) => {
+                return Err(HttpError::AuthRequired(AuthRequiredError::new(challenge)))
+            }
+            (StatusCode::FORBIDDEN, Some(challenge)) => {
+                let scope = scope_of(&challenge);
+                let error = InsufficientScopeError::new(challenge, scope);
+                return Err(HttpError::InsufficientScope(error));
+            }
+            (StatusCode::ACCEPTED | StatusCode::NO_CONTENT, _) => return Ok(Response::Accepted),
+            (StatusCode::NOT_FOUND, _) if session_was_attached => {
+                return Err(HttpError::SessionExpired)
+            }
+            _ => {}
+        }
+        let session = header(HEADER_SESSION_ID);
+        if session
+            .as_ref()
+            .is_some_and(|id| !id.bytes().all(|b| (0x21..=0x7e).contains(&b)))
+        {
+            return unexpected(
+                "the server's Mcp-Session-Id is not visible ASCII (0x21-0x7E), as the protocol \
+                 requires; the session cannot be kept",
+            );
+        }
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            return Err(HttpStatusError::new(429, header(RETRY_AFTER.as_str())).into());
+        }
+        let content_type = header(CONTENT_TYPE.as_str());
+        let is = |mime| {
+            content_type
+                .as_deref()
+                .is_some_and(|ct| media_type_is(ct, mime))
+        };
+        // A 401 or 403 without a challenge keeps its status (as with rmcp).
+        let json = is(JSON) && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
+        if !status.is_success() {
+            return failed(response, json, session, limits).await;
+        }
+        if is(EVENT_STREAM) {
+            let events = bounded_sse(response, limits.max_sse_event_size);
+            return Ok(Response::Sse(events, session));
+        }
+        if !awaits_answer {
+            // Some servers answer a notification with 200 and an empty or odd body: it answers
+            // nothing, and is not read.
+            return Ok(Response::Accepted);
+        }
+        if !json {
+            return Err(HttpError::UnexpectedContentType(content_type));
+        }
+        let mut body = Vec::new();
+        read_body(response, &mut body, limits.max_json_response_size, false).await?;
+        let text = bounded_message(lossy(body));
+        serde_json::from_str(&text)
+            .map(|message| Response::Json(message, session))
+            .or_else(|e| {
+                let shown = preview(text.as_bytes());
+                unexpected(format!(
+                    "the server's JSON response is not a JSON-RPC message ({e}): {shown}"
+                ))
+            })
+    }
+
+    /// A request's answer must be in the response to its POST (see the module documentation);
+    /// an event stream is bounded, and noted when it answers our request.
+    fn answered_here(
+        &self,
+        awaited: Option<RequestId>,
+        response: HttpResult<Response>,
+    ) -> HttpResult<Response> {
+        use JsonRpcMessage::{Error, Response as Answer};
+        match (response?, awaited) {
+            (Response::Sse(events, session), awaited) => {
+                Ok(Response::Sse(self.resumed_events(events, awaited), session))
+            }
+            (Response::Accepted, Some(id)) => unexpected(format!(
+                "the server accepted request {id} without answering it (HTTP 202 or 204)"
+            )),
+            // An error without an id (`"id": null`, for a request the server could not read)
+            // in the response to our request is its answer.
+            (Response::Json(Error(mut error), session), Some(id))
+                if error.id.as_ref().is_none_or(|of| *of == id) =>
+            {
+                error.id = Some(id);
+                Ok(Response::Json(Error(error), session))
+            }
+            (Response::Json(Error(error), _), Some(id)) => unexpected(format!(
+                "the server answered request {id} with an error for another request: {}",
+                super::sanitize::sanitize_marked(&error.error.message, 200)
+            )),
+            (Response::Json(Answer(answer), session), Some(id)) if answer.id == id => {
+                Ok(Response::Json(Answer(answer), session))
+            }
+            (Response::Json(..), Some(id)) => unexpected(format!(
+                "the server's JSON response to request {id} is not its answer"
+            )),
+            (response, _) => Ok(response),
+        }
+    }
+
+    /// An event stream, bounded; when it answers our request `awaited`, its event ids noted, so
+    /// that a stream resuming it with `GET` answers that request too.
+    fn resumed_events(
+        &self,
+        events: BoxedSseResponse,
+        awaited: Option<RequestId>,
+    ) -> BoxedSseResponse {
+        let events = bounded_events(events, awaited.clone());
+        match awaited {
+            Some(id) => self.resumed.noting(events, id),
+            None => events,
+        }
+    }
+}
+
+/// rmcp's worker calls the variants of these methods that take the transport's limits, which
+/// default to these: its limits are rmcp's defaults (16 MiB per event and per JSON body, 64 KiB
+/// of a diagnostic), which this client applies itself.
+impl StreamableHttpClient for BoundedHttpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> HttpResult<Response> {
+        let awaited = match &message {
+            JsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
+        };
+        let response = self.post(uri, message, session, auth, headers).await;
+        self.answered_here(awaited, response)
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session: Arc<str>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> HttpResult<()> {
+        let headers = self.merged(headers).await?;
+        self.inner.delete_session(uri, session, auth, headers).await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> HttpResult<BoxedSseResponse> {
+        let headers = self.merged(headers).await?;
+        let awaited = self.resumed.request_of(last_event_id.as_deref());
+        let events = self
+            .inner
+            .get_stream(uri, session, last_event_id, auth, headers);
+        Ok(self.resumed_events(events.await?, awaited))
+    }
+}
+
+/// A failed response: a JSON-RPC error in its JSON body is that error (the body read whole
+/// and counted like any answer: a server chooses its status, a 500 is no safer than a 200);
+/// else an error showing the status and the start of the body. A body that stalls does not
+/// hold the call: it is waited for [`BODY_WAIT`] at most.
+async fn failed(
+    response: reqwest::Response,
+    json: bool,
+    session: Option<String>,
+    limits: StreamableHttpResponseLimits,
+) -> HttpResult<Response> {
+    let status = response.status();
+    let limit = match json {
+        true => limits.max_json_response_size,
+        false => limits.max_error_response_size,
+    };
+    let mut body = Vec::new();
+    let read = tokio::time::timeout(BODY_WAIT, read_body(response, &mut body, limit, !json)).await;
+    let refused = |shown: &[u8]| unexpected(failure(status, shown));
+    if !json {
+        return refused(&body);
+    }
+    let text = match read {
+        Ok(Ok(())) => lossy(body),
+        Ok(Err(e)) => return refused(format!("(its body could not be read: {e})").as_bytes()),
+        Err(_) => return refused(b"(its JSON body did not arrive within 1 s)"),
+    };
+    if over_value_budget(text.as_bytes()) {
+        return refused(too_many_values().as_bytes());
+    }
+    let text = bounded_message(text);
+    match serde_json::from_str::<ServerJsonRpcMessage>(&text) {
+        Ok(error @ JsonRpcMessage::Error(_)) => Ok(Response::Json(error, session)),
+        _ => refused(text.as_bytes()),
+    }
+}
+
+/// Reads the body into `body`, at most `limit` bytes: past them the rest is left unread when
+/// `cut`, else the body is refused (by its `Content-Length` before any is read).
+async fn read_body(
+    mut response: reqwest::Response,
+    body: &mut Vec<u8>,
+    limit: usize,
+    cut: bool,
+) -> HttpResult<()> {
+    let too_large = || HttpError::ResponseBodyTooLarge { max_size: limit };
+    if !cut && response.content_length().is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    while body.len() < limit || !cut {
+        let Some(chunk) = response.chunk().await? else {
+            break;
+        };
+        let room = limit - body.len();
+        if chunk.len() > room && !cut {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+    Ok(())
+}
+
+/// rmcp's error for a response the protocol does not allow.
+fn unexpected<T>(why: impl Into<Cow<'static, str>>) -> HttpResult<T> {
+    Err(HttpError::UnexpectedServerResponse(why.into()))
+}
+
+/// Bytes that are not UTF-8 become U+FFFD, as over stdio.
+fn lossy(body: Vec<u8>) -> String {
+    String::from_utf8(body).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// "HTTP 500 Internal Server Error: <the start of the body>".
+fn failure(status: StatusCode, body: &[u8]) -> String {
+    match preview(body) {
+        p if p == EMPTY => format!("HTTP {status}"),
+        p => format!("HTTP {status}: {p}"),
+    }
+}
+
+/// The start of a body, cleaned like any text from the server, blank and control characters
+/// at its ends left out; `<empty>` for none. Only the first 64 KiB are looked at.
+fn preview(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(64 * 1024)]);
+    let blank = |c: char| c.is_whitespace() || c.is_control();
+    let text = super::sanitize::sanitize_marked(text.trim_matches(blank), PREVIEW_CHARS);
+    match text.trim_matches(blank) {
+        "" => EMPTY.to_owned(),
+        trimmed => trimmed.to_owned(),
+    }
+}
+
+/// Whether a `Content-Type` value names `mime` (parameters such as `charset` ignored).
+fn media_type_is(content_type: &str, mime: &str) -> bool {
+    let essence = content_type.split(';').next().unwrap_or_default();
+    essence.trim().eq_ignore_ascii_case(mime)
+}
+
+/// The `scope` parameter of a `WWW-Authenticate` challenge, quoted or not.
+fn scope_of(challenge: &str) -> Option<String> {
+    let at = challenge.to_ascii_lowercase().find("scope=")? + "scope=".len();
+    let rest = &challenge[at..];
+    let value = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next()?,
+        None => rest.split([',', ' ']).next()?,
+    };
+    Some(value.to_owned()).filter(|v| !v.is_empty())
+}
+
+/// The response's event stream, ended with an error at an event of more than `max` bytes
+/// (rmcp's limiter is private; the error says what its says).
+fn bounded_sse(response: reqwest::Response, max: usize) -> BoxedSseResponse {
+    let mut size = EventSize::default();
+    let bytes = response.bytes_stream().scan(false, move |ended, chunk| {
+        let chunk = chunk.map_err(std::io::Error::other).and_then(|chunk| {
+            let too_large = format!("SSE event exceeded the maximum size of {max} bytes");
+            match size.observe(&chunk, max) {
+                true => Ok(chunk),
+                false => Err(std::io::Error::other(too_large)),
+            }
+        });
+        // After an error nothing more is read.
+        let stop = std::mem::replace(ended, chunk.is_err());
+        std::future::ready((!stop).then_some(chunk))
+    });
+    sse_stream::SseStream::from_bytes_stream(bytes).boxed()
+}
+
+/// The size of the event being received: the bytes of its lines so far (line ends, `\n`, `\r`
+/// or `\r\n`, not counted); an empty line ends it. A comment line (starting with `:`) counts
+/// while it arrives (the parser holds it) and is taken off once ended, as in rmcp's limiter.
+#[derive(Default)]
+struct EventSize {
+    event: usize,
+    line: usize,
+    comment: bool,
+    after_cr: bool,
+}
+
+impl EventSize {
+    /// Takes the next chunk of the stream; false once an event is over `max` bytes.
+    fn observe(&mut self, mut chunk: &[u8], max: usize) -> bool {
+        while let Some(&first) = chunk.first() {
+            let at = memchr::memchr2(b'\n', b'\r', chunk).unwrap_or(chunk.len());
+            if at > 0 {
+                if self.line == 0 {
+                    self.comment = first == b':';
+                }
+                (self.line, self.event, self.after_cr) = (self.line + at, self.event + at, false);
+                if self.event > max {
+                    return false;
+                }
+            }
+            let Some(&end) = chunk.get(at) else {
+                break;
+            };
+            // A line ended, unless this is the `\n` of a `\r\n`.
+            if !(end == b'\n' && std::mem::take(&mut self.after_cr)) {
+                if self.comment {
+                    self.event -= self.line;
+                }
+                if self.line == 0 {
+                    self.event = 0;
+                }
+                (self.line, self.comment, self.after_cr) = (0, false, end == b'\r');
+            }
+            chunk = &chunk[at + 1..];
+        }
+        true
+    }
+}
+
+/// The server's event stream, each event's message made safe for rmcp to parse
+/// ([`bounded_message`]). On the stream answering our request `awaited`, an error without an
+/// id is that request's ([`error_without_id`]), and an event too large to read, which ends the
+/// stream, becomes the request's error answer saying so ([`too_large_answer`]).
+fn bounded_events(events: BoxedSseResponse, awaited: Option<RequestId>) -> BoxedSseResponse {
+    events
+        .map(move |event| match (event, awaited.as_ref()) {
+            (Ok(event), awaited) => {
+                let mut event = bounded_event(event);
+                let data = event.data.as_deref().zip(awaited);
+                if let Some(answer) = data.and_then(|(data, id)| error_without_id(data, id)) {
+                    event.data = Some(answer);
+                }
+                Ok(event)
+            }
+            (Err(e), Some(id)) => too_large_answer(id, &e).ok_or(e),
+            (Err(e), None) => Err(e),
+        })
+        .boxed()
+}
+
+/// An error with no id (`"id": null`, or none) on the stream answering our request `id`,
+/// given that id: rmcp would drop it, and the call read as if the server had closed the
+/// connection.
+fn error_without_id(data: &str, id: &RequestId) -> Option<String> {
+    memchr::memmem::find(data.as_bytes(), b"\"error\"")?;
+    let message = serde_json::from_str::<Envelope<'_>>(data).ok()?;
+    let unnamed = message.id.is_none_or(|id| id.get() == "null");
+    if !unnamed || message.method.is_some() || message.result.is_some() {
+        return None;
+    }
+    let id = serde_json::to_string(id).ok()?;
+    let error = message.error?.get();
+    Some(format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#))
+}
+
+/// For a stream ended at an event too large (by [`bounded_sse`] or rmcp's limiter, whose error
+/// text is the same, rmcp being pinned exactly), an event carrying the error answer to request
+/// `id` saying so: rmcp read it as "the server closed the connection".
+fn too_large_answer(id: &RequestId, error: &sse_stream::Error) -> Option<sse_stream::Sse> {
+    let why = error.to_string();
+    let why = why.rsplit(": ").next()?;
+    if !matches!(error, sse_stream::Error::Body(_)) || !why.contains("exceeded the maximum size") {
+        return None;
+    }
+    let (id, message) = (
+        serde_json::to_string(id).ok()?,
+        format!("{why}; the answer was not read"),
+    );
+    Some(sse_stream::Sse::default().data(super::bounded::error_answer(&id, -32603, &message)))
+}
+
+/// An event's message made safe for rmcp to parse ([`bounded_message`]).
+fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
+    event.data = event.data.map(bounded_message);
+    event
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::bounded::UNREAD_KEY;
+
+    #[test]
+    fn an_event_is_measured_up_to_its_empty_line_whatever_the_line_ends() {
+        for end in ["\n", "\r", "\r\n"] {
+            let mut size = EventSize::default();
+            let event = format!("data: 12345{end}data: 678{end}{end}");
+            assert!(size.observe(event.as_bytes(), 20), "{end:?}");
+            assert_eq!(size.event, 0, "{end:?}: the empty line ends the event");
+            assert!(!size.observe(b"data: 123456789012345", 20), "{end:?}");
+        }
+        // Split anywhere, even between the \r and \n of one line end.
+        let mut size = EventSize::default();
+        for piece in ["data: 1234", "5\r", "\ndata", ": 678\r", "\n", "\r", "\n"] {
+            assert!(size.observe(piece.as_bytes(), 20));
+        }
+        assert_eq!((size.event, size.line), (0, 0));
+        assert!(size.observe(b"data: 12345678901234", 20));
+        assert!(!size.observe(b"5", 20));
+        // Comment lines (keep-alives) are not part of any event once they end, however many;
+        // one still arriving counts, since the parser holds it.
+        let mut size = EventSize::default();
+        let comments = format!(
+            ":{}\n:{}\r\ndata: 1234567890\n",
+            "p".repeat(15),
+            "q".repeat(15)
+        );
+        assert!(size.observe(comments.as_bytes(), 20));
+        assert!(size.observe(b":", 20) && size.observe(b"xx\n", 20));
+        assert_eq!(size.event, 16);
+        let mut size = EventSize::default();
+        assert!(size.observe(b":0123456789", 20));
+        assert!(
+            !size.observe(b"0123456789", 20),
+            "a comment line of 21 bytes still arriving"
+        );
+        // A line starting with ':' later in a line is no comment.
+        let mut size = EventSize::default();
+        assert!(!size.observe(b"data: 12345678901234:5678", 20));
+    }
+
+    #[test]
+    fn failures_show_their_status_and_the_start_of_the_body() {
+        let status = StatusCode::INTERNAL_SERVER_ERROR;
+        assert_eq!(
+            failure(status, b"upstream timed out\x1b[2J\n"),
+            "HTTP 500 Internal Server Error: upstream timed out[2J"
+        );
+        assert_eq!(failure(status, b" \n"), "HTTP 500 Internal Server Error");
+        assert_eq!(preview(b""), "<empty>");
+        // Cut to 500 characters (cleaned), whatever the body's size; bytes that are not UTF-8
+        // shown as U+FFFD.
+        let long = failure(status, "é".repeat(100_000).as_bytes());
+        assert!(long.ends_with("…(truncated)"), "{long}");
+        assert_eq!(long.chars().filter(|&c| c == 'é').count(), 500);
+        assert_eq!(preview(b"a\xffb"), "a\u{fffd}b");
+        // What the server meant may come after a run of blanks, and blanks may be all it sent.
+        let late = [vec![b' '; 2500], b"\0\0real reason\n\0".to_vec()].concat();
+        assert_eq!(preview(&late), "real reason");
+        assert_eq!(preview(b"\0\n\0"), "<empty>");
+    }
+
+    #[test]
+    fn the_scope_of_a_challenge() {
+        assert_eq!(
+            scope_of(r#"Bearer error="insufficient_scope", scope="files:read files:write""#)
+                .as_deref(),
+            Some("files:read files:write")
+        );
+        assert_eq!(
+            scope_of("Bearer scope=read:data, x=1").as_deref(),
+            Some("read:data")
+        );
+        assert_eq!(scope_of("Bearer realm=x"), None);
+        assert!(media_type_is("Application/JSON; charset=utf-8", JSON));
+        assert!(!media_type_is("application/jsonl", JSON));
+    }
+
+    /// An event over rmcp's size limit fails the request its stream answers, saying so; on a
+    /// stream answering nothing (the GET stream) and for other errors, the error stays.
+    #[test]
+    fn an_event_too_large_to_read_answers_the_request_with_the_reason() {
+        use futures::StreamExt;
+        let too_large = || {
+            sse_stream::Error::Body(Box::new(std::io::Error::other(
+                "SSE event exceeded the maximum size of 16777216 bytes",
+            )))
+        };
+        let events = |errors: Vec<sse_stream::Error>| -> BoxedSseResponse {
+            futures::stream::iter(errors.into_iter().map(Err)).boxed()
+        };
+        let run = |stream: BoxedSseResponse| {
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(stream.collect::<Vec<_>>())
+        };
+        let got = run(bounded_events(
+            events(vec![too_large()]),
+            Some(RequestId::Number(7)),
+        ));
+        let answer: serde_json::Value =
+            serde_json::from_str(got[0].as_ref().unwrap().data.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            answer,
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32603,
+                "message": "SSE event exceeded the maximum size of 16777216 bytes; the answer was not read"}})
+        );
+        assert!(run(bounded_events(events(vec![too_large()]), None))[0].is_err());
+        let other = sse_stream::Error::Body(Box::new(std::io::Error::other("connection reset")));
+        assert!(run(bounded_events(
+            events(vec![other]),
+            Some(RequestId::Number(7))
+        ))[0]
+            .is_err());
+        assert!(run(bounded_events(
+            events(vec![sse_stream::Error::InvalidLine]),
+            Some(RequestId::Number(7))
+        ))[0]
+            .is_err());
+    }
+
+    /// An id-less error on the stream answering request 7 is request 7's; anything else on it
+    /// is left as it is.
+    #[test]
+    fn an_error_without_an_id_answers_the_request_its_stream_answers() {
+        use futures::StreamExt;
+        let event = |data: &str| -> Result<sse_stream::Sse, sse_stream::Error> {
+            Ok(sse_stream::Sse::default().data(data))
+        };
+        let sent = [
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"down"}}"#,
+            r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"down"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"down"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"error":1}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+        ];
+        let run = |awaited: Option<RequestId>| {
+            let events = futures::stream::iter(sent.map(event)).boxed();
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(bounded_events(events, awaited).collect::<Vec<_>>())
+                .into_iter()
+                .map(|e| e.unwrap().data.unwrap())
+                .collect::<Vec<_>>()
+        };
+        let answered = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"down"}}"#;
+        let got = run(Some(RequestId::Number(7)));
+        assert_eq!(got[..2], [answered, answered]);
+        assert_eq!(got[2..], sent[2..]);
+        assert_eq!(run(None), sent);
+    }
+
+    #[test]
+    fn events_of_too_many_values_are_cut_before_rmcp_parses_them() {
+        let zeros = vec!["0"; 300_000].join(",");
+        let event = |data: String| sse_stream::Sse {
+            data: Some(data),
+            ..Default::default()
+        };
+        let parsed = |e: sse_stream::Sse| -> serde_json::Value {
+            serde_json::from_str(&bounded_event(e).data.unwrap()).unwrap()
+        };
+        let answer = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"kept"}}],"structuredContent":[{zeros}]}}}}"#
+        );
+        assert_eq!(
+            parsed(event(answer)),
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {
+                "content": [{"type": "text", "text": "kept"}], "structuredContent": {UNREAD_KEY: true}}})
+        );
+        let blocks = vec![r#"{"type":"text","text":""}"#; 100_000].join(",");
+        let v = parsed(event(format!(
+            r#"{{"jsonrpc":"2.0","id":"x","result":{{"content":[{blocks}]}}}}"#
+        )));
+        assert_eq!(v["id"], "x");
+        assert_eq!(
+            v["error"]["message"],
+            super::super::bounded::too_many_values()
+        );
+        let v = parsed(event(format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":[{zeros}]}}}}"#
+        )));
+        assert_eq!(v["method"], "notifications/agentmaker/dropped");
+        // The budget cannot be dodged by putting the values in the id.
+        let v = parsed(event(format!(
+            r#"{{"jsonrpc":"2.0","id":[{zeros}],"result":{{}}}}"#
+        )));
+        assert_eq!(v["method"], "notifications/agentmaker/dropped");
+        // Small events pass as they are.
+        let small = r#"{"jsonrpc":"2.0","id":1,"result":{"structuredContent":[0,0]}}"#;
+        assert_eq!(bounded_event(event(small.into())).data.unwrap(), small);
+    }
+}
