@@ -45,8 +45,7 @@ use reqwest::StatusCode;
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::common::http_header::{
-    EVENT_STREAM_MIME_TYPE as EVENT_STREAM, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID,
-    JSON_MIME_TYPE as JSON,
+    EVENT_STREAM_MIME_TYPE as EVENT_STREAM, HEADER_SESSION_ID, JSON_MIME_TYPE as JSON,
 };
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, HttpStatusError, InsufficientScopeError, StreamableHttpClient,
@@ -106,13 +105,9 @@ impl BoundedHttpClient {
         if let Some(token) = auth {
             request = request.bearer_auth(token);
         }
-        // Those rmcp sets itself (it sends `MCP-Protocol-Version` through these).
-        let reserved = ["accept", HEADER_SESSION_ID, HEADER_LAST_EVENT_ID];
         for (name, value) in self.merged(headers).await? {
-            if reserved
-                .iter()
-                .any(|r| name.as_str().eq_ignore_ascii_case(r))
-            {
+            // Those rmcp sets itself (it sends `MCP-Protocol-Version` through these).
+            if ["accept", "mcp-session-id", "last-event-id"].contains(&name.as_str()) {
                 return Err(HttpError::ReservedHeaderConflict(name.to_string()));
             }
             request = request.header(name, value);
@@ -141,25 +136,20 @@ impl BoundedHttpClient {
             }
             _ => {}
         }
-        let session = header(HEADER_SESSION_ID);
-        if session
-            .as_ref()
-            .is_some_and(|id| !id.bytes().all(|b| (0x21..=0x7e).contains(&b)))
-        {
-            return unexpected(
-                "the server's Mcp-Session-Id is not visible ASCII (0x21-0x7E), as the protocol \
-                 requires; the session cannot be kept",
-            );
-        }
+        let session = match header(HEADER_SESSION_ID) {
+            Some(id) if !id.bytes().all(|b| b.is_ascii_graphic()) => {
+                return unexpected(
+                    "the server's Mcp-Session-Id is not visible ASCII (0x21-0x7E), as the \
+                     protocol requires; the session cannot be kept",
+                )
+            }
+            session => session,
+        };
         if status == StatusCode::TOO_MANY_REQUESTS {
             return Err(HttpStatusError::new(429, header(RETRY_AFTER.as_str())).into());
         }
         let content_type = header(CONTENT_TYPE.as_str());
-        let is = |mime| {
-            content_type
-                .as_deref()
-                .is_some_and(|ct| media_type_is(ct, mime))
-        };
+        let is = |mime| media_type_is(content_type.as_deref(), mime);
         // A 401 or 403 without a challenge keeps its status (as with rmcp).
         let json = is(JSON) && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
         if !status.is_success() {
@@ -208,7 +198,7 @@ impl BoundedHttpClient {
             // An error without an id (`"id": null`, for a request the server could not read)
             // in the response to our request is its answer.
             (Response::Json(Error(mut error), session), Some(id))
-                if error.id.as_ref().is_none_or(|of| *of == id) =>
+                if error.id.as_ref().map_or(true, |of| *of == id) =>
             {
                 error.id = Some(id);
                 Ok(Response::Json(Error(error), session))
@@ -384,9 +374,9 @@ fn preview(body: &[u8]) -> String {
 }
 
 /// Whether a `Content-Type` value names `mime` (parameters such as `charset` ignored).
-fn media_type_is(content_type: &str, mime: &str) -> bool {
-    let essence = content_type.split(';').next().unwrap_or_default();
-    essence.trim().eq_ignore_ascii_case(mime)
+fn media_type_is(content_type: Option<&str>, mime: &str) -> bool {
+    let essence = content_type.and_then(|ct| ct.split(';').next());
+    essence.is_some_and(|essence| essence.trim().eq_ignore_ascii_case(mime))
 }
 
 /// The `scope` parameter of a `WWW-Authenticate` challenge, quoted or not.
@@ -406,10 +396,10 @@ fn bounded_sse(response: reqwest::Response, max: usize) -> BoxedSseResponse {
     let mut size = EventSize::default();
     let bytes = response.bytes_stream().scan(false, move |ended, chunk| {
         let chunk = chunk.map_err(std::io::Error::other).and_then(|chunk| {
-            let too_large = format!("SSE event exceeded the maximum size of {max} bytes");
+            let too_large = || format!("SSE event exceeded the maximum size of {max} bytes");
             match size.observe(&chunk, max) {
                 true => Ok(chunk),
-                false => Err(std::io::Error::other(too_large)),
+                false => Err(std::io::Error::other(too_large())),
             }
         });
         // After an error nothing more is read.
@@ -490,7 +480,7 @@ fn bounded_events(events: BoxedSseResponse, awaited: Option<RequestId>) -> Boxed
 fn error_without_id(data: &str, id: &RequestId) -> Option<String> {
     memchr::memmem::find(data.as_bytes(), b"\"error\"")?;
     let message = serde_json::from_str::<Envelope<'_>>(data).ok()?;
-    let unnamed = message.id.is_none_or(|id| id.get() == "null");
+    let unnamed = message.id.map_or(true, |id| id.get() == "null");
     if !unnamed || message.method.is_some() || message.result.is_some() {
         return None;
     }
@@ -598,8 +588,8 @@ mod tests {
             Some("read:data")
         );
         assert_eq!(scope_of("Bearer realm=x"), None);
-        assert!(media_type_is("Application/JSON; charset=utf-8", JSON));
-        assert!(!media_type_is("application/jsonl", JSON));
+        assert!(media_type_is(Some("Application/JSON; charset=utf-8"), JSON));
+        assert!(!media_type_is(Some("application/jsonl"), JSON));
     }
 
     /// An event over rmcp's size limit fails the request its stream answers, saying so; on a
