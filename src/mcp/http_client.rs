@@ -90,96 +90,6 @@ impl BoundedHttpClient {
         Ok(headers)
     }
 
-    /// Posts `message` and maps the response (see the module documentation).
-    async fn post(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session: Option<Arc<str>>,
-        auth: Option<String>,
-        headers: Headers,
-    ) -> HttpResult<Response> {
-        let limits = StreamableHttpResponseLimits::default();
-        let accept = format!("{EVENT_STREAM}, {JSON}");
-        let mut request = self.inner.post(uri.as_ref()).header(ACCEPT, accept);
-        if let Some(token) = auth {
-            request = request.bearer_auth(token);
-        }
-        for (name, value) in self.merged(headers).await? {
-            // Those rmcp sets itself (it sends `MCP-Protocol-Version` through these).
-            if ["accept", "mcp-session-id", "last-event-id"].contains(&name.as_str()) {
-                return Err(HttpError::ReservedHeaderConflict(name.to_string()));
-            }
-            request = request.header(name, value);
-        }
-        let session_was_attached = session.is_some();
-        if let Some(id) = session {
-            request = request.header(HEADER_SESSION_ID, id.as_ref());
-        }
-        let awaits_answer = matches!(message, JsonRpcMessage::Request(_));
-        let response = request.json(&message).send().await?;
-        let (status, headers) = (response.status(), response.headers());
-        let header =
-            |name: &str| Some(String::from_utf8_lossy(headers.get(name)?.as_bytes()).into_owned());
-        match (status, header("www-authenticate")) {
-            (StatusCode::UNAUTHORIZED, Some(challenge)) => {
-                return Err(HttpError::AuthRequired(AuthRequiredError::new(challenge)))
-            }
-            (StatusCode::FORBIDDEN, Some(challenge)) => {
-                let scope = scope_of(&challenge);
-                let error = InsufficientScopeError::new(challenge, scope);
-                return Err(HttpError::InsufficientScope(error));
-            }
-            (StatusCode::ACCEPTED | StatusCode::NO_CONTENT, _) => return Ok(Response::Accepted),
-            (StatusCode::NOT_FOUND, _) if session_was_attached => {
-                return Err(HttpError::SessionExpired)
-            }
-            _ => {}
-        }
-        let session = match header(HEADER_SESSION_ID) {
-            Some(id) if !id.bytes().all(|b| b.is_ascii_graphic()) => {
-                return unexpected(
-                    "the server's Mcp-Session-Id is not visible ASCII (0x21-0x7E), as the \
-                     protocol requires; the session cannot be kept",
-                )
-            }
-            session => session,
-        };
-        if status == StatusCode::TOO_MANY_REQUESTS {
-            return Err(HttpStatusError::new(429, header(RETRY_AFTER.as_str())).into());
-        }
-        let content_type = header(CONTENT_TYPE.as_str());
-        let is = |mime| media_type_is(content_type.as_deref(), mime);
-        // A 401 or 403 without a challenge keeps its status (as with rmcp).
-        let json = is(JSON) && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
-        if !status.is_success() {
-            return failed(response, json, session, limits).await;
-        }
-        if is(EVENT_STREAM) {
-            let events = bounded_sse(response, limits.max_sse_event_size);
-            return Ok(Response::Sse(events, session));
-        }
-        if !awaits_answer {
-            // Some servers answer a notification with 200 and an empty or odd body: it answers
-            // nothing, and is not read.
-            return Ok(Response::Accepted);
-        }
-        if !json {
-            return Err(HttpError::UnexpectedContentType(content_type));
-        }
-        let mut body = Vec::new();
-        read_body(response, &mut body, limits.max_json_response_size, false).await?;
-        let text = bounded_message(lossy(body));
-        serde_json::from_str(&text)
-            .map(|message| Response::Json(message, session))
-            .or_else(|e| {
-                let shown = preview(text.as_bytes());
-                unexpected(format!(
-                    "the server's JSON response is not a JSON-RPC message ({e}): {shown}"
-                ))
-            })
-    }
-
     /// A request's answer must be in the response to its POST (see the module documentation);
     /// an event stream is bounded, and noted when it answers our request.
     fn answered_here(
@@ -246,11 +156,28 @@ impl StreamableHttpClient for BoundedHttpClient {
         auth: Option<String>,
         headers: Headers,
     ) -> HttpResult<Response> {
+        let accept = format!("{EVENT_STREAM}, {JSON}");
+        let mut request = self.inner.post(uri.as_ref()).header(ACCEPT, accept);
+        if let Some(token) = auth {
+            request = request.bearer_auth(token);
+        }
+        for (name, value) in self.merged(headers).await? {
+            // Those rmcp sets itself (it sends `MCP-Protocol-Version` through these).
+            if ["accept", "mcp-session-id", "last-event-id"].contains(&name.as_str()) {
+                return Err(HttpError::ReservedHeaderConflict(name.to_string()));
+            }
+            request = request.header(name, value);
+        }
+        let session_was_attached = session.is_some();
+        if let Some(id) = session {
+            request = request.header(HEADER_SESSION_ID, id.as_ref());
+        }
         let awaited = match &message {
             JsonRpcMessage::Request(request) => Some(request.id.clone()),
             _ => None,
         };
-        let response = self.post(uri, message, session, auth, headers).await;
+        let response = request.json(&message).send().await?;
+        let response = read_response(response, awaited.is_some(), session_was_attached).await;
         self.answered_here(awaited, response)
     }
 
@@ -280,6 +207,76 @@ impl StreamableHttpClient for BoundedHttpClient {
             .get_stream(uri, session, last_event_id, auth, headers);
         Ok(self.resumed_events(events.await?, awaited))
     }
+}
+
+/// The response to a POST, mapped as the module documentation says (a message that is no
+/// request awaits no answer).
+async fn read_response(
+    response: reqwest::Response,
+    awaits_answer: bool,
+    session_was_attached: bool,
+) -> HttpResult<Response> {
+    let limits = StreamableHttpResponseLimits::default();
+    let (status, headers) = (response.status(), response.headers());
+    let header =
+        |name: &str| Some(String::from_utf8_lossy(headers.get(name)?.as_bytes()).into_owned());
+    match (status, header("www-authenticate")) {
+        (StatusCode::UNAUTHORIZED, Some(challenge)) => {
+            return Err(HttpError::AuthRequired(AuthRequiredError::new(challenge)))
+        }
+        (StatusCode::FORBIDDEN, Some(challenge)) => {
+            let scope = scope_of(&challenge);
+            let error = InsufficientScopeError::new(challenge, scope);
+            return Err(HttpError::InsufficientScope(error));
+        }
+        (StatusCode::ACCEPTED | StatusCode::NO_CONTENT, _) => return Ok(Response::Accepted),
+        (StatusCode::NOT_FOUND, _) if session_was_attached => {
+            return Err(HttpError::SessionExpired)
+        }
+        _ => {}
+    }
+    let session = match header(HEADER_SESSION_ID) {
+        Some(id) if !id.bytes().all(|b| b.is_ascii_graphic()) => {
+            return unexpected(
+                "the server's Mcp-Session-Id is not visible ASCII (0x21-0x7E), as the \
+                 protocol requires; the session cannot be kept",
+            )
+        }
+        session => session,
+    };
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        return Err(HttpStatusError::new(429, header(RETRY_AFTER.as_str())).into());
+    }
+    let content_type = header(CONTENT_TYPE.as_str());
+    let is = |mime| media_type_is(content_type.as_deref(), mime);
+    // A 401 or 403 without a challenge keeps its status (as with rmcp).
+    let json = is(JSON) && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
+    if !status.is_success() {
+        return failed(response, json, session, limits).await;
+    }
+    if is(EVENT_STREAM) {
+        let events = bounded_sse(response, limits.max_sse_event_size);
+        return Ok(Response::Sse(events, session));
+    }
+    if !awaits_answer {
+        // Some servers answer a notification with 200 and an empty or odd body: it answers
+        // nothing, and is not read.
+        return Ok(Response::Accepted);
+    }
+    if !json {
+        return Err(HttpError::UnexpectedContentType(content_type));
+    }
+    let mut body = Vec::new();
+    read_body(response, &mut body, limits.max_json_response_size, false).await?;
+    let text = bounded_message(lossy(body));
+    serde_json::from_str(&text)
+        .map(|message| Response::Json(message, session))
+        .or_else(|e| {
+            let shown = preview(text.as_bytes());
+            unexpected(format!(
+                "the server's JSON response is not a JSON-RPC message ({e}): {shown}"
+            ))
+        })
 }
 
 /// A failed response: a JSON-RPC error in its JSON body is that error (the body read whole
