@@ -4,10 +4,11 @@
 //! It speaks HTTP, not JSON-RPC: rmcp's worker owns sessions, request ids, retries,
 //! reconnection and the handshake, and gets rmcp's own types from here, each status mapped as
 //! rmcp's reqwest client maps it (a `401`/`403` challenge, `202`/`204` accepted, `404` on a
-//! session expired, `429` with its `Retry-After`, a JSON-RPC error in a failed JSON body, any
-//! success to a notification or reply accepted). Every POST takes one path; `GET` and `DELETE`
-//! are rmcp's reqwest client's with our headers, their events bounded as below. (rmcp's
-//! `server/discover` fallback is not carried: the client starts with `initialize`.)
+//! session expired, `429` with its `Retry-After`, a JSON-RPC error in a failed JSON body, a
+//! success other than an event stream to a notification or reply, which awaits nothing,
+//! accepted unread). Every POST takes one path; `GET` and `DELETE` are rmcp's reqwest
+//! client's with our headers, their events bounded as below. (rmcp's `server/discover`
+//! fallback is not carried: the client starts with `initialize`.)
 //!
 //! What this adds to rmcp's reqwest client, and why (with the test in `tests/test_mcp.py`):
 //! - Headers from a [`HeaderSource`] on every request, so a token can be refreshed
@@ -19,7 +20,7 @@
 //! - An `Mcp-Session-Id` that is not visible ASCII refused saying so: rmcp dropped it, and
 //!   later requests went out without one
 //!   (`test_a_session_id_that_is_not_visible_ascii_is_refused_saying_so`).
-//! - A failed response's body read for [`BODY_WAIT`] at most (a JSON one whole, others their
+//! - A failed response's body read for 1 s at most (a JSON one whole, others their
 //!   start) and shown cleaned with the status: rmcp waited on a stalling JSON body until the
 //!   call's timeout, and showed a 5xx as its status alone
 //!   (`test_a_failed_json_body_that_stalls_does_not_hold_the_call`,
@@ -512,6 +513,142 @@ fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
 mod tests {
     use super::*;
     use crate::mcp::bounded::UNREAD_KEY;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// What `post_message` makes of `response`, sent by a server on 127.0.0.1 once it has read
+    /// the whole POST of `message` (with the session id `session`, if any).
+    async fn posted(message: &str, session: Option<&str>, response: &str) -> HttpResult<Response> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uri = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let response = response.to_owned();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = Vec::new();
+            let mut chunk = [0; 4096];
+            loop {
+                let n = socket.read(&mut chunk).await.unwrap();
+                request.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&request).to_ascii_lowercase();
+                let length = text.split("content-length: ").nth(1).and_then(|rest| {
+                    rest.split("\r\n")
+                        .next()
+                        .and_then(|n| n.parse::<usize>().ok())
+                });
+                let end = text
+                    .find("\r\n\r\n")
+                    .map(|end| end + 4 + length.unwrap_or(0));
+                if n == 0 || end.is_some_and(|end| request.len() >= end) {
+                    break;
+                }
+            }
+            socket.write_all(response.as_bytes()).await.unwrap();
+            socket.shutdown().await.unwrap();
+        });
+        let client = BoundedHttpClient {
+            inner: crate::mcp::http::http_client().unwrap(),
+            source: None,
+            resumed: Default::default(),
+        };
+        let message = serde_json::from_str(message).unwrap();
+        let session = session.map(Arc::from);
+        client
+            .post_message(uri.into(), message, session, None, HashMap::new())
+            .await
+    }
+
+    /// Each status is what rmcp's own reqwest client makes of it, on the one path every POST
+    /// takes, with the bounds of ours (the session id, the request's own answer).
+    #[tokio::test]
+    async fn every_post_is_mapped_as_rmcps_client_maps_it() {
+        let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let reply = |head: &str, body: &str| {
+            format!(
+                "HTTP/1.1 {head}\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+        };
+        let html = reply("200 OK\r\nContent-Type: text/html", "<p>hi</p>");
+        // A notification awaits nothing: an odd success accepts it; a request needs its answer.
+        assert!(matches!(
+            posted(note, None, &html).await,
+            Ok(Response::Accepted)
+        ));
+        assert!(matches!(
+            posted(ping, None, &html).await,
+            Err(HttpError::UnexpectedContentType(Some(t))) if t == "text/html"
+        ));
+        let answer = r#"{"jsonrpc":"2.0","id":7,"result":{}}"#;
+        let json = |more: &str| {
+            reply(
+                &format!("200 OK\r\nContent-Type: application/json{more}"),
+                answer,
+            )
+        };
+        match posted(ping, None, &json("\r\nMcp-Session-Id: s-1")).await {
+            Ok(Response::Json(JsonRpcMessage::Response(r), Some(s))) => {
+                assert_eq!((r.id, s.as_str()), (RequestId::Number(7), "s-1"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let refused = posted(ping, None, &json("\r\nMcp-Session-Id: s 1")).await;
+        assert!(refused
+            .unwrap_err()
+            .to_string()
+            .contains("Mcp-Session-Id is not visible ASCII"));
+        let accepted = reply("202 Accepted", "");
+        let why = posted(ping, None, &accepted).await.unwrap_err().to_string();
+        assert!(
+            why.contains("accepted request 7 without answering it"),
+            "{why}"
+        );
+        assert!(matches!(
+            posted(note, None, &accepted).await,
+            Ok(Response::Accepted)
+        ));
+        // A session the server no longer knows, a rate limit, an authorization challenge.
+        let gone = reply("404 Not Found", "");
+        assert!(matches!(
+            posted(ping, Some("s-1"), &gone).await,
+            Err(HttpError::SessionExpired)
+        ));
+        let limited = reply("429 Too Many Requests\r\nRetry-After: 7", "");
+        match posted(ping, None, &limited).await {
+            Err(HttpError::HttpStatus(e)) => {
+                assert_eq!((e.status, e.retry_after.as_deref()), (429, Some("7")))
+            }
+            other => panic!("{other:?}"),
+        }
+        let challenge = "\r\nWWW-Authenticate: Bearer scope=\"files:read\"";
+        let denied = posted(
+            ping,
+            None,
+            &reply(&format!("401 Unauthorized{challenge}"), ""),
+        )
+        .await;
+        assert!(matches!(denied, Err(HttpError::AuthRequired(_))));
+        match posted(ping, None, &reply(&format!("403 Forbidden{challenge}"), "")).await {
+            Err(HttpError::InsufficientScope(e)) => {
+                assert_eq!(e.required_scope.as_deref(), Some("files:read"))
+            }
+            other => panic!("{other:?}"),
+        }
+        // An id-less JSON-RPC error in a failed response is the request's.
+        let down = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"down"}}"#;
+        let failed = reply(
+            "500 Internal Server Error\r\nContent-Type: application/json",
+            down,
+        );
+        match posted(ping, None, &failed).await {
+            Ok(Response::Json(JsonRpcMessage::Error(e), None)) => {
+                assert_eq!(
+                    (e.id, e.error.message.as_ref()),
+                    (Some(RequestId::Number(7)), "down")
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn an_event_is_measured_up_to_its_empty_line_whatever_the_line_ends() {
