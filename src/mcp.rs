@@ -13,6 +13,7 @@ pub mod client;
 pub mod fingerprint;
 pub mod http;
 pub mod http_client;
+pub mod http_events;
 pub mod line_guard;
 pub mod own_messages;
 pub mod remote_tool;
