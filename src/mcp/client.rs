@@ -7,7 +7,8 @@
 //! each page of the listing, every call) is bounded by `timeout` unless it is `None`.
 
 use super::catalog::{build_catalog, parse_page, CatalogError, CatalogRules, ListedTool};
-use super::http::{check_url, http_client, parse_headers, HeaderClient, HeaderSource};
+use super::http::{check_url, http_client, parse_headers, HeaderSource};
+use super::http_client::BoundedHttpClient;
 pub use super::remote_tool::{CallHandle, McpTool};
 use super::sanitize::{sanitize_marked, sanitize_tail};
 use super::stdio::{ChildProcess, StdioConfig};
@@ -360,7 +361,7 @@ impl McpClient {
                             .map_err(McpError::Config)?,
                     );
                 }
-                let client = HeaderClient {
+                let client = BoundedHttpClient {
                     inner: http_client().map_err(McpError::Config)?,
                     source: h.header_source.clone(),
                     resumed: Default::default(),

@@ -11,15 +11,16 @@
 use futures::StreamExt;
 use rmcp::model::RequestId;
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 /// Event ids remembered; the oldest is forgotten beyond this.
 pub const MAX_EVENT_IDS: usize = 1024;
 
+/// The event ids seen, each with the request whose stream carried it, the latest last.
 #[derive(Default)]
 pub struct ResumedStreams {
-    seen: Mutex<(HashMap<String, RequestId>, VecDeque<String>)>,
+    seen: Mutex<VecDeque<(String, RequestId)>>,
 }
 
 impl ResumedStreams {
@@ -40,27 +41,21 @@ impl ResumedStreams {
     }
 
     fn note(&self, event_id: &str, request: &RequestId) {
-        let Ok(mut guard) = self.seen.lock() else {
+        let Ok(mut seen) = self.seen.lock() else {
             return;
         };
-        let (by_event, order) = &mut *guard;
-        if by_event
-            .insert(event_id.to_owned(), request.clone())
-            .is_none()
-        {
-            order.push_back(event_id.to_owned());
+        if seen.len() >= MAX_EVENT_IDS {
+            seen.pop_front();
         }
-        while order.len() > MAX_EVENT_IDS {
-            if let Some(old) = order.pop_front() {
-                by_event.remove(&old);
-            }
-        }
+        seen.push_back((event_id.to_owned(), request.clone()));
     }
 
     /// The request whose stream carried the event `last_event_id`, if it is remembered.
     pub fn request_of(&self, last_event_id: Option<&str>) -> Option<RequestId> {
         let id = last_event_id?;
-        self.seen.lock().ok()?.0.get(id).cloned()
+        let seen = self.seen.lock().ok()?;
+        let (_, request) = seen.iter().rev().find(|(event, _)| event == id)?;
+        Some(request.clone())
     }
 }
 

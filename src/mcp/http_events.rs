@@ -1,0 +1,296 @@
+//! The server's HTTP event streams, bounded before rmcp reads them (see
+//! [`super::http_client`]): an event over the size limit ends its stream (rmcp's limiter is
+//! private, so a POST's stream is measured here), each event's message is held to the value
+//! budget of [`bounded_message`], and on the stream answering one of our requests an error
+//! without an id, or the end at an event too large, becomes that request's error answer.
+
+use super::bounded::{bounded_message, error_answer, Envelope};
+use futures::StreamExt;
+use rmcp::model::RequestId;
+use rmcp::transport::common::client_side_sse::BoxedSseResponse;
+
+/// The response's event stream, ended with an error at an event of more than `max` bytes
+/// (rmcp's limiter is private; the error says what its says).
+pub(super) fn bounded_sse(response: reqwest::Response, max: usize) -> BoxedSseResponse {
+    let mut size = EventSize::default();
+    let bytes = response.bytes_stream().scan(false, move |ended, chunk| {
+        let chunk = chunk.map_err(std::io::Error::other).and_then(|chunk| {
+            let too_large = || format!("SSE event exceeded the maximum size of {max} bytes");
+            match size.observe(&chunk, max) {
+                true => Ok(chunk),
+                false => Err(std::io::Error::other(too_large())),
+            }
+        });
+        // After an error nothing more is read.
+        let stop = std::mem::replace(ended, chunk.is_err());
+        std::future::ready((!stop).then_some(chunk))
+    });
+    sse_stream::SseStream::from_bytes_stream(bytes).boxed()
+}
+
+/// The size of the event being received: the bytes of its lines so far (line ends, `\n`, `\r`
+/// or `\r\n`, not counted); an empty line ends it. A comment line (starting with `:`) counts
+/// while it arrives (the parser holds it) and is taken off once ended, as in rmcp's limiter.
+#[derive(Default)]
+struct EventSize {
+    event: usize,
+    line: usize,
+    comment: bool,
+    after_cr: bool,
+}
+
+impl EventSize {
+    /// Takes the next chunk of the stream; false once an event is over `max` bytes.
+    fn observe(&mut self, mut chunk: &[u8], max: usize) -> bool {
+        while let Some(&first) = chunk.first() {
+            let at = memchr::memchr2(b'\n', b'\r', chunk).unwrap_or(chunk.len());
+            if at > 0 {
+                if self.line == 0 {
+                    self.comment = first == b':';
+                }
+                (self.line, self.event, self.after_cr) = (self.line + at, self.event + at, false);
+                if self.event > max {
+                    return false;
+                }
+            }
+            let Some(&end) = chunk.get(at) else {
+                break;
+            };
+            // A line ended, unless this is the `\n` of a `\r\n`.
+            if !(end == b'\n' && std::mem::take(&mut self.after_cr)) {
+                if self.comment {
+                    self.event -= self.line;
+                }
+                if self.line == 0 {
+                    self.event = 0;
+                }
+                (self.line, self.comment, self.after_cr) = (0, false, end == b'\r');
+            }
+            chunk = &chunk[at + 1..];
+        }
+        true
+    }
+}
+
+/// The server's event stream, each event's message made safe for rmcp to parse
+/// ([`bounded_message`]). On the stream answering our request `awaited`, an error without an
+/// id is that request's ([`error_without_id`]), and an event too large to read, which ends the
+/// stream, becomes the request's error answer saying so ([`too_large_answer`]).
+pub(super) fn bounded_events(
+    events: BoxedSseResponse,
+    awaited: Option<RequestId>,
+) -> BoxedSseResponse {
+    events
+        .map(move |event| match (event, awaited.as_ref()) {
+            (Ok(event), awaited) => {
+                let mut event = bounded_event(event);
+                let data = event.data.as_deref().zip(awaited);
+                if let Some(answer) = data.and_then(|(data, id)| error_without_id(data, id)) {
+                    event.data = Some(answer);
+                }
+                Ok(event)
+            }
+            (Err(e), Some(id)) => too_large_answer(id, &e).ok_or(e),
+            (Err(e), None) => Err(e),
+        })
+        .boxed()
+}
+
+/// An error with no id (`"id": null`, or none) on the stream answering our request `id`,
+/// given that id: rmcp would drop it, and the call read as if the server had closed the
+/// connection.
+fn error_without_id(data: &str, id: &RequestId) -> Option<String> {
+    memchr::memmem::find(data.as_bytes(), b"\"error\"")?;
+    let message = serde_json::from_str::<Envelope<'_>>(data).ok()?;
+    let unnamed = message.id.map_or(true, |id| id.get() == "null");
+    if !unnamed || message.method.is_some() || message.result.is_some() {
+        return None;
+    }
+    let id = serde_json::to_string(id).ok()?;
+    let error = message.error?.get();
+    Some(format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#))
+}
+
+/// For a stream ended at an event too large (by [`bounded_sse`] or rmcp's limiter, whose error
+/// text is the same, rmcp being pinned exactly), an event carrying the error answer to request
+/// `id` saying so: rmcp read it as "the server closed the connection".
+fn too_large_answer(id: &RequestId, error: &sse_stream::Error) -> Option<sse_stream::Sse> {
+    let why = error.to_string();
+    let why = why.rsplit(": ").next()?;
+    if !matches!(error, sse_stream::Error::Body(_)) || !why.contains("exceeded the maximum size") {
+        return None;
+    }
+    let (id, message) = (
+        serde_json::to_string(id).ok()?,
+        format!("{why}; the answer was not read"),
+    );
+    Some(sse_stream::Sse::default().data(error_answer(&id, -32603, &message)))
+}
+
+/// An event's message made safe for rmcp to parse ([`bounded_message`]).
+fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
+    event.data = event.data.map(bounded_message);
+    event
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::bounded::UNREAD_KEY;
+
+    #[test]
+    fn an_event_is_measured_up_to_its_empty_line_whatever_the_line_ends() {
+        for end in ["\n", "\r", "\r\n"] {
+            let mut size = EventSize::default();
+            let event = format!("data: 12345{end}data: 678{end}{end}");
+            assert!(size.observe(event.as_bytes(), 20), "{end:?}");
+            assert_eq!(size.event, 0, "{end:?}: the empty line ends the event");
+            assert!(!size.observe(b"data: 123456789012345", 20), "{end:?}");
+        }
+        // Split anywhere, even between the \r and \n of one line end.
+        let mut size = EventSize::default();
+        for piece in ["data: 1234", "5\r", "\ndata", ": 678\r", "\n", "\r", "\n"] {
+            assert!(size.observe(piece.as_bytes(), 20));
+        }
+        assert_eq!((size.event, size.line), (0, 0));
+        assert!(size.observe(b"data: 12345678901234", 20));
+        assert!(!size.observe(b"5", 20));
+        // Comment lines (keep-alives) are not part of any event once they end, however many;
+        // one still arriving counts, since the parser holds it.
+        let mut size = EventSize::default();
+        let comments = format!(
+            ":{}\n:{}\r\ndata: 1234567890\n",
+            "p".repeat(15),
+            "q".repeat(15)
+        );
+        assert!(size.observe(comments.as_bytes(), 20));
+        assert!(size.observe(b":", 20) && size.observe(b"xx\n", 20));
+        assert_eq!(size.event, 16);
+        let mut size = EventSize::default();
+        assert!(size.observe(b":0123456789", 20));
+        assert!(
+            !size.observe(b"0123456789", 20),
+            "a comment line of 21 bytes still arriving"
+        );
+        // A line starting with ':' later in a line is no comment.
+        let mut size = EventSize::default();
+        assert!(!size.observe(b"data: 12345678901234:5678", 20));
+    }
+
+    /// An event over rmcp's size limit fails the request its stream answers, saying so; on a
+    /// stream answering nothing (the GET stream) and for other errors, the error stays.
+    #[test]
+    fn an_event_too_large_to_read_answers_the_request_with_the_reason() {
+        use futures::StreamExt;
+        let too_large = || {
+            sse_stream::Error::Body(Box::new(std::io::Error::other(
+                "SSE event exceeded the maximum size of 16777216 bytes",
+            )))
+        };
+        let events = |errors: Vec<sse_stream::Error>| -> BoxedSseResponse {
+            futures::stream::iter(errors.into_iter().map(Err)).boxed()
+        };
+        let run = |stream: BoxedSseResponse| {
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(stream.collect::<Vec<_>>())
+        };
+        let got = run(bounded_events(
+            events(vec![too_large()]),
+            Some(RequestId::Number(7)),
+        ));
+        let answer: serde_json::Value =
+            serde_json::from_str(got[0].as_ref().unwrap().data.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            answer,
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32603,
+                "message": "SSE event exceeded the maximum size of 16777216 bytes; the answer was not read"}})
+        );
+        assert!(run(bounded_events(events(vec![too_large()]), None))[0].is_err());
+        let other = sse_stream::Error::Body(Box::new(std::io::Error::other("connection reset")));
+        assert!(run(bounded_events(
+            events(vec![other]),
+            Some(RequestId::Number(7))
+        ))[0]
+            .is_err());
+        assert!(run(bounded_events(
+            events(vec![sse_stream::Error::InvalidLine]),
+            Some(RequestId::Number(7))
+        ))[0]
+            .is_err());
+    }
+
+    /// An id-less error on the stream answering request 7 is request 7's; anything else on it
+    /// is left as it is.
+    #[test]
+    fn an_error_without_an_id_answers_the_request_its_stream_answers() {
+        use futures::StreamExt;
+        let event = |data: &str| -> Result<sse_stream::Sse, sse_stream::Error> {
+            Ok(sse_stream::Sse::default().data(data))
+        };
+        let sent = [
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"down"}}"#,
+            r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"down"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"down"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"error":1}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+        ];
+        let run = |awaited: Option<RequestId>| {
+            let events = futures::stream::iter(sent.map(event)).boxed();
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(bounded_events(events, awaited).collect::<Vec<_>>())
+                .into_iter()
+                .map(|e| e.unwrap().data.unwrap())
+                .collect::<Vec<_>>()
+        };
+        let answered = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"down"}}"#;
+        let got = run(Some(RequestId::Number(7)));
+        assert_eq!(got[..2], [answered, answered]);
+        assert_eq!(got[2..], sent[2..]);
+        assert_eq!(run(None), sent);
+    }
+
+    #[test]
+    fn events_of_too_many_values_are_cut_before_rmcp_parses_them() {
+        let zeros = vec!["0"; 300_000].join(",");
+        let event = |data: String| sse_stream::Sse {
+            data: Some(data),
+            ..Default::default()
+        };
+        let parsed = |e: sse_stream::Sse| -> serde_json::Value {
+            serde_json::from_str(&bounded_event(e).data.unwrap()).unwrap()
+        };
+        let answer = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"kept"}}],"structuredContent":[{zeros}]}}}}"#
+        );
+        assert_eq!(
+            parsed(event(answer)),
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {
+                "content": [{"type": "text", "text": "kept"}], "structuredContent": {UNREAD_KEY: true}}})
+        );
+        let blocks = vec![r#"{"type":"text","text":""}"#; 100_000].join(",");
+        let v = parsed(event(format!(
+            r#"{{"jsonrpc":"2.0","id":"x","result":{{"content":[{blocks}]}}}}"#
+        )));
+        assert_eq!(v["id"], "x");
+        assert_eq!(
+            v["error"]["message"],
+            super::super::bounded::too_many_values()
+        );
+        let v = parsed(event(format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":[{zeros}]}}}}"#
+        )));
+        assert_eq!(v["method"], "notifications/agentmaker/dropped");
+        // The budget cannot be dodged by putting the values in the id.
+        let v = parsed(event(format!(
+            r#"{{"jsonrpc":"2.0","id":[{zeros}],"result":{{}}}}"#
+        )));
+        assert_eq!(v["method"], "notifications/agentmaker/dropped");
+        // Small events pass as they are.
+        let small = r#"{"jsonrpc":"2.0","id":1,"result":{"structuredContent":[0,0]}}"#;
+        assert_eq!(bounded_event(event(small.into())).data.unwrap(), small);
+    }
+}
