@@ -23,6 +23,7 @@
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyWeakrefMethods, PyWeakrefReference};
 use pyo3::{PyTraverseError, PyVisit};
 use std::collections::HashMap;
 use std::future::Future;
@@ -66,7 +67,7 @@ impl Ready {
 pub struct Completions {
     ready: Arc<Ready>,
     read_end: OwnedFd,
-    futures: Mutex<HashMap<u64, Py<PyAny>>>,
+    waiters: Mutex<HashMap<u64, Waiter>>,
     next_id: AtomicU64,
 }
 
@@ -90,9 +91,9 @@ impl Completions {
         // a custom loop's future): the first error is raised after the loop.
         let mut first_error = None;
         for (id, deliver) in items {
-            let fut = self.futures.lock().ok().and_then(|mut f| f.remove(&id));
-            let Some(fut) = fut else { continue };
-            if let Err(e) = settle(py, fut.bind(py), deliver) {
+            let waiter = self.waiters.lock().ok().and_then(|mut w| w.remove(&id));
+            let Some(waiter) = waiter else { continue };
+            if let Err(e) = settle(py, waiter, deliver) {
                 first_error.get_or_insert(e);
             }
         }
@@ -102,24 +103,29 @@ impl Completions {
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         // A pending future refers to its loop, and the loop's reader callback to this queue:
         // the collector must see that cycle to free a closed loop with calls still pending.
-        if let Ok(futures) = self.futures.try_lock() {
-            for fut in futures.values() {
-                visit.call(fut)?;
+        if let Ok(waiters) = self.waiters.try_lock() {
+            for waiter in waiters.values() {
+                visit.call(&waiter.fut)?;
             }
         }
         Ok(())
     }
 
     fn __clear__(&self) {
-        let taken = self.futures.lock().map(|mut f| std::mem::take(&mut *f));
+        let taken = self.waiters.lock().map(|mut w| std::mem::take(&mut *w));
         drop(taken);
     }
 }
 
-fn settle(py: Python<'_>, fut: &Bound<'_, PyAny>, deliver: Deliver) -> PyResult<()> {
-    // A cancelled waiter (asyncio.wait_for timeout) no longer wants the result.
+fn settle(py: Python<'_>, waiter: Waiter, deliver: Deliver) -> PyResult<()> {
+    let fut = waiter.fut.bind(py);
+    // A cancelled future (asyncio.wait_for timeout) no longer wants the result; its hook ran.
     if fut.call_method0(intern!(py, "done"))?.is_truthy()? {
         return Ok(());
+    }
+    if let Some(hook) = waiter.hook.bind(py).upgrade_as::<CancelHook>()? {
+        drop(hook.get().0.take());
+        fut.call_method1(intern!(py, "remove_done_callback"), (hook,))?;
     }
     match deliver(py) {
         Ok(value) => fut.call_method1(intern!(py, "set_result"), (value,))?,
@@ -218,7 +224,7 @@ fn queue_for<'py>(
                 wake: write_end,
             }),
             read_end,
-            futures: Mutex::new(HashMap::new()),
+            waiters: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(0),
         },
     )?;
@@ -246,7 +252,7 @@ enum Target {
     Queue(Arc<Ready>, u64),
     /// The loop cannot watch our pipe: the future is settled through the loop's
     /// `call_soon_threadsafe`, from a thread of tokio's blocking pool that takes the GIL.
-    Threadsafe(Py<PyAny>, Py<PyAny>),
+    Threadsafe(Py<PyAny>, Waiter),
 }
 
 impl Completer {
@@ -260,11 +266,11 @@ impl Completer {
     pub fn complete(mut self, deliver: Deliver) {
         match self.target.take() {
             Some(Target::Queue(ready, id)) => ready.push(id, deliver),
-            Some(Target::Threadsafe(event_loop, fut)) => {
+            Some(Target::Threadsafe(event_loop, waiter)) => {
                 // Never on the thread that completes (the connection's reader): it would wait
                 // for the GIL while the loop runs.
                 crate::py::runtime()
-                    .spawn_blocking(move || settle_threadsafe(event_loop, fut, deliver));
+                    .spawn_blocking(move || settle_threadsafe(event_loop, waiter, deliver));
             }
             None => {}
         }
@@ -301,7 +307,7 @@ pub fn register_exit_hook(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-fn settle_threadsafe(event_loop: Py<PyAny>, fut: Py<PyAny>, deliver: Deliver) {
+fn settle_threadsafe(event_loop: Py<PyAny>, waiter: Waiter, deliver: Deliver) {
     // Counted before the flag is read, and the hook sets the flag before it reads the count
     // (both sequentially consistent): either this thread backs out, or the hook waits for it.
     SETTLING.fetch_add(1, Ordering::SeqCst);
@@ -311,7 +317,7 @@ fn settle_threadsafe(event_loop: Py<PyAny>, fut: Py<PyAny>, deliver: Deliver) {
         return;
     }
     Python::attach(|py| {
-        let settle = SettleLater(Mutex::new(Some((fut, deliver))));
+        let settle = SettleLater(Mutex::new(Some((waiter, deliver))));
         if let Ok(settle) = Bound::new(py, settle) {
             // A closed loop refuses: its future stays pending, as every other one on it does.
             let _ = event_loop
@@ -332,14 +338,14 @@ impl Drop for Leave {
 
 /// A callback run on the loop thread: settles one future of the fallback path.
 #[pyclass(module = "agentmaker._native", name = "_McpSettle", frozen)]
-struct SettleLater(Mutex<Option<(Py<PyAny>, Deliver)>>);
+struct SettleLater(Mutex<Option<(Waiter, Deliver)>>);
 
 #[pymethods]
 impl SettleLater {
     fn __call__(&self, py: Python<'_>) -> PyResult<()> {
         let taken = self.0.lock().ok().and_then(|mut s| s.take());
         match taken {
-            Some((fut, deliver)) => settle(py, fut.bind(py), deliver),
+            Some((waiter, deliver)) => settle(py, waiter, deliver),
             None => Ok(()),
         }
     }
@@ -380,9 +386,9 @@ fn release_closed_loops(py: Python<'_>, queues: &Bound<'_, PyAny>) -> PyResult<(
         if let Ok(queue) = queue.cast::<Completions>() {
             let pending = queue
                 .get()
-                .futures
+                .waiters
                 .lock()
-                .map(|mut f| std::mem::take(&mut *f));
+                .map(|mut w| std::mem::take(&mut *w));
             drop(pending);
         }
     }
@@ -411,97 +417,93 @@ impl OnCancel {
         }
     }
 
+    fn take(&self) -> Option<CancelFn> {
+        self.0.lock().ok().and_then(|mut c| c.take())
+    }
+
     fn run(&self) {
-        let cancel = self.0.lock().ok().and_then(|mut c| c.take());
-        if let Some(cancel) = cancel {
+        if let Some(cancel) = self.take() {
             cancel();
         }
     }
 }
 
-/// A future of `agentmaker._mcp_future` (an `McpFuture`) on the running loop, the
-/// [`Completer`] that resolves it and the hook its cancellation runs. On a loop that cannot
-/// watch our pipe (no `add_reader`; no standard loop on Unix) the completer goes through
+/// The done-callback of a future made by [`pending_for_loop`]: runs the hook when the future
+/// ended cancelled (a task awaiting it was cancelled: `wait_for`, a tool timeout,
+/// `task.cancel()`). Settling the future normally disarms and removes it first, so a call
+/// that completes pays no callback.
+///
+/// Dropped still armed, it runs the hook too. That is the case the callback cannot cover: a
+/// future cancelled on a closed loop fails to schedule its callbacks (`cancel()` raises) and
+/// drops them, and a future dropped pending (its loop closed, see [`release_closed_loops`])
+/// will never be awaited. Either way the server must hear of it.
+#[pyclass(module = "agentmaker._native", name = "_CancelHook", frozen, weakref)]
+struct CancelHook(OnCancel);
+
+#[pymethods]
+impl CancelHook {
+    fn __call__(&self, fut: &Bound<'_, PyAny>) -> PyResult<()> {
+        let cancel = self.0.take();
+        if fut
+            .call_method0(intern!(fut.py(), "cancelled"))?
+            .is_truthy()?
+        {
+            cancel.map(|c| c());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for CancelHook {
+    fn drop(&mut self) {
+        self.0.run();
+    }
+}
+
+/// A future of [`pending_for_loop`] and (weakly, so that a future that drops its callbacks
+/// frees it) its [`CancelHook`].
+struct Waiter {
+    fut: Py<PyAny>,
+    hook: Py<PyWeakrefReference>,
+}
+
+/// A plain asyncio future on the running loop (`loop.create_future()`), the [`Completer`]
+/// that resolves it and the hook its cancellation runs. On a loop that cannot watch our pipe
+/// (no `add_reader`; no standard loop on Unix) the completer goes through
 /// `call_soon_threadsafe` instead of the queue.
 pub fn pending_for_loop<'py>(
     py: Python<'py>,
 ) -> PyResult<(Bound<'py, PyAny>, Completer, OnCancel)> {
     static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let get_running_loop = GET_RUNNING_LOOP.get_or_try_init(py, || {
+        Ok::<_, PyErr>(py.import("asyncio")?.getattr("get_running_loop")?.unbind())
+    })?;
     // asyncio's own error when no loop runs ("no running event loop").
-    let event_loop = asyncio_function(py, &GET_RUNNING_LOOP, "get_running_loop")?.call0()?;
-    let waiter = new_future(py, &event_loop)?;
-    let (completer, on_cancel) = attach(py, &event_loop, &waiter)?;
-    Ok((waiter, completer, on_cancel))
-}
-
-fn asyncio_function<'py>(
-    py: Python<'py>,
-    cell: &'py PyOnceLock<Py<PyAny>>,
-    name: &str,
-) -> PyResult<&'py Bound<'py, PyAny>> {
-    Ok(cell
-        .get_or_try_init(py, || {
-            Ok::<_, PyErr>(py.import("asyncio")?.getattr(name)?.unbind())
-        })?
-        .bind(py))
-}
-
-fn new_future<'py>(py: Python<'py>, event_loop: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let kwargs = pyo3::types::PyDict::new(py);
-    kwargs.set_item(intern!(py, "loop"), event_loop)?;
-    future_class(py)?.call((), Some(&kwargs))
-}
-
-fn attach(
-    py: Python<'_>,
-    event_loop: &Bound<'_, PyAny>,
-    waiter: &Bound<'_, PyAny>,
-) -> PyResult<(Completer, OnCancel)> {
+    let event_loop = get_running_loop.bind(py).call0()?;
+    let fut = event_loop.call_method0(intern!(py, "create_future"))?;
     let on_cancel = OnCancel::default();
-    let call = Bound::new(py, CancelCall(on_cancel.clone()))?;
-    waiter.setattr(intern!(py, "_am_call"), call)?;
-    let target = match cached_queue_for(py, event_loop)? {
+    let hook = Bound::new(py, CancelHook(on_cancel.clone()))?;
+    fut.call_method1(intern!(py, "add_done_callback"), (&hook,))?;
+    let waiter = Waiter {
+        fut: fut.clone().unbind(),
+        hook: PyWeakrefReference::new(&hook)?.unbind(),
+    };
+    let target = match cached_queue_for(py, &event_loop)? {
         Some(queue) => {
             let q = queue.get();
             let id = q.next_id.fetch_add(1, Ordering::Relaxed);
-            if let Ok(mut futures) = q.futures.lock() {
-                futures.insert(id, waiter.clone().unbind());
+            if let Ok(mut waiters) = q.waiters.lock() {
+                waiters.insert(id, waiter);
             }
             Target::Queue(q.ready.clone(), id)
         }
-        None => Target::Threadsafe(event_loop.clone().unbind(), waiter.clone().unbind()),
+        None => Target::Threadsafe(event_loop.unbind(), waiter),
     };
     let completer = Completer {
         target: Some(target),
         lost: None,
     };
-    Ok((completer, on_cancel))
-}
-
-/// What cancelling a future made by [`pending_for_loop`] does: `McpFuture.cancel` calls
-/// `cancel()` on the object stored in its `_am_call` slot.
-#[pyclass(module = "agentmaker._native", name = "_McpCall", frozen)]
-pub struct CancelCall(OnCancel);
-
-#[pymethods]
-impl CancelCall {
-    fn cancel(&self) {
-        self.0.run();
-    }
-}
-
-/// `agentmaker._mcp_future.McpFuture`: an asyncio future whose `cancel` also runs the hook.
-fn future_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    static CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    Ok(CLASS
-        .get_or_try_init(py, || {
-            Ok::<_, PyErr>(
-                py.import("agentmaker._mcp_future")?
-                    .getattr("McpFuture")?
-                    .unbind(),
-            )
-        })?
-        .bind(py))
+    Ok((fut, completer, on_cancel))
 }
 
 /// An asyncio future on the running loop that resolves to what `fut` (run on the shared tokio
