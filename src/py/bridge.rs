@@ -274,10 +274,13 @@ fn release_closed_loops(py: Python<'_>) {
         Err(_) => return,
     };
     for (key, event_loop, queue) in seen {
-        let stale = event_loop.is_none_or(|l| {
-            let closed = l.call_method0(intern!(py, "is_closed"));
-            closed.and_then(|c| c.is_truthy()).unwrap_or(false)
-        });
+        let stale = match event_loop {
+            None => true,
+            Some(l) => l
+                .call_method0(intern!(py, "is_closed"))
+                .and_then(|c| c.is_truthy())
+                .unwrap_or(false),
+        };
         if !stale {
             continue;
         }
