@@ -85,7 +85,7 @@ impl Ready {
         // Counted before the flag is read, and the exit hook sets the flag before it reads the
         // count (both sequentially consistent): either this thread backs out, or the hook
         // waits for it.
-        SETTLING.fetch_add(1, Ordering::SeqCst);
+        WAKING.fetch_add(1, Ordering::SeqCst);
         let _leave = Leave;
         if EXITING.load(Ordering::SeqCst) {
             return;
@@ -107,7 +107,7 @@ impl Ready {
 /// The per-loop queue; private to the binding.
 #[pyclass(
     module = "agentmaker._native",
-    name = "_McpCompletions",
+    name = "_LoopCompletions",
     frozen,
     weakref
 )]
@@ -342,14 +342,14 @@ static EXITING: AtomicBool = AtomicBool::new(false);
 /// Threads inside [`Ready::wake_threadsafe`]. `call_soon_threadsafe` releases the GIL while it
 /// writes to the loop's self-pipe, so a thread that entered before the hook ran must be let
 /// finish before finalization starts.
-static SETTLING: AtomicUsize = AtomicUsize::new(0);
+static WAKING: AtomicUsize = AtomicUsize::new(0);
 
-/// Leaves the count of [`SETTLING`] threads, also on a panic.
+/// Leaves the count of [`WAKING`] threads, also on a panic.
 struct Leave;
 
 impl Drop for Leave {
     fn drop(&mut self) {
-        SETTLING.fetch_sub(1, Ordering::SeqCst);
+        WAKING.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -361,7 +361,7 @@ fn _interpreter_exiting(py: Python<'_>) {
     EXITING.store(true, Ordering::SeqCst);
     py.detach(|| {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-        while SETTLING.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < deadline {
+        while WAKING.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
     });
