@@ -550,12 +550,10 @@ def test_a_loop_that_cannot_watch_our_pipe_still_calls_and_cancels(tmp_path):
     task_marker = tmp_path / "task_marker"
 
     async def main():
-        from agentmaker._mcp_future import McpFuture
-
         async with sdk_client(timeout=None) as client:
             t = by_remote(await client.load_tools())
             waiter = t["add"]._arun_on_loop({"a": 2, "b": 3})
-            assert isinstance(waiter, McpFuture)
+            assert type(waiter) is asyncio.Future
             assert (await waiter).text == "5"
 
             async def slow_call():
@@ -812,7 +810,7 @@ async def test_fingerprint_pins_are_an_exact_set():
 
 async def test_max_tools_rejects_a_large_catalog():
     async with sdk_client("--tools", "50", max_tools=40) as client:
-        with pytest.raises(ToolError, match=r"too many tools \(63 > max_tools=40\)"):
+        with pytest.raises(ToolError, match=r"too many tools \(64 > max_tools=40\)"):
             await client.load_tools()
     async with raw_client("many") as client:
         with pytest.raises(ToolError, match=r"too many tools \(300 > max_tools=128\)"):
@@ -1730,10 +1728,11 @@ def test_a_loop_closed_with_calls_pending_is_freed():
         asyncio.run(close())
 
 
-async def test_agent_awaits_mcp_tools_without_worker_threads(monkeypatch):
-    """An MCP tool waits on its server, not on a thread: the agent's async path awaits it (a
-    batch of 30 parallel calls holds no worker thread), and the sync path calls a lone one
-    inline and awaits a batch on a loop of its own."""
+async def test_agent_awaits_mcp_tools_without_worker_threads(monkeypatch, tmp_path):
+    """An MCP tool waits on its server, not on a thread: the agent's async path awaits it on
+    the event loop (a lone call leaves the loop free; a batch of 30 parallel calls holds no
+    worker thread), and the sync path calls a lone one inline and awaits a batch on a loop of
+    its own."""
     from agentmaker import Agent, _threads
     from agentmaker.testing import ScriptedLLM
 
@@ -1761,6 +1760,20 @@ async def test_agent_awaits_mcp_tools_without_worker_threads(monkeypatch):
         result = await Agent("a", ScriptedLLM([calls, "done"]), tools=tools).arun("go")
         assert [r.status for r in result.tool_calls] == ["success"] * 30
         assert [r.output.split("\n")[2] for r in result.tool_calls] == [str(i + 1) for i in range(30)]
+        assert submitted == []
+
+        # The server answers a lone call only once this loop has written a file after the
+        # call started, which a loop blocked by the call (or waiting on a thread) never does.
+        meeting = tmp_path / "meeting"
+
+        async def come_to_the_meeting():
+            while not Path(f"{meeting}.started").exists():
+                await asyncio.sleep(0.01)
+            meeting.write_text("here")
+
+        lone = ScriptedLLM([ScriptedLLM.tool_call("calc_meet", {"path": str(meeting)}), "done"])
+        met, _ = await asyncio.gather(Agent("a", lone, tools=tools).arun("go"), come_to_the_meeting())
+        assert met.tool_calls[0].status == "success" and met.tool_calls[0].output.split("\n")[2] == "met"
         assert submitted == []
 
         def sync_runs():

@@ -67,6 +67,17 @@ async def slow_write(path: str, seconds: float) -> str:
     return "finished"
 
 
+async def meet(path: str) -> str:
+    """Write path + ".started", then wait (at most 20 s) until the client writes path."""
+    with open(f"{path}.started", "w"):  # noqa: ASYNC230 - an empty file, once, in a test server
+        pass
+    for _ in range(2000):
+        if os.path.exists(path):
+            return "met"
+        await asyncio.sleep(0.01)
+    return "nobody came"
+
+
 def big_text(n: int) -> str:
     """Return n characters of text."""
     return "x" * n
@@ -134,6 +145,7 @@ for fn in (
     echo,
     sleep,
     slow_write,
+    meet,
     big_text,
     dirty,
     image,

@@ -109,7 +109,7 @@ impl PyMcpTool {
     }
 
     /// What ``arun``'s coroutine awaits: sends the call now, on the running loop, and returns
-    /// its future (an ``McpFuture``: cancelling it cancels the call).
+    /// its future (cancelling it cancels the call).
     fn _arun_on_loop<'py>(
         slf: &Bound<'py, Self>,
         parameters: &Bound<'py, PyAny>,
