@@ -31,6 +31,7 @@ pub const MAX_DATA_NODES: usize = 4096;
 const LABEL_CHARS: usize = 200;
 
 /// Accumulates the joined text under the character budget.
+#[derive(Default)]
 struct TextOut {
     text: String,
     left: usize,
@@ -133,10 +134,8 @@ pub fn convert_result(
     prompts: &Prompts,
 ) -> ToolResponse {
     let mut out = TextOut {
-        text: String::new(),
         left: max_result_chars,
-        truncated: false,
-        any: false,
+        ..TextOut::default()
     };
     let mut raw_blocks = Vec::new();
     for (i, block) in result.content.iter().enumerate() {
@@ -146,11 +145,8 @@ pub fn convert_result(
         }
         match block {
             // Pushed by reference: a 100 MB text is scanned only up to the budget, never copied.
-            ContentBlock::Text(t) => {
-                if !t.text.is_empty() {
-                    out.push(&t.text);
-                }
-            }
+            ContentBlock::Text(t) if t.text.is_empty() => {}
+            ContentBlock::Text(t) => out.push(&t.text),
             other => {
                 if let Some(piece) = describe(other) {
                     out.push(&piece);
@@ -171,15 +167,13 @@ pub fn convert_result(
         text = prompts.get(MessageKey::NO_TEXT).to_string();
     }
     let data = build_data(result, &raw_blocks, max_result_chars);
-    if result.is_error == Some(true) {
-        let mut r = ToolResponse::error(prompts.fmt(MessageKey::ERROR, &[("text", &text)]));
-        r.data = data;
-        return r;
-    }
-    let status = if out.truncated {
-        ToolStatus::Partial
+    let (text, status) = if result.is_error == Some(true) {
+        let text = prompts.fmt(MessageKey::ERROR, &[("text", &text)]);
+        (text, ToolStatus::Error)
+    } else if out.truncated {
+        (text, ToolStatus::Partial)
     } else {
-        ToolStatus::Success
+        (text, ToolStatus::Success)
     };
     ToolResponse { text, status, data }
 }
@@ -245,15 +239,13 @@ fn block_payload_len(b: &ContentBlock) -> usize {
 }
 
 fn truncated() -> Value {
-    let mut m = Map::new();
-    m.insert("truncated".into(), Value::Bool(true));
-    Value::Object(m)
+    serde_json::json!({"truncated": true})
 }
 
 /// Serialized-size estimate with early exit.
-pub(crate) struct Budget {
-    pub bytes_left: usize,
-    pub nodes_left: usize,
+struct Budget {
+    bytes_left: usize,
+    nodes_left: usize,
 }
 
 impl Budget {
@@ -265,7 +257,7 @@ impl Budget {
         true
     }
 
-    pub fn fits(&mut self, v: &Value, depth: usize) -> bool {
+    fn fits(&mut self, v: &Value, depth: usize) -> bool {
         if self.nodes_left == 0 {
             return false;
         }
