@@ -42,13 +42,9 @@ impl Write for HashWriter {
 }
 
 /// The canonical JSON text described in the module doc.
-pub fn canonical_text(
-    name: &str,
-    description: Option<&str>,
-    input_schema: Option<&Value>,
-) -> String {
+pub fn canonical_text(name: &str, description: Option<&str>, schema: Option<&Value>) -> String {
     let mut out = Vec::new();
-    write_triple(&mut out, name, description, input_schema);
+    write_triple(&mut out, name, description, schema);
     // Every piece written is valid UTF-8 (serde_json output and ASCII punctuation).
     String::from_utf8(out).unwrap_or_default()
 }
@@ -60,12 +56,7 @@ pub fn fingerprint(name: &str, description: Option<&str>, input_schema: Option<&
     w.0.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn write_triple<W: Write>(
-    w: &mut W,
-    name: &str,
-    description: Option<&str>,
-    schema: Option<&Value>,
-) {
+fn write_triple(w: &mut impl Write, name: &str, description: Option<&str>, schema: Option<&Value>) {
     // serde_json's string escaping is exactly the rule documented above; `None` is `null`.
     let _ = w.write_all(b"[");
     let _ = serde_json::to_writer(&mut *w, name);
@@ -76,7 +67,7 @@ fn write_triple<W: Write>(
     let _ = w.write_all(b"]");
 }
 
-fn write_value<W: Write>(w: &mut W, v: &Value) {
+fn write_value(w: &mut impl Write, v: &Value) {
     match v {
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();

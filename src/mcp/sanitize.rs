@@ -120,11 +120,8 @@ pub fn sanitize_tail(text: &str, limit: usize) -> String {
     if n <= limit {
         return clean.into_owned();
     }
-    let start = clean
-        .char_indices()
-        .nth(n - limit)
-        .map_or(clean.len(), |(i, _)| i);
-    format!("…{}", &clean[start..])
+    let tail: String = clean.chars().skip(n - limit).collect();
+    format!("…{tail}")
 }
 
 #[cfg(test)]

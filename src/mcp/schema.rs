@@ -118,10 +118,7 @@ pub fn prepare_input_schema(schema: &Value, max_desc_chars: usize) -> Result<Val
         root.insert("properties".into(), Value::Object(Map::new()));
     }
     if let Some(req) = root.get("required") {
-        let ok = req
-            .as_array()
-            .is_some_and(|a| a.iter().all(Value::is_string));
-        if !ok {
+        if !matches!(req, Value::Array(names) if names.iter().all(Value::is_string)) {
             return Err(SchemaError::BadRequired);
         }
     }
@@ -202,16 +199,14 @@ impl Walk {
                         }
                     }
                     if k == "properties" {
-                        match child {
-                            Value::Object(props) => {
-                                self.properties += props.len();
-                                if self.properties > MAX_SCHEMA_PROPERTIES {
-                                    return Err(SchemaError::TooManyProperties);
-                                }
-                            }
-                            // A property literally named "properties" inside `properties` is
-                            // an object too, so this only fires on a malformed keyword.
-                            _ => return Err(SchemaError::PropertiesNotObject),
+                        // A property literally named "properties" inside `properties` is an
+                        // object too, so this only fires on a malformed keyword.
+                        let Value::Object(props) = child else {
+                            return Err(SchemaError::PropertiesNotObject);
+                        };
+                        self.properties += props.len();
+                        if self.properties > MAX_SCHEMA_PROPERTIES {
+                            return Err(SchemaError::TooManyProperties);
                         }
                     }
                     let copied = match child {
