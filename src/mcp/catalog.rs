@@ -144,18 +144,10 @@ pub fn build_catalog(
                 name: quoted(&tool.name),
             });
         }
-        let fp = fingerprint(
-            &tool.name,
-            tool.description.as_deref(),
-            tool.input_schema.as_ref(),
-        );
-        let schema = tool
-            .input_schema
-            .as_ref()
-            .cloned()
-            .unwrap_or_else(|| Value::Object(Default::default()));
+        let empty = Value::Object(Default::default());
+        let schema = tool.input_schema.as_ref().unwrap_or(&empty);
         let input_schema =
-            prepare_input_schema(&schema, rules.max_desc_chars).map_err(|reason| {
+            prepare_input_schema(schema, rules.max_desc_chars).map_err(|reason| {
                 CatalogError::BadSchema {
                     name: quoted(&tool.name),
                     reason,
@@ -168,9 +160,13 @@ pub fn build_catalog(
                 tool.description.as_deref().unwrap_or(""),
                 rules.max_desc_chars,
             ),
+            fingerprint: fingerprint(
+                &tool.name,
+                tool.description.as_deref(),
+                tool.input_schema.as_ref(),
+            ),
             remote_name: tool.name,
             input_schema,
-            fingerprint: fp,
         });
     }
     if let Some(pins) = rules.expected_fingerprints {
@@ -189,20 +185,16 @@ fn unique_name(namespace: &str, remote: &str, taken: &mut HashSet<String>) -> St
     }
     let digest = Sha256::digest(remote.as_bytes());
     let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    let mut n = 1usize;
-    loop {
-        let suffix = if n == 1 {
-            format!("_{hash}")
-        } else {
-            format!("_{hash}_{n}")
-        };
+    let mut suffix = format!("_{hash}");
+    for n in 2.. {
         let stem: String = base.chars().take(NAME_LIMIT - suffix.len()).collect();
         let candidate = format!("{stem}{suffix}");
         if taken.insert(candidate.clone()) {
             return candidate;
         }
-        n += 1;
+        suffix = format!("_{hash}_{n}");
     }
+    unreachable!("the suffixes never run out")
 }
 
 fn check_pins(
@@ -210,9 +202,7 @@ fn check_pins(
     pins: &BTreeMap<String, String>,
 ) -> Result<(), CatalogError> {
     let mut problems = Vec::new();
-    let mut seen = HashSet::new();
     for e in entries {
-        seen.insert(e.display_name.as_str());
         match pins.get(&e.display_name) {
             Some(expected) if expected.eq_ignore_ascii_case(&e.fingerprint) => {}
             Some(expected) => problems.push(format!(
@@ -227,8 +217,9 @@ fn check_pins(
             )),
         }
     }
+    let listed: HashSet<&str> = entries.iter().map(|e| e.display_name.as_str()).collect();
     for name in pins.keys() {
-        if !seen.contains(name.as_str()) {
+        if !listed.contains(name.as_str()) {
             problems.push(format!(
                 "'{}' is pinned but the server did not list it",
                 sanitize_marked(name, 80)

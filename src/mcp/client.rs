@@ -102,17 +102,16 @@ pub enum McpError {
 /// Why a server could not be started. A missing working directory makes the OS report "No
 /// such file or directory", which would blame the command.
 fn spawn_failure(cfg: &StdioConfig, err: &std::io::Error) -> String {
-    if let Some(dir) = &cfg.cwd {
-        let shown = sanitize_marked(dir, 200);
-        match std::fs::metadata(dir) {
-            Err(_) => return format!("its working directory (cwd) {shown:?} does not exist"),
-            Ok(m) if !m.is_dir() => {
-                return format!("its working directory (cwd) {shown:?} is not a directory")
-            }
-            Ok(_) => {}
-        }
-    }
-    err.to_string()
+    let Some(dir) = &cfg.cwd else {
+        return err.to_string();
+    };
+    let problem = match std::fs::metadata(dir) {
+        Err(_) => "does not exist",
+        Ok(m) if !m.is_dir() => "is not a directory",
+        Ok(_) => return err.to_string(),
+    };
+    let shown = sanitize_marked(dir, 200);
+    format!("its working directory (cwd) {shown:?} {problem}")
 }
 
 /// A number of seconds as a user wrote it (`30`, `0.5`).
@@ -123,6 +122,56 @@ pub(super) fn secs(d: Duration) -> String {
     } else {
         format!("{s}")
     }
+}
+
+/// What [`McpClient::new`] refuses, worded for [`McpError::Config`].
+fn check_config(config: &ClientConfig) -> Result<(), String> {
+    if !is_wire_safe(&config.namespace) {
+        return Err("namespace must match ^[a-zA-Z0-9_-]{1,64}$".into());
+    }
+    let limits = [
+        ("max_tools", config.max_tools),
+        ("max_result_chars", config.max_result_chars),
+        ("max_desc_chars", config.max_desc_chars),
+    ];
+    if let Some((name, value)) = limits.into_iter().find(|(_, value)| *value < 1) {
+        return Err(format!("{name} must be >= 1, got {value}"));
+    }
+    if config.timeout.is_some_and(|t| t.is_zero()) {
+        return Err("timeout must be positive or None".into());
+    }
+    match &config.transport {
+        TransportConfig::Stdio(s) => {
+            if s.command.is_empty() {
+                return Err("command must not be empty".into());
+            }
+            // The OS would take "A=B" as variable A, and NUL cuts a string short.
+            if let Some((key, _)) = s.env.iter().find(|(key, value)| {
+                key.is_empty() || key.contains(['=', '\0']) || value.contains('\0')
+            }) {
+                return Err(format!(
+                    "env: {:?} is not a usable environment variable (a name must be \
+                     non-empty without '=' or NUL, a value without NUL)",
+                    sanitize_marked(key, 100)
+                ));
+            }
+            if s.args.iter().chain([&s.command]).any(|a| a.contains('\0')) {
+                return Err("command and args must not contain NUL characters".into());
+            }
+        }
+        TransportConfig::Http(h) => {
+            check_url(&h.url, h.allow_insecure_http).map_err(|e| e.to_string())?;
+            parse_headers(&h.headers)?;
+            let bearer = h
+                .bearer
+                .as_ref()
+                .map(|t| ("authorization".into(), format!("Bearer {t}")));
+            if parse_headers(bearer.as_slice()).is_err() {
+                return Err("auth token contains characters not allowed in an HTTP header".into());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The live part of a connection, shared by the client and its tools.
@@ -178,69 +227,7 @@ pub struct McpClient {
 impl McpClient {
     /// Checks the configuration; nothing is started and nothing is contacted.
     pub fn new(config: ClientConfig) -> Result<McpClient, McpError> {
-        if !is_wire_safe(&config.namespace) {
-            return Err(McpError::Config(
-                "namespace must match ^[a-zA-Z0-9_-]{1,64}$".into(),
-            ));
-        }
-        if config.max_tools < 1 {
-            return Err(McpError::Config(format!(
-                "max_tools must be >= 1, got {}",
-                config.max_tools
-            )));
-        }
-        if config.max_result_chars < 1 {
-            return Err(McpError::Config(format!(
-                "max_result_chars must be >= 1, got {}",
-                config.max_result_chars
-            )));
-        }
-        if config.max_desc_chars < 1 {
-            return Err(McpError::Config(format!(
-                "max_desc_chars must be >= 1, got {}",
-                config.max_desc_chars
-            )));
-        }
-        if config.timeout.is_some_and(|t| t.is_zero()) {
-            return Err(McpError::Config("timeout must be positive or None".into()));
-        }
-        match &config.transport {
-            TransportConfig::Stdio(s) => {
-                if s.command.is_empty() {
-                    return Err(McpError::Config("command must not be empty".into()));
-                }
-                // The OS would take "A=B" as variable A, and NUL cuts a string short.
-                for (key, value) in &s.env {
-                    if key.is_empty() || key.contains(['=', '\0']) || value.contains('\0') {
-                        return Err(McpError::Config(format!(
-                            "env: {:?} is not a usable environment variable (a name must be \
-                             non-empty without '=' or NUL, a value without NUL)",
-                            sanitize_marked(key, 100)
-                        )));
-                    }
-                }
-                if s.args.iter().chain([&s.command]).any(|a| a.contains('\0')) {
-                    return Err(McpError::Config(
-                        "command and args must not contain NUL characters".into(),
-                    ));
-                }
-            }
-            TransportConfig::Http(h) => {
-                check_url(&h.url, h.allow_insecure_http)
-                    .map_err(|e| McpError::Config(e.to_string()))?;
-                parse_headers(&h.headers).map_err(McpError::Config)?;
-                if let Some(token) = &h.bearer {
-                    parse_headers(&[("authorization".into(), format!("Bearer {token}"))]).map_err(
-                        |_| {
-                            McpError::Config(
-                                "auth token contains characters not allowed in an HTTP header"
-                                    .into(),
-                            )
-                        },
-                    )?;
-                }
-            }
-        }
+        check_config(&config).map_err(McpError::Config)?;
         Ok(McpClient {
             config: Arc::new(config),
             session: Default::default(),
@@ -296,19 +283,16 @@ impl McpClient {
                 .lock()
                 .map_err(|_| McpError::Config("client state poisoned".into()))?;
             if closes.has_changed().unwrap_or(true) {
-                Some(McpError::ClosedWhileConnecting)
+                McpError::ClosedWhileConnecting
             } else if slot.is_some() {
-                Some(McpError::AlreadyConnected)
+                McpError::AlreadyConnected
             } else {
-                *slot = Some(session.clone());
-                None
+                *slot = Some(session);
+                return Ok(());
             }
         };
-        if let Some(err) = refused {
-            session.close().await;
-            return Err(err);
-        }
-        Ok(())
+        session.close().await;
+        Err(refused)
     }
 
     /// The transport and the handshake; everything it started is dropped (the server killed)
@@ -320,38 +304,14 @@ impl McpClient {
         );
         let target = self.target();
         let timeout = self.config.timeout;
-        let (running, child) = match &self.config.transport {
+        let (handshake, mut child) = match &self.config.transport {
             TransportConfig::Stdio(cfg) => {
                 let (child, transport) = ChildProcess::spawn(cfg).map_err(|e| McpError::Spawn {
                     target: target.clone(),
                     reason: spawn_failure(cfg, &e),
                 })?;
                 let transport = super::own_messages::OwnMessagesAnswered::new(transport);
-                match bounded(timeout, info.serve(transport)).await {
-                    Some(Ok(running)) => (running, Some(child)),
-                    Some(Err(e)) => {
-                        let mut reason = sanitize_marked(&e.to_string(), ERROR_CHARS);
-                        let mut child = child;
-                        child.shutdown(Duration::from_millis(200)).await;
-                        let tail = child.final_stderr_tail(Duration::from_millis(500)).await;
-                        if !tail.is_empty() {
-                            // The whole tail (at most 4 KiB): a traceback ends with its cause.
-                            reason.push_str(&format!(
-                                "; server stderr: {}",
-                                sanitize_tail(&tail, STDERR_TAIL_CHARS)
-                            ));
-                        }
-                        return Err(McpError::Handshake { target, reason });
-                    }
-                    None => {
-                        let mut child = child;
-                        child.shutdown(Duration::ZERO).await;
-                        return Err(McpError::HandshakeTimeout {
-                            target,
-                            secs: timeout.map(secs).unwrap_or_default(),
-                        });
-                    }
-                }
+                (bounded(timeout, info.serve(transport)).await, Some(child))
             }
             TransportConfig::Http(h) => {
                 let mut headers = parse_headers(&h.headers).map_err(McpError::Config)?;
@@ -371,24 +331,34 @@ impl McpClient {
                 let transport = super::own_messages::OwnMessagesAnswered::new(
                     StreamableHttpClientTransport::with_client(client, cfg),
                 );
-                match bounded(timeout, info.serve(transport)).await {
-                    Some(Ok(running)) => (running, None),
-                    Some(Err(e)) => {
-                        return Err(McpError::Handshake {
-                            target,
-                            reason: sanitize_marked(
-                                &without_type_names(&e.to_string()),
-                                ERROR_CHARS,
-                            ),
-                        })
+                (bounded(timeout, info.serve(transport)).await, None)
+            }
+        };
+        let running = match handshake {
+            Some(Ok(running)) => running,
+            Some(Err(e)) => {
+                let reason = match child.as_mut() {
+                    Some(child) => {
+                        let mut reason = sanitize_marked(&e.to_string(), ERROR_CHARS);
+                        child.shutdown(Duration::from_millis(200)).await;
+                        let tail = child.final_stderr_tail(Duration::from_millis(500)).await;
+                        if !tail.is_empty() {
+                            // The whole tail (at most 4 KiB): a traceback ends with its cause.
+                            let tail = sanitize_tail(&tail, STDERR_TAIL_CHARS);
+                            reason.push_str(&format!("; server stderr: {tail}"));
+                        }
+                        reason
                     }
-                    None => {
-                        return Err(McpError::HandshakeTimeout {
-                            target,
-                            secs: timeout.map(secs).unwrap_or_default(),
-                        })
-                    }
+                    None => sanitize_marked(&without_type_names(&e.to_string()), ERROR_CHARS),
+                };
+                return Err(McpError::Handshake { target, reason });
+            }
+            None => {
+                if let Some(child) = child.as_mut() {
+                    child.shutdown(Duration::ZERO).await;
                 }
+                let secs = timeout.map(secs).unwrap_or_default();
+                return Err(McpError::HandshakeTimeout { target, secs });
             }
         };
         Ok(Session {
@@ -422,31 +392,21 @@ impl McpClient {
             _ => return Err(McpError::NotConnected),
         };
         let timeout = self.config.timeout;
-        let listed = match bounded(timeout, list_all(&session.peer, self.config.max_tools)).await {
-            Some(r) => r?,
-            None => {
-                return Err(McpError::ListTimeout {
-                    secs: timeout.map(secs).unwrap_or_default(),
-                })
-            }
-        };
+        let listed = bounded(timeout, list_all(&session.peer, self.config.max_tools))
+            .await
+            .ok_or_else(|| McpError::ListTimeout {
+                secs: timeout.map(secs).unwrap_or_default(),
+            })??;
         let rules = CatalogRules {
             namespace: &self.config.namespace,
             max_tools: self.config.max_tools,
             max_desc_chars: self.config.max_desc_chars,
             expected_fingerprints: self.config.expected_fingerprints.as_ref(),
         };
-        let entries = build_catalog(listed, &rules)?;
-        Ok(entries
+        let client = Arc::downgrade(&self.session);
+        Ok(build_catalog(listed, &rules)?
             .into_iter()
-            .map(|e| {
-                McpTool::new(
-                    e,
-                    &self.config,
-                    session.clone(),
-                    Arc::downgrade(&self.session),
-                )
-            })
+            .map(|e| McpTool::new(e, &self.config, session.clone(), client.clone()))
             .collect())
     }
 }
@@ -462,41 +422,30 @@ pub(super) async fn bounded<F: Future>(timeout: Option<Duration>, fut: F) -> Opt
 /// `tools/list` sent as a plain request so the answer comes back as raw JSON (see
 /// `catalog.rs`); pages are followed while the total stays within `max_tools`.
 async fn list_all(peer: &Peer<RoleClient>, max_tools: usize) -> Result<Vec<ListedTool>, McpError> {
+    let failed = |reason: String| McpError::List { reason };
     let mut all = Vec::new();
     let mut cursor: Option<String> = None;
     // Each page but the last should add a tool; a server cycling through empty pages is cut off.
     for _ in 0..=max_tools {
-        let params = cursor.as_ref().map(|c| serde_json::json!({"cursor": c}));
+        let params = cursor.take().map(|c| serde_json::json!({"cursor": c}));
         let request = ClientRequest::CustomRequest(CustomRequest::new("tools/list", params));
-        let result = peer
-            .send_request(request)
-            .await
-            .map_err(|e| McpError::List {
-                reason: sanitize_marked(&service_error(&e), ERROR_CHARS),
-            })?;
-        let raw = match result {
-            ServerResult::CustomResult(c) => c.0,
-            other => serde_json::to_value(&other).map_err(|e| McpError::List {
-                reason: e.to_string(),
-            })?,
+        let raw = match peer.send_request(request).await {
+            Ok(ServerResult::CustomResult(c)) => c.0,
+            Ok(other) => serde_json::to_value(&other).map_err(|e| failed(e.to_string()))?,
+            Err(e) => return Err(failed(sanitize_marked(&service_error(&e), ERROR_CHARS))),
         };
         let (tools, next) = parse_page(&raw)?;
         all.extend(tools);
         if all.len() > max_tools {
-            return Err(CatalogError::TooManyTools {
-                count: all.len(),
-                max: max_tools,
-            }
-            .into());
+            let (count, max) = (all.len(), max_tools);
+            return Err(CatalogError::TooManyTools { count, max }.into());
         }
-        match next {
-            Some(c) => cursor = Some(c),
-            None => return Ok(all),
-        }
+        let Some(next) = next else {
+            return Ok(all);
+        };
+        cursor = Some(next);
     }
-    Err(McpError::List {
-        reason: "the server kept returning more pages".into(),
-    })
+    Err(failed("the server kept returning more pages".into()))
 }
 
 const SERVER_GONE: &str = "the MCP server closed the connection (it may have exited)";
@@ -515,18 +464,15 @@ pub(super) fn service_error(e: &ServiceError) -> String {
 /// rmcp's errors name its generic transport type ("Transport [rmcp::transport::worker::
 /// WorkerTransport<...>] error: ..."), which tells a user nothing: the cause after it stays.
 fn without_type_names(text: &str) -> String {
-    const OPEN: &str = "Transport [";
-    const CLOSE: &str = "] error: ";
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(i) = rest.find(OPEN) {
-        let after = &rest[i + OPEN.len()..];
-        let Some(j) = after.find(CLOSE) else {
+    while let Some((before, after)) = rest.split_once("Transport [") {
+        let Some((_, cause)) = after.split_once("] error: ") else {
             break;
         };
-        out.push_str(&rest[..i]);
+        out.push_str(before);
         out.push_str("transport error: ");
-        rest = &after[j + CLOSE.len()..];
+        rest = cause;
     }
     out.push_str(rest);
     out

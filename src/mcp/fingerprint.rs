@@ -42,13 +42,9 @@ impl Write for HashWriter {
 }
 
 /// The canonical JSON text described in the module doc.
-pub fn canonical_text(
-    name: &str,
-    description: Option<&str>,
-    input_schema: Option<&Value>,
-) -> String {
+pub fn canonical_text(name: &str, description: Option<&str>, schema: Option<&Value>) -> String {
     let mut out = Vec::new();
-    write_triple(&mut out, name, description, input_schema);
+    write_triple(&mut out, name, description, schema);
     // Every piece written is valid UTF-8 (serde_json output and ASCII punctuation).
     String::from_utf8(out).unwrap_or_default()
 }
@@ -57,46 +53,21 @@ pub fn canonical_text(
 pub fn fingerprint(name: &str, description: Option<&str>, input_schema: Option<&Value>) -> String {
     let mut w = HashWriter(Sha256::new());
     write_triple(&mut w, name, description, input_schema);
-    let digest = w.0.finalize();
-    let mut hex = String::with_capacity(64);
-    for b in digest.iter() {
-        hex.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-        hex.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
-    }
-    hex
+    w.0.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn write_triple<W: Write>(
-    w: &mut W,
-    name: &str,
-    description: Option<&str>,
-    schema: Option<&Value>,
-) {
+fn write_triple(w: &mut impl Write, name: &str, description: Option<&str>, schema: Option<&Value>) {
+    // serde_json's string escaping is exactly the rule documented above; `None` is `null`.
     let _ = w.write_all(b"[");
-    write_string(w, name);
+    let _ = serde_json::to_writer(&mut *w, name);
     let _ = w.write_all(b",");
-    match description {
-        Some(d) => write_string(w, d),
-        None => {
-            let _ = w.write_all(b"null");
-        }
-    }
+    let _ = serde_json::to_writer(&mut *w, &description);
     let _ = w.write_all(b",");
-    match schema {
-        Some(s) => write_value(w, s),
-        None => {
-            let _ = w.write_all(b"null");
-        }
-    }
+    write_value(w, schema.unwrap_or(&Value::Null));
     let _ = w.write_all(b"]");
 }
 
-fn write_string<W: Write>(w: &mut W, s: &str) {
-    // serde_json's string escaping is exactly the rule documented above.
-    let _ = serde_json::to_writer(&mut *w, s);
-}
-
-fn write_value<W: Write>(w: &mut W, v: &Value) {
+fn write_value(w: &mut impl Write, v: &Value) {
     match v {
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
@@ -106,7 +77,7 @@ fn write_value<W: Write>(w: &mut W, v: &Value) {
                 if i > 0 {
                     let _ = w.write_all(b",");
                 }
-                write_string(w, k);
+                let _ = serde_json::to_writer(&mut *w, k);
                 let _ = w.write_all(b":");
                 write_value(w, val);
             }

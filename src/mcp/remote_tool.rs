@@ -9,6 +9,7 @@ use crate::response::ToolResponse;
 use crate::tool::{NativeTool, ToolSpec};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::Value;
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -114,7 +115,7 @@ impl McpTool {
         let prompts = &config.prompts;
         if self.session.is_closed() {
             done(self.no_session());
-            return CallHandle(Cancel::Settled);
+            return CallHandle(None);
         }
         let arguments = match args {
             Value::Object(map) => map,
@@ -125,7 +126,7 @@ impl McpTool {
                     MessageKey::FAILED,
                     &[("err", &sanitize_marked(&err, 200))],
                 )));
-                return CallHandle(Cancel::Settled);
+                return CallHandle(None);
             }
         };
         let fut = call_remote(
@@ -144,7 +145,7 @@ impl McpTool {
             };
             done(outcome_response(outcome, &config))
         });
-        CallHandle(Cancel::Remote(stop))
+        CallHandle(Some(stop))
     }
 
     /// Waits for the call on this thread (not a tokio worker: the binding calls this with the
@@ -168,15 +169,12 @@ impl McpTool {
         loop {
             match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(resp) => return Some(resp),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    if interrupted() {
-                        handle.cancel();
-                        return None;
-                    }
+                Err(RecvTimeoutError::Disconnected) => return Some(self.no_session()),
+                Err(RecvTimeoutError::Timeout) if interrupted() => {
+                    handle.cancel();
+                    return None;
                 }
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                    return Some(self.no_session())
-                }
+                Err(RecvTimeoutError::Timeout) => {}
             }
         }
     }
@@ -185,21 +183,13 @@ impl McpTool {
 /// Cancels a call made with [`McpTool::call_then`]: its `done` then gets a "cancelled" error
 /// response (unless the call had already ended) and the server is told with
 /// `notifications/cancelled`, so it can stop the work. Dropping the handle does nothing.
-pub struct CallHandle(Cancel);
-
-enum Cancel {
-    /// Settled before anything was sent.
-    Settled,
-    Remote(tokio::sync::oneshot::Sender<()>),
-}
+/// Empty when the call settled before anything was sent.
+pub struct CallHandle(Option<tokio::sync::oneshot::Sender<()>>);
 
 impl CallHandle {
     pub fn cancel(self) {
-        match self.0 {
-            Cancel::Settled => {}
-            Cancel::Remote(stop) => {
-                let _ = stop.send(());
-            }
+        if let Some(stop) = self.0 {
+            let _ = stop.send(());
         }
     }
 }

@@ -31,6 +31,7 @@ pub const MAX_DATA_NODES: usize = 4096;
 const LABEL_CHARS: usize = 200;
 
 /// Accumulates the joined text under the character budget.
+#[derive(Default)]
 struct TextOut {
     text: String,
     left: usize,
@@ -55,9 +56,7 @@ impl TextOut {
         let s = sanitize(piece, self.left);
         self.left -= s.text.chars().count();
         self.text.push_str(&s.text);
-        if s.truncated {
-            self.truncated = true;
-        }
+        self.truncated = s.truncated;
     }
 }
 
@@ -76,38 +75,34 @@ fn b64_bytes(data: &str) -> usize {
     (data.len() / 4 * 3).saturating_sub(padding.min(2))
 }
 
-fn describe(block: &ContentBlock) -> Option<String> {
+fn media(kind: &str, mime_type: &str, data: &str) -> String {
+    format!("[{kind}: {}, {} bytes]", label(mime_type), b64_bytes(data))
+}
+
+/// The line that tells the model a non-text block is there.
+fn describe(block: &ContentBlock) -> String {
     match block {
-        ContentBlock::Text(_) => None,
-        ContentBlock::Image(i) => Some(format!(
-            "[image: {}, {} bytes]",
-            label(&i.mime_type),
-            b64_bytes(&i.data)
-        )),
-        ContentBlock::Audio(a) => Some(format!(
-            "[audio: {}, {} bytes]",
-            label(&a.mime_type),
-            b64_bytes(&a.data)
-        )),
+        ContentBlock::Image(i) => media("image", &i.mime_type, &i.data),
+        ContentBlock::Audio(a) => media("audio", &a.mime_type, &a.data),
         ContentBlock::Resource(r) => match &r.resource {
             // The text itself is pushed separately by the caller, by reference.
-            ResourceContents::TextResourceContents { uri, mime_type, .. } => Some(format!(
+            ResourceContents::TextResourceContents { uri, mime_type, .. } => format!(
                 "[resource {} ({})]",
                 label(uri),
                 label(mime_type.as_deref().unwrap_or("text"))
-            )),
+            ),
             ResourceContents::BlobResourceContents {
                 uri,
                 mime_type,
                 blob,
                 ..
-            } => Some(format!(
+            } => format!(
                 "[resource {} ({}), {} bytes of binary data]",
                 label(uri),
                 label(mime_type.as_deref().unwrap_or("application/octet-stream")),
                 b64_bytes(blob)
-            )),
-            _ => Some("[resource of an unsupported kind]".to_string()),
+            ),
+            _ => "[resource of an unsupported kind]".to_string(),
         },
         ContentBlock::ResourceLink(link) => {
             let mut line = format!("[resource link {}: {}", label(&link.uri), label(&link.name));
@@ -118,11 +113,10 @@ fn describe(block: &ContentBlock) -> Option<String> {
                 line.push_str(&format!(" - {}", label(d)));
             }
             line.push(']');
-            Some(line)
+            line
         }
         // A block kind added to the protocol later: say so rather than drop it silently.
-        #[allow(unreachable_patterns)]
-        _ => Some("[unsupported content block]".to_string()),
+        _ => "[unsupported content block]".to_string(),
     }
 }
 
@@ -133,10 +127,8 @@ pub fn convert_result(
     prompts: &Prompts,
 ) -> ToolResponse {
     let mut out = TextOut {
-        text: String::new(),
         left: max_result_chars,
-        truncated: false,
-        any: false,
+        ..TextOut::default()
     };
     let mut raw_blocks = Vec::new();
     for (i, block) in result.content.iter().enumerate() {
@@ -146,15 +138,10 @@ pub fn convert_result(
         }
         match block {
             // Pushed by reference: a 100 MB text is scanned only up to the budget, never copied.
-            ContentBlock::Text(t) => {
-                if !t.text.is_empty() {
-                    out.push(&t.text);
-                }
-            }
+            ContentBlock::Text(t) if t.text.is_empty() => {}
+            ContentBlock::Text(t) => out.push(&t.text),
             other => {
-                if let Some(piece) = describe(other) {
-                    out.push(&piece);
-                }
+                out.push(&describe(other));
                 if let ContentBlock::Resource(r) = other {
                     if let ResourceContents::TextResourceContents { text, .. } = &r.resource {
                         out.push(text);
@@ -171,15 +158,13 @@ pub fn convert_result(
         text = prompts.get(MessageKey::NO_TEXT).to_string();
     }
     let data = build_data(result, &raw_blocks, max_result_chars);
-    if result.is_error == Some(true) {
-        let mut r = ToolResponse::error(prompts.fmt(MessageKey::ERROR, &[("text", &text)]));
-        r.data = data;
-        return r;
-    }
-    let status = if out.truncated {
-        ToolStatus::Partial
+    let (text, status) = if result.is_error == Some(true) {
+        let text = prompts.fmt(MessageKey::ERROR, &[("text", &text)]);
+        (text, ToolStatus::Error)
+    } else if out.truncated {
+        (text, ToolStatus::Partial)
     } else {
-        ToolStatus::Success
+        (text, ToolStatus::Success)
     };
     ToolResponse { text, status, data }
 }
@@ -215,13 +200,10 @@ fn build_data(
         }
         let mut items = Vec::with_capacity(raw_blocks.len());
         for b in raw_blocks {
-            let Ok(v) = serde_json::to_value(b) else {
-                return Some(truncated());
-            };
-            if !budget.fits(&v, 2) {
-                return Some(truncated());
+            match serde_json::to_value(b) {
+                Ok(v) if budget.fits(&v, 2) => items.push(v),
+                _ => return Some(truncated()),
             }
-            items.push(v);
         }
         data.insert("content".into(), Value::Array(items));
     }
@@ -245,15 +227,13 @@ fn block_payload_len(b: &ContentBlock) -> usize {
 }
 
 fn truncated() -> Value {
-    let mut m = Map::new();
-    m.insert("truncated".into(), Value::Bool(true));
-    Value::Object(m)
+    serde_json::json!({"truncated": true})
 }
 
 /// Serialized-size estimate with early exit.
-pub(crate) struct Budget {
-    pub bytes_left: usize,
-    pub nodes_left: usize,
+struct Budget {
+    bytes_left: usize,
+    nodes_left: usize,
 }
 
 impl Budget {
@@ -265,7 +245,7 @@ impl Budget {
         true
     }
 
-    pub fn fits(&mut self, v: &Value, depth: usize) -> bool {
+    fn fits(&mut self, v: &Value, depth: usize) -> bool {
         if self.nodes_left == 0 {
             return false;
         }

@@ -70,56 +70,46 @@ pub struct Sanitized<'a> {
 }
 
 /// Removes the characters listed in the module doc and keeps at most `limit` characters
-/// (counted after removal). Borrows when nothing had to change.
+/// (counted after removal). Borrows when nothing was removed.
 pub fn sanitize(text: &str, limit: usize) -> Sanitized<'_> {
     let mut kept = 0usize;
     let mut out: Option<String> = None;
-    // Start of the current run of kept characters, in bytes.
+    // Start of the current run of kept characters, and where the kept text ends, in bytes.
     let mut run_start = 0usize;
+    let mut end = text.len();
     for (i, c) in text.char_indices() {
         if is_removed(c) {
-            let buf = out.get_or_insert_with(|| {
+            out.get_or_insert_with(|| {
                 String::with_capacity(text.len().min(limit.saturating_mul(4)))
-            });
-            buf.push_str(&text[run_start..i]);
+            })
+            .push_str(&text[run_start..i]);
             run_start = i + c.len_utf8();
-            continue;
+        } else if kept == limit {
+            end = i;
+            break;
+        } else {
+            kept += 1;
         }
-        if kept == limit {
-            let buf = out.get_or_insert_with(String::new);
-            buf.push_str(&text[run_start..i]);
-            return Sanitized {
-                text: Cow::Owned(std::mem::take(buf)),
-                truncated: true,
-            };
-        }
-        kept += 1;
     }
-    match out {
-        None => Sanitized {
-            text: Cow::Borrowed(text),
-            truncated: false,
-        },
+    let truncated = end < text.len();
+    let text = match out {
+        None => Cow::Borrowed(&text[..end]),
         Some(mut buf) => {
-            buf.push_str(&text[run_start..]);
-            Sanitized {
-                text: Cow::Owned(buf),
-                truncated: false,
-            }
+            buf.push_str(&text[run_start..end]);
+            Cow::Owned(buf)
         }
-    }
+    };
+    Sanitized { text, truncated }
 }
 
 /// [`sanitize`], with [`TRUNCATION_MARK`] appended when the text was cut.
 pub fn sanitize_marked(text: &str, limit: usize) -> String {
     let s = sanitize(text, limit);
+    let mut text = s.text.into_owned();
     if s.truncated {
-        let mut t = s.text.into_owned();
-        t.push_str(TRUNCATION_MARK);
-        t
-    } else {
-        s.text.into_owned()
+        text.push_str(TRUNCATION_MARK);
     }
+    text
 }
 
 /// [`sanitize`], keeping the *last* `limit` characters, with "…" in front when cut: the end of a
@@ -130,11 +120,8 @@ pub fn sanitize_tail(text: &str, limit: usize) -> String {
     if n <= limit {
         return clean.into_owned();
     }
-    let start = clean
-        .char_indices()
-        .nth(n - limit)
-        .map_or(clean.len(), |(i, _)| i);
-    format!("…{}", &clean[start..])
+    let tail: String = clean.chars().skip(n - limit).collect();
+    format!("…{tail}")
 }
 
 #[cfg(test)]

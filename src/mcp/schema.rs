@@ -97,10 +97,8 @@ pub fn prepare_input_schema(schema: &Value, max_desc_chars: usize) -> Result<Val
         return Err(SchemaError::NotAnObject { kind: kind(schema) });
     };
     let mut walk = Walk {
-        bytes: 0,
-        nodes: 0,
-        properties: 0,
         max_desc_chars,
+        ..Walk::default()
     };
     let mut prepared = walk.copy(schema, 1, "")?;
     let Value::Object(root) = &mut prepared else {
@@ -112,10 +110,7 @@ pub fn prepare_input_schema(schema: &Value, max_desc_chars: usize) -> Result<Val
         }
         Some(Value::String(t)) if t == "object" => {}
         Some(other) => {
-            let mut got = other.to_string();
-            if got.len() > 80 {
-                got = format!("{}…", got.chars().take(80).collect::<String>());
-            }
+            let got = preview(other, 80);
             return Err(SchemaError::RootNotObject { got });
         }
     }
@@ -123,26 +118,28 @@ pub fn prepare_input_schema(schema: &Value, max_desc_chars: usize) -> Result<Val
         root.insert("properties".into(), Value::Object(Map::new()));
     }
     if let Some(req) = root.get("required") {
-        let ok = req
-            .as_array()
-            .is_some_and(|a| a.iter().all(Value::is_string));
-        if !ok {
+        if !matches!(req, Value::Array(names) if names.iter().all(Value::is_string)) {
             return Err(SchemaError::BadRequired);
         }
     }
     if let Err(reason) = crate::validation::SchemaValidator::compile(&prepared) {
-        let first_line = reason
-            .lines()
-            .next()
-            .unwrap_or("")
-            .chars()
-            .take(300)
-            .collect::<String>();
-        return Err(SchemaError::Invalid { reason: first_line });
+        let first_line = reason.lines().next().unwrap_or("");
+        let reason = first_line.chars().take(300).collect();
+        return Err(SchemaError::Invalid { reason });
     }
     Ok(prepared)
 }
 
+/// A value as JSON text, cut after `max` characters once it is longer than `max` bytes.
+fn preview(value: &Value, max: usize) -> String {
+    let text = value.to_string();
+    if text.len() <= max {
+        return text;
+    }
+    format!("{}…", text.chars().take(max).collect::<String>())
+}
+
+#[derive(Default)]
 struct Walk {
     bytes: usize,
     nodes: usize,
@@ -168,21 +165,18 @@ impl Walk {
     }
 
     /// Depth-first copy; the depth check comes before descending, so recursion is bounded by
-    /// `MAX_SCHEMA_DEPTH` whatever the input.
-    /// `names` is true for the value of a keyword whose keys are names rather than keywords
-    /// (`properties`, `$defs`, ...), so a property called `$ref` or `description` is not
-    /// mistaken for the keyword.
-    ///
-    /// `parent` is the keyword whose value `v` is ("" for the root and array items): a
-    /// regular expression (`pattern`, a `patternProperties` key) may spell control characters.
+    /// `MAX_SCHEMA_DEPTH` whatever the input. `parent` is the keyword whose value `v` is ("" for
+    /// the root and array items): under a name map (`properties`, `$defs`, ...) keys are names,
+    /// so a property called `$ref` or `description` is not mistaken for the keyword; a regular
+    /// expression (`pattern`, a `patternProperties` key) may spell control characters.
     fn copy(&mut self, v: &Value, depth: usize, parent: &str) -> Result<Value, SchemaError> {
         self.node()?;
+        if depth > MAX_SCHEMA_DEPTH && (v.is_object() || v.is_array()) {
+            return Err(SchemaError::TooDeep);
+        }
         let names = NAME_MAPS.contains(&parent);
         match v {
             Value::Object(map) => {
-                if depth > MAX_SCHEMA_DEPTH {
-                    return Err(SchemaError::TooDeep);
-                }
                 self.add_bytes(2)?;
                 let mut out = Map::new();
                 for (k, child) in map {
@@ -199,26 +193,20 @@ impl Walk {
                         match child {
                             Value::String(r) if r.starts_with('#') => {}
                             other => {
-                                let mut value = other.to_string();
-                                if value.len() > 120 {
-                                    value =
-                                        format!("{}…", value.chars().take(120).collect::<String>());
-                                }
+                                let value = preview(other, 120);
                                 return Err(SchemaError::NonLocalRef { keyword: kw, value });
                             }
                         }
                     }
                     if k == "properties" {
-                        match child {
-                            Value::Object(props) => {
-                                self.properties += props.len();
-                                if self.properties > MAX_SCHEMA_PROPERTIES {
-                                    return Err(SchemaError::TooManyProperties);
-                                }
-                            }
-                            // A property literally named "properties" inside `properties` is
-                            // an object too, so this only fires on a malformed keyword.
-                            _ => return Err(SchemaError::PropertiesNotObject),
+                        // A property literally named "properties" inside `properties` is an
+                        // object too, so this only fires on a malformed keyword.
+                        let Value::Object(props) = child else {
+                            return Err(SchemaError::PropertiesNotObject);
+                        };
+                        self.properties += props.len();
+                        if self.properties > MAX_SCHEMA_PROPERTIES {
+                            return Err(SchemaError::TooManyProperties);
                         }
                     }
                     let copied = match child {
@@ -234,9 +222,6 @@ impl Walk {
                 Ok(Value::Object(out))
             }
             Value::Array(items) => {
-                if depth > MAX_SCHEMA_DEPTH {
-                    return Err(SchemaError::TooDeep);
-                }
                 self.add_bytes(2 + items.len())?;
                 let mut out = Vec::with_capacity(items.len().min(MAX_SCHEMA_NODES));
                 for item in items {
