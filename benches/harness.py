@@ -108,9 +108,11 @@ def report(
     *,
     floor_us: float | None = None,
     target_us: float | None = None,
+    target_ratio: float | None = None,
     note: str = "",
 ) -> None:
-    """Print one figure: its value, its overhead over the floor and the target it is held to."""
+    """Print one figure: its value, its overhead over the floor and the target it is held to
+    (``target_us`` bounds the overhead, ``target_ratio`` the ratio to the floor)."""
     parts = [f"{group:<10} {name:<58} {fmt(value_us):>11}"]
     if floor_us is not None:
         parts.append(
@@ -121,15 +123,26 @@ def report(
         measured = value_us - floor_us if floor_us is not None else value_us
         label = "overhead target" if floor_us is not None else "target"
         parts.append(f"{label} {fmt(target_us)} [{'ok' if measured <= target_us else 'OVER'}]")
+    if target_ratio is not None and floor_us is not None:
+        parts.append(
+            f"ratio target <= {target_ratio:.1f}x [{'ok' if value_us <= target_ratio * floor_us else 'OVER'}]"
+        )
     if note:
         parts.append(note)
     print("  ".join(parts), flush=True)
     RESULTS.append(
-        {"group": group, "name": name, "us": value_us, "floor_us": floor_us, "target_us": target_us}
+        {
+            "group": group,
+            "name": name,
+            "us": value_us,
+            "floor_us": floor_us,
+            "target_us": target_us,
+            "target_ratio": target_ratio,
+        }
     )
 
 
 def fmt(us: float) -> str:
-    if us >= 1000:
+    if abs(us) >= 1000:
         return f"{us / 1000:.2f} ms"
     return f"{us:.2f} µs"

@@ -1,23 +1,26 @@
-//! rmcp's own client, in Rust, calling `bench_mcp_server` in a loop: the floor for
-//! `benches/bench_mcp.py` (what a round trip costs with no Python and no agentmaker at all).
-//! Prints the best per-call time of five runs in microseconds, then the best time of five
-//! bursts of 200 concurrent calls (each a tokio task on a clone of the client's peer), also in
-//! microseconds. Usage: bench_mcp_rmcp_client SERVER_BINARY [CALLS]
+//! rmcp's own client, in Rust, calling `bench_mcp_server`: the floor for
+//! `benches/bench_mcp.py` (what a call costs with no Python and no agentmaker at all).
+//!
+//! It connects, warms up, prints `ready`, then answers one line per command read from stdin, so
+//! that the bench can interleave its batches with the other clients' at a fine grain:
+//! `calls N` times N sequential calls and prints the mean per call; `burst N` times one burst
+//! of N concurrent calls (each a tokio task on a clone of the client's peer) and prints its
+//! wall time; both in microseconds. It exits at the end of its input.
+//! Usage: bench_mcp_rmcp_client SERVER_BINARY
 
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, Implementation, InitializeRequestParams,
 };
 use rmcp::ServiceExt;
+use std::io::{BufRead, Write};
 use std::process::Stdio;
 use std::time::Instant;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut argv = std::env::args().skip(1);
-    let server = argv
-        .next()
-        .ok_or("usage: bench_mcp_rmcp_client SERVER_BINARY [CALLS]")?;
-    let calls: u32 = argv.next().map(|n| n.parse()).transpose()?.unwrap_or(2000);
+    let server = std::env::args()
+        .nth(1)
+        .ok_or("usage: bench_mcp_rmcp_client SERVER_BINARY")?;
     let mut child = tokio::process::Command::new(server)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -33,32 +36,47 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(r#"{"a": 2, "b": 3}"#)?;
     let call = || CallToolRequestParams::new("tool_000").with_arguments(args.clone());
-    for _ in 0..100 {
+    for _ in 0..300 {
         client.call_tool(call()).await?;
     }
-    let mut best = f64::INFINITY;
-    for _ in 0..5 {
+    println!("ready");
+    std::io::stdout().flush()?;
+    // Commands are read on this thread between timings (a blocking read, never timed).
+    for line in std::io::stdin().lock().lines() {
+        let line = line?;
+        let (command, n) = line
+            .split_once(' ')
+            .ok_or("expected `calls N` or `burst N`")?;
+        let n: u32 = n.trim().parse()?;
         let start = Instant::now();
-        for _ in 0..calls {
-            client.call_tool(call()).await?;
+        match command {
+            "calls" => {
+                for _ in 0..n {
+                    client.call_tool(call()).await?;
+                }
+            }
+            "burst" => {
+                let mut burst = tokio::task::JoinSet::new();
+                for _ in 0..n {
+                    let peer = client.peer().clone();
+                    let params = call();
+                    burst.spawn(async move { peer.call_tool(params).await });
+                }
+                while let Some(done) = burst.join_next().await {
+                    done??;
+                }
+            }
+            other => return Err(format!("unknown command {other:?}").into()),
         }
-        best = best.min(start.elapsed().as_secs_f64() * 1e6 / f64::from(calls));
+        let us = start.elapsed().as_secs_f64() * 1e6;
+        let per = if command == "calls" {
+            us / f64::from(n)
+        } else {
+            us
+        };
+        println!("{per:.2}");
+        std::io::stdout().flush()?;
     }
-    let mut best_burst = f64::INFINITY;
-    for _ in 0..6 {
-        let start = Instant::now();
-        let mut burst = tokio::task::JoinSet::new();
-        for _ in 0..200 {
-            let peer = client.peer().clone();
-            let params = call();
-            burst.spawn(async move { peer.call_tool(params).await });
-        }
-        while let Some(done) = burst.join_next().await {
-            done??;
-        }
-        best_burst = best_burst.min(start.elapsed().as_secs_f64() * 1e6);
-    }
-    println!("{best:.2} {best_burst:.2}");
     client.cancel().await?;
     Ok(())
 }
