@@ -148,7 +148,7 @@ async def python_server_scenario() -> None:
     ratios = [a / b for a, b in zip(samples[ours], samples[theirs])]
     report(
         GROUP,
-        "one call, Python SDK server (63 tools), vs the SDK client",
+        f"one call, Python SDK server ({len(reg.list_tools())} tools), vs the SDK client",
         min(samples[ours]),
         floor_us=min(samples[theirs]),
         target_ratio=1.0,
