@@ -29,6 +29,10 @@
 //!   a `202`, or with a JSON body for another id, waiting until its timeout (for ever with
 //!   `timeout=None`); an error without an id is the request's
 //!   (`test_an_http_response_without_the_answer_fails_the_call_at_once`).
+//! - An answer in an event that rmcp cannot read (truncated, too deep, an error of the wrong
+//!   shape) failing the request it names at once, as over stdio ([`super::http_events`]):
+//!   rmcp skipped the event, and the call waited while the server held the stream open
+//!   (`test_an_http_event_answering_a_call_that_cannot_be_read_fails_it_at_once`).
 //! - An event over the size limit (measured by [`super::http_events`]: rmcp's limiter is
 //!   private) fails the request its stream answers saying so, also on a stream rmcp resumed
 //!   with `GET` ([`ResumedStreams`]): rmcp read it as a closed connection

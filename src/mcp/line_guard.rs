@@ -100,7 +100,7 @@ impl<R: AsyncRead + Unpin> LineGuard<R> {
         for &b in bytes {
             self.scan.feed(b);
             if self.scan.depth > MAX_MESSAGE_DEPTH && self.discarding.is_none() {
-                self.discard(format!("the server's message nested deeper than {MAX_MESSAGE_DEPTH} levels and was discarded"));
+                self.discard(too_deep());
             }
         }
         if self.discarding.is_none() && self.line.len() + bytes.len() > self.max_line {
@@ -140,6 +140,28 @@ impl<R: AsyncRead + Unpin> LineGuard<R> {
         self.scan = Scan::default();
         self.discarding = None;
     }
+}
+
+fn too_deep() -> String {
+    format!("the server's message nested deeper than {MAX_MESSAGE_DEPTH} levels and was discarded")
+}
+
+/// One whole message read as [`LineGuard`] reads a line (what an HTTP event stream falls back
+/// on for an event rmcp could not read, see [`super::http_events`]): an answer naming a request
+/// that cannot be read, or nests deeper than [`MAX_MESSAGE_DEPTH`], becomes that request's
+/// error answer; `None` for what names no request.
+pub(super) fn read_whole(text: &[u8]) -> Option<Message> {
+    let mut scan = Scan::default();
+    let mut deepest = 0;
+    for &b in text {
+        scan.feed(b);
+        deepest = deepest.max(scan.depth);
+    }
+    if deepest > MAX_MESSAGE_DEPTH {
+        let (_, id) = scan.answer_id()?;
+        return serde_json::from_str(&error_answer(id, -32603, &too_deep())).ok();
+    }
+    decode(text, &scan)
 }
 
 /// A complete line within the bounds, as rmcp's message; `None` to drop it.
