@@ -124,7 +124,7 @@ impl<R: AsyncRead + Unpin> LineGuard<R> {
     /// The error owed to the discarded line's request, once its id is known (and once).
     fn refuse(&mut self) {
         if let (Some((_, id)), Some(reason)) = (self.scan.answer_id(), &self.discarding) {
-            let error = error_answer(id, -32603, reason);
+            let error = error_answer(&as_request_id(id), -32603, reason);
             self.ready.extend(serde_json::from_str(&error).ok());
             self.scan.id = None;
         }
@@ -159,7 +159,8 @@ pub(super) fn read_whole(text: &[u8]) -> Option<Message> {
     }
     if deepest > MAX_MESSAGE_DEPTH {
         let (_, id) = scan.answer_id()?;
-        return serde_json::from_str(&error_answer(id, -32603, &too_deep())).ok();
+        let error = error_answer(&as_request_id(id), -32603, &too_deep());
+        return serde_json::from_str(&error).ok();
     }
     decode(text, &scan)
 }
@@ -198,6 +199,12 @@ fn decode(line: &[u8], scan: &Scan) -> Option<Message> {
         },
     };
     serde_json::from_str(&error_answer(id?, -32603, &reason)).ok()
+}
+
+/// An answer's id (its JSON text) as the request id it names: the number it stands for
+/// ([`request_number`]), else as it is.
+fn as_request_id(raw: &str) -> Cow<'_, str> {
+    request_number(raw).map_or(Cow::Borrowed(raw), |n| Cow::Owned(n.to_string()))
 }
 
 /// The request number an id of another type stands for (`"7"` or `7.0` for 7); `None` for
@@ -499,6 +506,22 @@ mod tests {
             ids,
             [&json!(7), &json!(7), &json!(8), &json!(9), &json!("a7")]
         );
+        // An answer discarded as too large or too deep is refused under that number too.
+        let big = format!("{{\"id\":\"7\",\"result\":\"{}\"}}\n", "x".repeat(300));
+        let deep = format!("{{\"id\":7.0,\"result\":{}}}\n", "[".repeat(150));
+        for line in [big, deep] {
+            assert_eq!(
+                read(line.as_bytes(), 200).await[0]["id"],
+                json!(7),
+                "{line}"
+            );
+        }
+        let deep = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"result\":{}}}",
+            "[".repeat(150)
+        );
+        let refused = serde_json::to_value(read_whole(deep.as_bytes())).unwrap();
+        assert_eq!(refused["id"], json!(7));
     }
 
     #[tokio::test]
