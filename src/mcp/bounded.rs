@@ -168,8 +168,6 @@ pub fn nests_deeper_than(raw: &[u8], max: usize) -> bool {
 #[derive(Deserialize)]
 pub(super) struct Envelope<'a> {
     #[serde(borrow, default)]
-    pub jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub id: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub result: Option<&'a RawValue>,
@@ -177,6 +175,8 @@ pub(super) struct Envelope<'a> {
     pub error: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub jsonrpc: Option<&'a RawValue>,
 }
 
 /// The message of the "method not found" (-32601) reply to a request of the server's other
