@@ -1634,6 +1634,25 @@ async def test_an_http_event_too_large_to_read_fails_its_call_saying_so():
             assert (await whoami.arun({})).text == "<none>"
 
 
+async def test_an_http_event_answering_a_call_that_cannot_be_read_fails_it_at_once():
+    """rmcp skips an event it cannot read, so a garbled answer on a stream the server holds
+    open left the call waiting for its timeout (for ever with timeout=None); it fails at once
+    saying why, as over stdio."""
+    with RecordingServer() as server:
+        async with MCPClient(url=server.url, namespace="rec", timeout=None) as client:
+            (whoami,) = await client.load_tools()
+            server.call_as_sse = server.call_stream_held = True
+            for result, why in [
+                ('{"content": [', "the server's answer is not valid JSON"),
+                ("[" * 150 + "]" * 150, "nested deeper than 100 levels"),
+            ]:
+                server.call_result_text = result
+                r = await asyncio.wait_for(whoami.arun({}), 10)
+                assert r.status == "error" and why in r.text, r.text
+            server.call_result_text = None
+            assert (await whoami.arun({})).text == "<none>"
+
+
 async def test_an_event_too_large_on_a_resumed_stream_fails_its_call_saying_so():
     """A call's event stream that breaks off is resumed with GET after its last event id; that
     stream does not say which request it answers, and an event too large on it read as "the

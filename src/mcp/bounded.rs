@@ -108,23 +108,10 @@ pub fn count_values(raw: &[u8], cap: usize) -> usize {
             b'"' => {
                 n += 1;
                 in_scalar = false;
-                i += 1;
-                // To the closing quote: one not escaped by an odd run of backslashes.
-                loop {
-                    // Text that is not JSON (an SSE event is counted before anything parses
-                    // it) may end in a backslash: past the end, the string is unterminated.
-                    let Some(rest) = raw.get(i..) else {
-                        return n;
-                    };
-                    match memchr::memchr2(b'"', b'\\', rest) {
-                        None => return n,
-                        Some(k) if raw[i + k] == b'\\' => i += k + 2,
-                        Some(k) => {
-                            i += k;
-                            break;
-                        }
-                    }
-                }
+                let Some(end) = closing_quote(raw, i + 1) else {
+                    return n;
+                };
+                i = end;
             }
             b'{' | b'[' => {
                 n += 1;
@@ -143,6 +130,40 @@ pub fn count_values(raw: &[u8], cap: usize) -> usize {
     n
 }
 
+/// Where the string whose text starts at `from` ends (its closing quote: one not escaped by an
+/// odd run of backslashes), skipped with `memchr`; `None` for a string left unterminated (text
+/// that is not JSON, say an SSE event looked at before anything parses it, may even end in a
+/// backslash).
+fn closing_quote(raw: &[u8], mut from: usize) -> Option<usize> {
+    loop {
+        let rest = raw.get(from..)?;
+        match memchr::memchr2(b'"', b'\\', rest)? {
+            k if rest[k] == b'\\' => from += k + 2,
+            k => return Some(from + k),
+        }
+    }
+}
+
+/// Whether JSON text `raw` nests deeper than `max` arrays and objects (strings skipped with
+/// `memchr`).
+pub fn nests_deeper_than(raw: &[u8], max: usize) -> bool {
+    let (mut depth, mut i) = (0usize, 0);
+    while i < raw.len() {
+        match raw[i] {
+            b'"' => match closing_quote(raw, i + 1) {
+                Some(end) => i = end,
+                None => return false,
+            },
+            b'[' | b'{' if depth == max => return true,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
 /// The top level of a JSON-RPC message, its members unparsed.
 #[derive(Deserialize)]
 pub(super) struct Envelope<'a> {
@@ -154,6 +175,8 @@ pub(super) struct Envelope<'a> {
     pub error: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub jsonrpc: Option<&'a RawValue>,
 }
 
 /// The message of the "method not found" (-32601) reply to a request of the server's other

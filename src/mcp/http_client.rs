@@ -29,6 +29,10 @@
 //!   a `202`, or with a JSON body for another id, waiting until its timeout (for ever with
 //!   `timeout=None`); an error without an id is the request's
 //!   (`test_an_http_response_without_the_answer_fails_the_call_at_once`).
+//! - An answer in an event that rmcp cannot read (truncated, too deep, an error of the wrong
+//!   shape) failing the request it names at once, as over stdio ([`super::http_events`]):
+//!   rmcp skipped the event, and the call waited while the server held the stream open
+//!   (`test_an_http_event_answering_a_call_that_cannot_be_read_fails_it_at_once`).
 //! - An event over the size limit (measured by [`super::http_events`]: rmcp's limiter is
 //!   private) fails the request its stream answers saying so, also on a stream rmcp resumed
 //!   with `GET` ([`ResumedStreams`]): rmcp read it as a closed connection
@@ -246,7 +250,12 @@ async fn read_response(
         session => session,
     };
     if status == StatusCode::TOO_MANY_REQUESTS {
-        return Err(HttpStatusError::new(429, header(RETRY_AFTER.as_str())).into());
+        // Kept only when it is UTF-8 (and at most 128 bytes, which `new` sees to), as rmcp does.
+        let retry_after = headers
+            .get(RETRY_AFTER)
+            .map(|v| std::str::from_utf8(v.as_bytes()));
+        let retry_after = retry_after.and_then(Result::ok).map(str::to_owned);
+        return Err(HttpStatusError::new(429, retry_after).into());
     }
     let content_type = header(CONTENT_TYPE.as_str());
     let is = |mime| media_type_is(content_type.as_deref(), mime);
@@ -395,10 +404,14 @@ mod tests {
 
     /// What `post_message` makes of `response`, sent by a server on 127.0.0.1 once it has read
     /// the whole POST of `message` (with the session id `session`, if any).
-    async fn posted(message: &str, session: Option<&str>, response: &str) -> HttpResult<Response> {
+    async fn posted(
+        message: &str,
+        session: Option<&str>,
+        response: impl AsRef<[u8]>,
+    ) -> HttpResult<Response> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let uri = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let response = response.to_owned();
+        let response = response.as_ref().to_vec();
         tokio::spawn(async move {
             let (mut socket, _) = listener.accept().await.unwrap();
             let mut request = Vec::new();
@@ -419,7 +432,7 @@ mod tests {
                     break;
                 }
             }
-            socket.write_all(response.as_bytes()).await.unwrap();
+            socket.write_all(&response).await.unwrap();
             socket.shutdown().await.unwrap();
         });
         let client = BoundedHttpClient {
@@ -495,6 +508,16 @@ mod tests {
             Err(HttpError::HttpStatus(e)) => {
                 assert_eq!((e.status, e.retry_after.as_deref()), (429, Some("7")))
             }
+            other => panic!("{other:?}"),
+        }
+        // A Retry-After that is not UTF-8 is left out, as rmcp leaves it out.
+        let garbled = [
+            &b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: \xff7"[..],
+            b"\r\nContent-Length: 0\r\n\r\n",
+        ]
+        .concat();
+        match posted(ping, None, garbled).await {
+            Err(HttpError::HttpStatus(e)) => assert_eq!((e.status, e.retry_after), (429, None)),
             other => panic!("{other:?}"),
         }
         let challenge = "\r\nWWW-Authenticate: Bearer scope=\"files:read\"";

@@ -1,10 +1,12 @@
 //! The server's HTTP event streams, bounded before rmcp reads them (see
 //! [`super::http_client`]): an event over the size limit ends its stream (rmcp's limiter is
 //! private, so a POST's stream is measured here), each event's message is held to the value
-//! budget of [`bounded_message`], and on the stream answering one of our requests an error
-//! without an id, or the end at an event too large, becomes that request's error answer.
+//! budget of [`bounded_message`], an answer rmcp could not read becomes the error answer to
+//! the request it names (as over stdio), and on the stream answering one of our requests an
+//! error without an id, or the end at an event too large, becomes that request's error answer.
 
-use super::bounded::{bounded_message, error_answer, Envelope};
+use super::bounded::{bounded_message, error_answer, nests_deeper_than, Envelope};
+use super::line_guard::{read_whole, MAX_MESSAGE_DEPTH};
 use futures::StreamExt;
 use rmcp::model::RequestId;
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
@@ -88,6 +90,9 @@ pub(super) fn bounded_events(
                 if let Some(answer) = data.and_then(|(data, id)| error_without_id(data, id)) {
                     event.data = Some(answer);
                 }
+                if let Some(answer) = event.data.as_deref().and_then(unreadable_answer) {
+                    event.data = Some(answer);
+                }
                 Ok(event)
             }
             (Err(e), Some(id)) => too_large_answer(id, &e).ok_or(e),
@@ -109,6 +114,44 @@ fn error_without_id(data: &str, id: &RequestId) -> Option<String> {
     let id = serde_json::to_string(id).ok()?;
     let error = message.error?.get();
     Some(format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#))
+}
+
+/// An answer rmcp cannot read (truncated, an error of the wrong shape, nesting deeper than
+/// serde reads, an id that is its request's number written otherwise), read as over stdio
+/// ([`read_whole`]): the error answer to the request it names, or the answer with its id made
+/// that number. rmcp skips an event it cannot read, and the call waited for its timeout (for
+/// ever with none) while the server held the stream open. Only what [`surely_readable`] cannot
+/// vouch for is read again.
+fn unreadable_answer(data: &str) -> Option<String> {
+    if surely_readable(data) {
+        return None;
+    }
+    serde_json::to_string(&read_whole(data.as_bytes())?).ok()
+}
+
+/// Whether rmcp reads `data` as what it is, as far as a look that builds nothing tells: a
+/// request or notification, or a message naming no request, is rmcp's to judge; an answer
+/// needs version 2.0, an id that is a string other than digits or an integer, a result (rmcp
+/// types any) or an error of the right shape, and nesting within [`MAX_MESSAGE_DEPTH`].
+fn surely_readable(data: &str) -> bool {
+    let Ok(env) = serde_json::from_str::<Envelope<'_>>(data) else {
+        return !data.trim_start().starts_with('{');
+    };
+    let Some(id) = env.id.map(|id| id.get()).filter(|_| env.method.is_none()) else {
+        return true;
+    };
+    let id_as_is = match id.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+        Some(text) => !text.bytes().all(|b| b.is_ascii_digit()),
+        None => id == "null" || id.bytes().all(|b| b.is_ascii_digit() || b == b'-'),
+    };
+    let error_ok = env.error.map_or(true, |e| {
+        serde_json::from_str::<rmcp::model::ErrorData>(e.get()).is_ok()
+    });
+    id_as_is
+        && env.jsonrpc.is_some_and(|v| v.get() == r#""2.0""#)
+        && (env.result.is_some() || env.error.is_some())
+        && error_ok
+        && !nests_deeper_than(data.as_bytes(), MAX_MESSAGE_DEPTH)
 }
 
 /// For a stream ended at an event too large (by [`bounded_sse`] or rmcp's limiter, whose error
@@ -251,6 +294,69 @@ mod tests {
         assert_eq!(got[..2], [answered, answered]);
         assert_eq!(got[2..], sent[2..]);
         assert_eq!(run(None), sent);
+    }
+
+    /// An answer rmcp would skip is read as over stdio; what it reads, or what names no
+    /// request, is left as it is.
+    #[test]
+    fn an_answer_rmcp_cannot_read_is_read_as_over_stdio() {
+        let error = |data: &str| -> (serde_json::Value, String) {
+            let v: serde_json::Value =
+                serde_json::from_str(&unreadable_answer(data).unwrap()).unwrap();
+            (
+                v["id"].clone(),
+                v["error"]["message"].as_str().unwrap_or("").to_owned(),
+            )
+        };
+        let (id, why) = error(r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type""#);
+        assert!(
+            id == 3 && why.starts_with("the server's answer is not valid JSON"),
+            "{why}"
+        );
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":4,"result":{}{}}}"#,
+            "[".repeat(150),
+            "]".repeat(150)
+        );
+        let (id, why) = error(&deep);
+        assert!(id == 4 && why.contains("deeper than 100"), "{why}");
+        let (id, why) = error(r#"{"jsonrpc":"2.0","id":5,"error":"boom"}"#);
+        assert_eq!(
+            (id, why.as_str()),
+            (5.into(), r#"malformed error answer: "boom""#)
+        );
+        let (id, why) = error(r#"{"jsonrpc":"1.0","id":6,"result":{}}"#);
+        assert!(
+            id == 6 && why.contains("not a valid JSON-RPC response"),
+            "{why}"
+        );
+        // The request's number written as a string or with a fraction is that number.
+        for lenient in [
+            r#"{"jsonrpc":"2.0","id":"7","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7.0,"result":{}}"#,
+        ] {
+            let v: serde_json::Value =
+                serde_json::from_str(&unreadable_answer(lenient).unwrap()).unwrap();
+            assert_eq!(
+                v,
+                serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {}})
+            );
+        }
+        let deep_strings = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{}"}}}}"#,
+            "[".repeat(300)
+        );
+        for fine in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":"am-1","error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#,
+            "hello",
+            r#"{"jsonrpc":"2.0","result":{"#,
+            &deep_strings,
+        ] {
+            assert_eq!(unreadable_answer(fine), None, "{fine}");
+        }
     }
 
     #[test]

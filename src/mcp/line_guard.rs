@@ -100,7 +100,7 @@ impl<R: AsyncRead + Unpin> LineGuard<R> {
         for &b in bytes {
             self.scan.feed(b);
             if self.scan.depth > MAX_MESSAGE_DEPTH && self.discarding.is_none() {
-                self.discard(format!("the server's message nested deeper than {MAX_MESSAGE_DEPTH} levels and was discarded"));
+                self.discard(too_deep());
             }
         }
         if self.discarding.is_none() && self.line.len() + bytes.len() > self.max_line {
@@ -124,7 +124,7 @@ impl<R: AsyncRead + Unpin> LineGuard<R> {
     /// The error owed to the discarded line's request, once its id is known (and once).
     fn refuse(&mut self) {
         if let (Some((_, id)), Some(reason)) = (self.scan.answer_id(), &self.discarding) {
-            let error = error_answer(id, -32603, reason);
+            let error = error_answer(&as_request_id(id), -32603, reason);
             self.ready.extend(serde_json::from_str(&error).ok());
             self.scan.id = None;
         }
@@ -140,6 +140,29 @@ impl<R: AsyncRead + Unpin> LineGuard<R> {
         self.scan = Scan::default();
         self.discarding = None;
     }
+}
+
+fn too_deep() -> String {
+    format!("the server's message nested deeper than {MAX_MESSAGE_DEPTH} levels and was discarded")
+}
+
+/// One whole message read as [`LineGuard`] reads a line (what an HTTP event stream falls back
+/// on for an event rmcp could not read, see [`super::http_events`]): an answer naming a request
+/// that cannot be read, or nests deeper than [`MAX_MESSAGE_DEPTH`], becomes that request's
+/// error answer; `None` for what names no request.
+pub(super) fn read_whole(text: &[u8]) -> Option<Message> {
+    let mut scan = Scan::default();
+    let mut deepest = 0;
+    for &b in text {
+        scan.feed(b);
+        deepest = deepest.max(scan.depth);
+    }
+    if deepest > MAX_MESSAGE_DEPTH {
+        let (_, id) = scan.answer_id()?;
+        let error = error_answer(&as_request_id(id), -32603, &too_deep());
+        return serde_json::from_str(&error).ok();
+    }
+    decode(text, &scan)
 }
 
 /// A complete line within the bounds, as rmcp's message; `None` to drop it.
@@ -176,6 +199,12 @@ fn decode(line: &[u8], scan: &Scan) -> Option<Message> {
         },
     };
     serde_json::from_str(&error_answer(id?, -32603, &reason)).ok()
+}
+
+/// An answer's id (its JSON text) as the request id it names: the number it stands for
+/// ([`request_number`]), else as it is.
+fn as_request_id(raw: &str) -> Cow<'_, str> {
+    request_number(raw).map_or(Cow::Borrowed(raw), |n| Cow::Owned(n.to_string()))
 }
 
 /// The request number an id of another type stands for (`"7"` or `7.0` for 7); `None` for
@@ -477,6 +506,22 @@ mod tests {
             ids,
             [&json!(7), &json!(7), &json!(8), &json!(9), &json!("a7")]
         );
+        // An answer discarded as too large or too deep is refused under that number too.
+        let big = format!("{{\"id\":\"7\",\"result\":\"{}\"}}\n", "x".repeat(300));
+        let deep = format!("{{\"id\":7.0,\"result\":{}}}\n", "[".repeat(150));
+        for line in [big, deep] {
+            assert_eq!(
+                read(line.as_bytes(), 200).await[0]["id"],
+                json!(7),
+                "{line}"
+            );
+        }
+        let deep = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"result\":{}}}",
+            "[".repeat(150)
+        );
+        let refused = serde_json::to_value(read_whole(deep.as_bytes())).unwrap();
+        assert_eq!(refused["id"], json!(7));
     }
 
     #[tokio::test]

@@ -17,6 +17,11 @@ use std::sync::{Arc, Mutex};
 /// Event ids remembered; the oldest is forgotten beyond this.
 pub const MAX_EVENT_IDS: usize = 1024;
 
+/// Longest event id remembered. An id is bounded only by the event's size (16 MiB), and 1,024
+/// of them would hold gigabytes; a stream resumed after a longer one is not known to answer
+/// any request (an event too large on it ends it as "closed").
+pub const MAX_EVENT_ID_BYTES: usize = 256;
+
 /// The event ids seen, each with the request whose stream carried it, the latest last.
 #[derive(Default)]
 pub struct ResumedStreams {
@@ -41,6 +46,9 @@ impl ResumedStreams {
     }
 
     fn note(&self, event_id: &str, request: &RequestId) {
+        if event_id.len() > MAX_EVENT_ID_BYTES {
+            return;
+        }
         let Ok(mut seen) = self.seen.lock() else {
             return;
         };
@@ -94,6 +102,11 @@ mod tests {
             None,
             "the oldest is forgotten"
         );
+        assert_eq!(streams.request_of(Some("x0")), Some(RequestId::Number(8)));
+        // An id longer than an id needs be is not kept.
+        let long = "i".repeat(MAX_EVENT_ID_BYTES + 1);
+        streams.note(&long, &RequestId::Number(9));
+        assert_eq!(streams.request_of(Some(&long)), None);
         assert_eq!(streams.request_of(Some("x0")), Some(RequestId::Number(8)));
     }
 }

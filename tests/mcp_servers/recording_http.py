@@ -25,6 +25,10 @@ class RecordingServer:
         self.replies: list[dict] = []
         #: A `tools/call` is answered in an SSE stream (after `call_flood` messages), not a body.
         self.call_as_sse = False
+        #: The event stream answering a `tools/call` is held open after the answer (as a server
+        #: that sends more events may), until the server stops.
+        self.call_stream_held = False
+        self._stopping = threading.Event()
         #: "accepted": a `tools/call` gets 202 and no answer; "other_id": a JSON answer whose
         #: id is not the request's.
         self.call_unanswered: str | None = None
@@ -168,6 +172,8 @@ class RecordingServer:
                     self.wfile.write(b"".join(event % (i, i, i) for i in range(start, stop)))
                 self.wfile.write(b"event: message\ndata: " + answer + b"\n\n")
                 self.wfile.flush()
+                if outer.call_stream_held:
+                    outer._stopping.wait(30)
 
         class Server(ThreadingHTTPServer):
             def handle_error(self, request, client_address) -> None:
@@ -182,6 +188,7 @@ class RecordingServer:
         return self
 
     def __exit__(self, *_exc: object) -> None:
+        self._stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
