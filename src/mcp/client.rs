@@ -7,7 +7,7 @@
 //! each page of the listing, every call) is bounded by `timeout` unless it is `None`.
 
 use super::catalog::{build_catalog, parse_page, CatalogError, CatalogRules, ListedTool};
-use super::http::{check_url, http_client, parse_headers, HeaderSource};
+use super::http::{check_url, parse_headers, HeaderSource};
 use super::http_client::BoundedHttpClient;
 pub use super::remote_tool::{CallHandle, McpTool};
 use super::sanitize::{sanitize_marked, sanitize_tail};
@@ -314,15 +314,16 @@ impl McpClient {
                 (bounded(timeout, info.serve(transport)).await, Some(child))
             }
             TransportConfig::Http(h) => {
-                let mut headers = parse_headers(&h.headers).map_err(McpError::Config)?;
-                if let Some(token) = &h.bearer {
-                    headers.extend(
-                        parse_headers(&[("authorization".into(), format!("Bearer {token}"))])
-                            .map_err(McpError::Config)?,
-                    );
-                }
+                // The bearer token's `Authorization` overrides one in `headers`.
+                let bearer = h
+                    .bearer
+                    .iter()
+                    .map(|t| ("authorization".into(), format!("Bearer {t}")));
+                let pairs: Vec<_> = h.headers.iter().cloned().chain(bearer).collect();
+                let headers = parse_headers(&pairs).map_err(McpError::Config)?;
+                let inner = crate::net::http_client(crate::net::ClientOptions::default());
                 let client = BoundedHttpClient {
-                    inner: http_client().map_err(McpError::Config)?,
+                    inner: inner.map_err(McpError::Config)?,
                     source: h.header_source.clone(),
                     resumed: Default::default(),
                 };

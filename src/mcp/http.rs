@@ -59,11 +59,6 @@ pub fn parse_headers(
     Ok(out)
 }
 
-/// The transport's client: [`crate::net::http_client`] with no `User-Agent` of ours.
-pub fn http_client() -> Result<reqwest::Client, String> {
-    crate::net::http_client(crate::net::ClientOptions::default())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,10 +108,5 @@ mod tests {
         assert_eq!(h.get(&HeaderName::from_static("x-api-key")).unwrap(), "k");
         assert!(parse_headers(&[("bad name".into(), "v".into())]).is_err());
         assert!(parse_headers(&[("x".into(), "a\nb".into())]).is_err());
-    }
-
-    #[test]
-    fn client_builds_with_ring() {
-        assert!(http_client().is_ok());
     }
 }

@@ -423,7 +423,7 @@ mod tests {
             socket.shutdown().await.unwrap();
         });
         let client = BoundedHttpClient {
-            inner: crate::mcp::http::http_client().unwrap(),
+            inner: crate::net::http_client(Default::default()).unwrap(),
             source: None,
             resumed: Default::default(),
         };

@@ -73,12 +73,12 @@ impl<T: Transport<RoleClient>> OwnMessagesAnswered<T> {
         };
         let reply = match method {
             None => JsonRpcMessage::response(ClientResult::empty(()), request.id),
+            // The client offers no sampling, roots or elicitation.
             Some(method) => {
-                let error = ErrorData::new(
-                    ErrorCode::METHOD_NOT_FOUND,
-                    super::bounded::method_not_offered(&method),
-                    None,
-                );
+                let method = super::sanitize::sanitize_marked(&method, 100);
+                let message =
+                    format!("Method not found: this client answers only ping, not {method}");
+                let error = ErrorData::new(ErrorCode::METHOD_NOT_FOUND, message, None);
                 JsonRpcMessage::error(error, Some(request.id))
             }
         };

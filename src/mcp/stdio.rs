@@ -126,19 +126,14 @@ impl ChildProcess {
         self.child.as_ref().and_then(Child::id)
     }
 
-    /// [`ChildProcess::stderr_tail`] once the drain has read everything the server wrote
-    /// (waiting at most `wait`: a grandchild may hold the pipe open). Call after
+    /// The last few KiB the server wrote to stderr, cleaned for display, once the drain has
+    /// read everything (waiting at most `wait`: a grandchild may hold the pipe open). Call after
     /// [`ChildProcess::shutdown`]; without the wait, a server that printed its error and exited
     /// could be reported before its words were read.
     pub async fn final_stderr_tail(&mut self, wait: Duration) -> String {
         if let Some(drain) = self.stderr_drain.take() {
             let _ = tokio::time::timeout(wait, drain).await;
         }
-        self.stderr_tail()
-    }
-
-    /// The last few KiB the server wrote to stderr, cleaned for display.
-    pub fn stderr_tail(&self) -> String {
         let bytes: Vec<u8> = self
             .stderr_tail
             .lock()
