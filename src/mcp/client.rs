@@ -10,7 +10,7 @@ use super::catalog::{build_catalog, parse_page, CatalogError, CatalogRules, List
 use super::http::{check_url, parse_headers, HeaderSource};
 use super::http_client::BoundedHttpClient;
 pub use super::remote_tool::{CallHandle, McpTool};
-use super::sanitize::{sanitize_marked, sanitize_tail};
+use super::sanitize::sanitize_marked;
 use super::stdio::{ChildProcess, StdioConfig};
 use crate::prompts::Prompts;
 use crate::tool::is_wire_safe;
@@ -32,9 +32,6 @@ use std::time::Duration;
 const EXIT_GRACE: Duration = Duration::from_millis(1500);
 /// Error texts quoting the server are cut to this many characters.
 pub(super) const ERROR_CHARS: usize = 500;
-
-/// The end of the server's stderr shown in a handshake error (the drain keeps 4 KiB).
-const STDERR_TAIL_CHARS: usize = 4096;
 
 /// Where the server is.
 #[derive(Clone)]
@@ -344,8 +341,8 @@ impl McpClient {
                         child.shutdown(Duration::from_millis(200)).await;
                         let tail = child.final_stderr_tail(Duration::from_millis(500)).await;
                         if !tail.is_empty() {
-                            // The whole tail (at most 4 KiB): a traceback ends with its cause.
-                            let tail = sanitize_tail(&tail, STDERR_TAIL_CHARS);
+                            // The whole tail (at most 4 KiB, cleaned): a traceback ends with
+                            // its cause.
                             reason.push_str(&format!("; server stderr: {tail}"));
                         }
                         reason
