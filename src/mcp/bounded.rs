@@ -74,8 +74,7 @@ fn surrogates_repaired(raw: &str) -> Option<String> {
     changed.then(|| String::from_utf8(out).ok()).flatten()
 }
 
-/// Whether JSON text `raw` holds more than [`MAX_ANSWER_VALUES`] values (texts under
-/// [`COUNT_FROM_BYTES`] are not counted: they cannot).
+/// Whether JSON text `raw` holds more than [`MAX_ANSWER_VALUES`] values.
 pub fn over_value_budget(raw: &[u8]) -> bool {
     raw.len() >= COUNT_FROM_BYTES && count_values(raw, MAX_ANSWER_VALUES) > MAX_ANSWER_VALUES
 }

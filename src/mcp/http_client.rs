@@ -282,8 +282,7 @@ async fn read_response(
 
 /// A failed response: a JSON-RPC error in its JSON body is that error (the body read whole
 /// and counted like any answer: a server chooses its status, a 500 is no safer than a 200);
-/// else an error showing the status and the start of the body. A body that stalls does not
-/// hold the call: it is waited for [`BODY_WAIT`] at most.
+/// else an error showing the status and the start of the body, read for [`BODY_WAIT`] at most.
 async fn failed(
     response: reqwest::Response,
     json: bool,

@@ -50,11 +50,8 @@ pub struct LineGuard<R> {
 }
 
 impl<R: AsyncRead + Unpin> LineGuard<R> {
-    pub fn new(inner: R) -> Self {
-        Self::with_limit(inner, MAX_MESSAGE_BYTES)
-    }
-
-    pub fn with_limit(inner: R, max_line: usize) -> Self {
+    /// `max_line`: [`MAX_MESSAGE_BYTES`] but in tests.
+    pub fn new(inner: R, max_line: usize) -> Self {
         LineGuard {
             inner,
             chunk: vec![0u8; 64 * 1024].into_boxed_slice(),
@@ -315,7 +312,7 @@ mod tests {
     use serde_json::{json, Value};
 
     async fn read(input: &[u8], limit: usize) -> Vec<Value> {
-        let mut guard = LineGuard::with_limit(input, limit);
+        let mut guard = LineGuard::new(input, limit);
         let mut out = Vec::new();
         while let Some(message) = guard.next().await {
             out.push(serde_json::to_value(message).unwrap());

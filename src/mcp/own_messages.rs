@@ -21,9 +21,8 @@ pub const MAX_REPLIES_IN_FLIGHT: usize = 32;
 /// own handled here instead of by rmcp's session: `ping` gets its empty
 /// result, any other request "method not found", notifications are dropped. rmcp's session
 /// spawns a task per such message and takes them faster than those tasks end (300,000 of them
-/// on one call's event stream took the client to 900 MB). Replies are handed to rmcp to post
-/// (one at a time), at most [`MAX_REPLIES_IN_FLIGHT`] waiting; beyond that, and for good once
-/// one could not be posted, requests get no answer.
+/// on one call's event stream took the client to 900 MB). At most [`MAX_REPLIES_IN_FLIGHT`]
+/// replies wait to be posted.
 ///
 /// It also keeps the answer to a `tools/call` whose content blocks include a kind rmcp does not
 /// know: rmcp leaves such a result untyped, and its `call_tool` refused it. Those blocks are

@@ -5,7 +5,7 @@
 //! handed to rmcp as a [`LineTransport`], which reads the server's output through a
 //! [`LineGuard`].
 
-use super::line_guard::LineGuard;
+use super::line_guard::{LineGuard, MAX_MESSAGE_BYTES};
 use super::stdio_transport::LineTransport;
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -118,7 +118,7 @@ impl ChildProcess {
                 stderr_tail,
                 stderr_drain,
             },
-            LineTransport::new(LineGuard::new(stdout), stdin),
+            LineTransport::new(LineGuard::new(stdout, MAX_MESSAGE_BYTES), stdin),
         ))
     }
 
