@@ -101,7 +101,7 @@ impl BoundedHttpClient {
         use JsonRpcMessage::{Error, Response as Answer};
         match (response?, awaited) {
             (Response::Sse(events, session), awaited) => {
-                Ok(Response::Sse(self.resumed_events(events, awaited), session))
+                Ok(Response::Sse(self.events(events, awaited), session))
             }
             (Response::Accepted, Some(id)) => unexpected(format!(
                 "the server accepted request {id} without answering it (HTTP 202 or 204)"
@@ -128,18 +128,10 @@ impl BoundedHttpClient {
         }
     }
 
-    /// An event stream, bounded; when it answers our request `awaited`, its event ids noted, so
-    /// that a stream resuming it with `GET` answers that request too.
-    fn resumed_events(
-        &self,
-        events: BoxedSseResponse,
-        awaited: Option<RequestId>,
-    ) -> BoxedSseResponse {
+    /// An event stream, bounded, and noted when it answers our request `awaited`.
+    fn events(&self, events: BoxedSseResponse, awaited: Option<RequestId>) -> BoxedSseResponse {
         let events = bounded_events(events, awaited.clone());
-        match awaited {
-            Some(id) => self.resumed.noting(events, id),
-            None => events,
-        }
+        self.resumed.noting(events, awaited)
     }
 }
 
@@ -206,7 +198,7 @@ impl StreamableHttpClient for BoundedHttpClient {
         let events = self
             .inner
             .get_stream(uri, session, last_event_id, auth, headers);
-        Ok(self.resumed_events(events.await?, awaited))
+        Ok(self.events(events.await?, awaited))
     }
 }
 
