@@ -62,11 +62,8 @@ impl TextOut {
 
 fn label(s: &str) -> String {
     let cut = sanitize(s, LABEL_CHARS);
-    if cut.truncated {
-        format!("{}…", cut.text)
-    } else {
-        cut.text.into_owned()
-    }
+    let more = if cut.truncated { "…" } else { "" };
+    format!("{}{more}", cut.text)
 }
 
 /// Decoded size of a base64 payload, for the description line.

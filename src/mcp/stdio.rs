@@ -7,6 +7,8 @@
 
 use super::line_guard::{LineGuard, MAX_MESSAGE_BYTES};
 use super::stdio_transport::LineTransport;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -70,18 +72,12 @@ impl ChildProcess {
         // kills the server too: a server that ignores the end of its input would otherwise run
         // on. The signal follows the thread that forks, here a tokio worker of the runtime,
         // which lives as long as the process. (What the server started is not covered.)
-        use nix::libc;
+        use nix::libc::{self, c_ulong, PR_SET_PDEATHSIG, SIGKILL};
         let parent = std::process::id() as libc::pid_t;
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
-                libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGKILL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                );
+                libc::prctl(PR_SET_PDEATHSIG, SIGKILL as c_ulong, 0, 0, 0);
                 if libc::getppid() != parent {
                     libc::_exit(1); // the parent died before the request took hold
                 }
@@ -149,10 +145,7 @@ impl ChildProcess {
     /// before its input closes, it never acts on a group id that may be reused).
     fn kill_group(&mut self) {
         if let Some(pgid) = self.pgid {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pgid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         }
         if let Some(guard) = &mut self.guard {
             let _ = guard.start_kill();
