@@ -390,11 +390,9 @@ impl McpClient {
             _ => return Err(McpError::NotConnected),
         };
         let timeout = self.config.timeout;
-        let listed = bounded(timeout, list_all(&session.peer, self.config.max_tools))
-            .await
-            .ok_or_else(|| McpError::ListTimeout {
-                secs: timeout.map(secs).unwrap_or_default(),
-            })??;
+        let listed = bounded(timeout, list_all(&session.peer, self.config.max_tools)).await;
+        let waited = || timeout.map(secs).unwrap_or_default();
+        let listed = listed.ok_or_else(|| McpError::ListTimeout { secs: waited() })??;
         let rules = CatalogRules {
             namespace: &self.config.namespace,
             max_tools: self.config.max_tools,

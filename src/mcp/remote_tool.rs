@@ -112,13 +112,8 @@ impl McpTool {
                 return CallHandle(None);
             }
         };
-        let fut = call_remote(
-            self.session.clone(),
-            config.clone(),
-            self.remote_name.clone(),
-            arguments,
-        );
-        let config = config.clone();
+        let (config, name) = (config.clone(), self.remote_name.clone());
+        let fut = call_remote(self.session.clone(), config.clone(), name, arguments);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         self.session.runtime.spawn(async move {
             done(tokio::select! {

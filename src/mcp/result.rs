@@ -83,11 +83,10 @@ fn describe(block: &ContentBlock) -> String {
         ContentBlock::Audio(a) => media("audio", &a.mime_type, &a.data),
         ContentBlock::Resource(r) => match &r.resource {
             // The text itself is pushed separately by the caller, by reference.
-            ResourceContents::TextResourceContents { uri, mime_type, .. } => format!(
-                "[resource {} ({})]",
-                label(uri),
-                label(mime_type.as_deref().unwrap_or("text"))
-            ),
+            ResourceContents::TextResourceContents { uri, mime_type, .. } => {
+                let mime = label(mime_type.as_deref().unwrap_or("text"));
+                format!("[resource {} ({mime})]", label(uri))
+            }
             ResourceContents::BlobResourceContents {
                 uri,
                 mime_type,
