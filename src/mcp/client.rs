@@ -50,6 +50,14 @@ pub struct HttpConfig {
     pub allow_insecure_http: bool,
 }
 
+impl HttpConfig {
+    /// The bearer token as an `Authorization` header.
+    fn bearer_header(&self) -> Option<(String, String)> {
+        let token = self.bearer.as_ref()?;
+        Some(("authorization".into(), format!("Bearer {token}")))
+    }
+}
+
 /// Everything `MCPClient(...)` takes.
 #[derive(Clone)]
 pub struct ClientConfig {
@@ -159,11 +167,7 @@ fn check_config(config: &ClientConfig) -> Result<(), String> {
         TransportConfig::Http(h) => {
             check_url(&h.url, h.allow_insecure_http).map_err(|e| e.to_string())?;
             parse_headers(&h.headers)?;
-            let bearer = h
-                .bearer
-                .as_ref()
-                .map(|t| ("authorization".into(), format!("Bearer {t}")));
-            if parse_headers(bearer.as_slice()).is_err() {
+            if parse_headers(h.bearer_header().as_slice()).is_err() {
                 return Err("auth token contains characters not allowed in an HTTP header".into());
             }
         }
@@ -312,11 +316,7 @@ impl McpClient {
             }
             TransportConfig::Http(h) => {
                 // The bearer token's `Authorization` overrides one in `headers`.
-                let bearer = h
-                    .bearer
-                    .iter()
-                    .map(|t| ("authorization".into(), format!("Bearer {t}")));
-                let pairs: Vec<_> = h.headers.iter().cloned().chain(bearer).collect();
+                let pairs: Vec<_> = h.headers.iter().cloned().chain(h.bearer_header()).collect();
                 let headers = parse_headers(&pairs).map_err(McpError::Config)?;
                 let inner = crate::net::http_client(crate::net::ClientOptions::default());
                 let client = BoundedHttpClient {

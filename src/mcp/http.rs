@@ -44,10 +44,11 @@ pub fn check_url(url: &str, allow_insecure_http: bool) -> Result<reqwest::Url, U
     Ok(parsed)
 }
 
+/// HTTP headers by name, as rmcp's transport takes them.
+pub type Headers = HashMap<HeaderName, HeaderValue>;
+
 /// Parses user headers; names and values must be legal HTTP.
-pub fn parse_headers(
-    pairs: &[(String, String)],
-) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+pub fn parse_headers(pairs: &[(String, String)]) -> Result<Headers, String> {
     let mut out = HashMap::with_capacity(pairs.len());
     for (k, v) in pairs {
         let name = HeaderName::from_bytes(k.as_bytes())

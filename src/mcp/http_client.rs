@@ -38,10 +38,10 @@
 //! [`MAX_ANSWER_VALUES`]: super::bounded::MAX_ANSWER_VALUES
 
 use super::bounded::{bounded_message, over_value_budget, too_many_values};
-use super::http::{parse_headers, HeaderSource};
+use super::http::{parse_headers, HeaderSource, Headers};
 use super::http_events::{bounded_events, bounded_sse};
 use super::resumed_streams::ResumedStreams;
-use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::StatusCode;
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
@@ -53,12 +53,10 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpError, StreamableHttpPostResponse as Response, StreamableHttpResponseLimits,
 };
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 type HttpResult<T> = Result<T, HttpError>;
-type Headers = HashMap<HeaderName, HeaderValue>;
 
 /// How long the body of a failed response is waited for (its start, or a JSON one whole).
 const BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -421,7 +419,7 @@ mod tests {
         let message = serde_json::from_str(message).unwrap();
         let session = session.map(Arc::from);
         client
-            .post_message(uri.into(), message, session, None, HashMap::new())
+            .post_message(uri.into(), message, session, None, Headers::new())
             .await
     }
 

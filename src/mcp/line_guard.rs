@@ -146,9 +146,7 @@ fn decode(line: &[u8], scan: &Scan) -> Option<Message> {
         return None;
     }
     let id = scan.answer_id();
-    let number = id
-        .and_then(|(_, raw)| request_number(raw))
-        .map(|n| n.to_string());
+    let number = id.and_then(|(_, raw)| Some(request_number(raw)?.to_string()));
     let line: Cow<'_, [u8]> = match (id, &number) {
         (Some((at, raw)), Some(n)) => [&line[..at], n.as_bytes(), &line[at + raw.len()..]]
             .concat()
