@@ -6,6 +6,7 @@
 //! [`LineGuard`].
 
 use super::line_guard::{LineGuard, MAX_MESSAGE_BYTES};
+use super::sanitize::sanitize;
 use super::stdio_transport::LineTransport;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
@@ -130,15 +131,10 @@ impl ChildProcess {
         if let Some(drain) = self.stderr_drain.take() {
             let _ = tokio::time::timeout(wait, drain).await;
         }
-        let bytes: Vec<u8> = self
-            .stderr_tail
-            .lock()
-            .map(|t| t.iter().copied().collect())
-            .unwrap_or_default();
-        super::sanitize::sanitize(&String::from_utf8_lossy(&bytes), STDERR_TAIL_BYTES)
-            .text
-            .trim()
-            .to_string()
+        let ring = self.stderr_tail.lock();
+        let mut ring = ring.map(|t| t.clone()).unwrap_or_default();
+        let text = String::from_utf8_lossy(ring.make_contiguous());
+        sanitize(&text, STDERR_TAIL_BYTES).text.trim().to_string()
     }
 
     /// Kills the server's process group, then its guard (which is no longer needed: killed
