@@ -24,11 +24,10 @@ pub const MAX_REPLIES_IN_FLIGHT: usize = 32;
 /// on one call's event stream took the client to 900 MB). At most [`MAX_REPLIES_IN_FLIGHT`]
 /// replies wait to be posted.
 ///
-/// It also keeps the answer to a `tools/call` whose content blocks include a kind rmcp does not
-/// know: rmcp leaves such a result untyped, and its `call_tool` refused it. Those blocks are
-/// named instead. An answer is told by its shape, not by its request: a listing (it has
-/// `tools`) is left as it is, since the catalog reads its untyped value; any other answer this
-/// would retype (`initialize`, `ping`) failed its typed request before and still does.
+/// It also keeps an answer whose only fault is content blocks of a kind rmcp does not know, which
+/// rmcp's `call_tool` refused ([`unknown_blocks_named`](super::bounded::unknown_blocks_named)).
+/// Any other answer this would retype (`initialize`, `ping`) failed its typed request before
+/// and still does.
 pub struct OwnMessagesAnswered<T> {
     inner: T,
     replies: Arc<tokio::sync::Semaphore>,
