@@ -193,35 +193,27 @@ fn check_pins(
 ) -> Result<(), CatalogError> {
     let mut problems = Vec::new();
     for e in entries {
-        match pins.get(&e.display_name) {
-            Some(expected) if expected.eq_ignore_ascii_case(&e.fingerprint) => {}
-            Some(expected) => problems.push(format!(
-                "'{}' changed (expected {}, got {})",
-                e.display_name,
-                sanitize_marked(expected, 64),
-                e.fingerprint
-            )),
-            None => problems.push(format!(
-                "'{}' is not pinned (fingerprint {})",
-                e.display_name, e.fingerprint
-            )),
+        let (name, got) = (&e.display_name, &e.fingerprint);
+        match pins.get(name) {
+            Some(expected) if expected.eq_ignore_ascii_case(got) => {}
+            Some(expected) => {
+                let expected = sanitize_marked(expected, 64);
+                problems.push(format!("'{name}' changed (expected {expected}, got {got})"));
+            }
+            None => problems.push(format!("'{name}' is not pinned (fingerprint {got})")),
         }
     }
     let listed: HashSet<&str> = entries.iter().map(|e| e.display_name.as_str()).collect();
     for name in pins.keys() {
         if !listed.contains(name.as_str()) {
-            problems.push(format!(
-                "'{}' is pinned but the server did not list it",
-                sanitize_marked(name, 80)
-            ));
+            let name = sanitize_marked(name, 80);
+            problems.push(format!("'{name}' is pinned but the server did not list it"));
         }
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(CatalogError::Pins {
-            details: problems.join("; "),
-        })
+    let details = problems.join("; ");
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(CatalogError::Pins { details }),
     }
 }
 
