@@ -279,10 +279,8 @@ impl McpClient {
         // Two concurrent connects: the loser closes what it opened; so does a connect that a
         // close overtook (checked under the lock close() bumps under).
         let refused = {
-            let mut slot = self
-                .session
-                .lock()
-                .map_err(|_| McpError::Config("client state poisoned".into()))?;
+            let poisoned = |_| McpError::Config("client state poisoned".into());
+            let mut slot = self.session.lock().map_err(poisoned)?;
             if closes.has_changed().unwrap_or(true) {
                 McpError::ClosedWhileConnecting
             } else if slot.is_some() {
