@@ -35,14 +35,9 @@ fn surrogates_repaired(raw: &str) -> Option<String> {
     if memchr::memmem::find(b, b"\\ud").is_none() && memchr::memmem::find(b, b"\\uD").is_none() {
         return None;
     }
-    let hex = |at: usize| -> Option<u32> {
-        let digits = std::str::from_utf8(b.get(at..at + 4)?).ok()?;
-        u32::from_str_radix(digits, 16).ok()
-    };
     let escape_at = |at: usize| -> Option<u32> {
-        (b.get(at) == Some(&b'\\') && b.get(at + 1) == Some(&b'u'))
-            .then(|| hex(at + 2))
-            .flatten()
+        let digits = b.get(at..at + 6)?.strip_prefix(b"\\u")?;
+        u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
     };
     let mut out = Vec::with_capacity(b.len());
     let (mut i, mut in_string, mut changed) = (0, false, false);
@@ -79,8 +74,7 @@ fn surrogates_repaired(raw: &str) -> Option<String> {
     changed.then(|| String::from_utf8(out).ok()).flatten()
 }
 
-/// Whether JSON text `raw` holds more than [`MAX_ANSWER_VALUES`] values (texts under
-/// [`COUNT_FROM_BYTES`] are not counted: they cannot).
+/// Whether JSON text `raw` holds more than [`MAX_ANSWER_VALUES`] values.
 pub fn over_value_budget(raw: &[u8]) -> bool {
     raw.len() >= COUNT_FROM_BYTES && count_values(raw, MAX_ANSWER_VALUES) > MAX_ANSWER_VALUES
 }
@@ -179,13 +173,6 @@ pub(super) struct Envelope<'a> {
     pub jsonrpc: Option<&'a RawValue>,
 }
 
-/// The message of the "method not found" (-32601) reply to a request of the server's other
-/// than `ping` (the client offers no sampling, roots or elicitation), over stdio and HTTP.
-pub fn method_not_offered(method: &str) -> String {
-    let method = super::sanitize::sanitize_marked(method, 100);
-    format!("Method not found: this client answers only ping, not {method}")
-}
-
 /// The content block kinds of rmcp's `ContentBlock` (MCP 2025-06).
 const KNOWN_BLOCKS: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
 
@@ -225,15 +212,12 @@ pub fn is_string_or_number(raw: &str) -> bool {
         .is_some_and(|b| b == b'"' || b == b'-' || b.is_ascii_digit())
 }
 
-/// A message from the server (a stdio line, an event's data, or a JSON body) made safe for
-/// rmcp to parse. Lone surrogate escapes become
-/// U+FFFD. A message holding more values than an answer may is replaced before rmcp builds
-/// it, as over stdio: an answer keeps its result less the structured content (replaced by
-/// `{"agentmaker/unread":true}`), or if that is still too much becomes an error answer to its
+/// A message from the server made safe for rmcp to parse (see the module documentation). One
+/// over the budget is replaced: an answer keeps its result less the structured content
+/// ([`UNREAD_KEY`] in its place), or if that is still too much becomes an error answer to its
 /// request; anything else becomes a notification of ours, which is dropped.
 pub(super) fn bounded_message(data: String) -> String {
-    // serde refuses half a surrogate pair written as an escape (Python's json.dumps writes
-    // one that way): it becomes U+FFFD instead of failing the message.
+    // serde refuses half a surrogate pair written as an escape (Python's json.dumps writes one).
     let data = surrogates_repaired(&data).unwrap_or(data);
     if !over_value_budget(data.as_bytes()) {
         return data;

@@ -118,19 +118,16 @@ pub fn build_catalog(
     mut listed: Vec<ListedTool>,
     rules: &CatalogRules<'_>,
 ) -> Result<Vec<CatalogEntry>, CatalogError> {
-    if listed.len() > rules.max_tools {
-        return Err(CatalogError::TooManyTools {
-            count: listed.len(),
-            max: rules.max_tools,
-        });
+    let (count, max) = (listed.len(), rules.max_tools);
+    if count > max {
+        return Err(CatalogError::TooManyTools { count, max });
     }
     // Sorting by remote name makes display names independent of the listing order.
     listed.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
     for pair in listed.windows(2) {
         if pair[0].name == pair[1].name {
-            return Err(CatalogError::DuplicateName {
-                name: quoted(&pair[0].name),
-            });
+            let name = quoted(&pair[0].name);
+            return Err(CatalogError::DuplicateName { name });
         }
     }
     let mut taken: HashSet<String> = HashSet::with_capacity(listed.len());
@@ -140,9 +137,8 @@ pub fn build_catalog(
             return Err(CatalogError::EmptyName);
         }
         if tool.name.len() > MAX_REMOTE_NAME_BYTES {
-            return Err(CatalogError::NameTooLong {
-                name: quoted(&tool.name),
-            });
+            let name = quoted(&tool.name);
+            return Err(CatalogError::NameTooLong { name });
         }
         let empty = Value::Object(Default::default());
         let schema = tool.input_schema.as_ref().unwrap_or(&empty);
@@ -154,17 +150,11 @@ pub fn build_catalog(
                 }
             })?;
         let display_name = unique_name(rules.namespace, &tool.name, &mut taken);
+        let description = tool.description.as_deref();
         entries.push(CatalogEntry {
             display_name,
-            description: sanitize_marked(
-                tool.description.as_deref().unwrap_or(""),
-                rules.max_desc_chars,
-            ),
-            fingerprint: fingerprint(
-                &tool.name,
-                tool.description.as_deref(),
-                tool.input_schema.as_ref(),
-            ),
+            description: sanitize_marked(description.unwrap_or(""), rules.max_desc_chars),
+            fingerprint: fingerprint(&tool.name, description, tool.input_schema.as_ref()),
             remote_name: tool.name,
             input_schema,
         });
@@ -203,35 +193,27 @@ fn check_pins(
 ) -> Result<(), CatalogError> {
     let mut problems = Vec::new();
     for e in entries {
-        match pins.get(&e.display_name) {
-            Some(expected) if expected.eq_ignore_ascii_case(&e.fingerprint) => {}
-            Some(expected) => problems.push(format!(
-                "'{}' changed (expected {}, got {})",
-                e.display_name,
-                sanitize_marked(expected, 64),
-                e.fingerprint
-            )),
-            None => problems.push(format!(
-                "'{}' is not pinned (fingerprint {})",
-                e.display_name, e.fingerprint
-            )),
+        let (name, got) = (&e.display_name, &e.fingerprint);
+        match pins.get(name) {
+            Some(expected) if expected.eq_ignore_ascii_case(got) => {}
+            Some(expected) => {
+                let expected = sanitize_marked(expected, 64);
+                problems.push(format!("'{name}' changed (expected {expected}, got {got})"));
+            }
+            None => problems.push(format!("'{name}' is not pinned (fingerprint {got})")),
         }
     }
     let listed: HashSet<&str> = entries.iter().map(|e| e.display_name.as_str()).collect();
     for name in pins.keys() {
         if !listed.contains(name.as_str()) {
-            problems.push(format!(
-                "'{}' is pinned but the server did not list it",
-                sanitize_marked(name, 80)
-            ));
+            let name = sanitize_marked(name, 80);
+            problems.push(format!("'{name}' is pinned but the server did not list it"));
         }
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(CatalogError::Pins {
-            details: problems.join("; "),
-        })
+    let details = problems.join("; ");
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(CatalogError::Pins { details }),
     }
 }
 

@@ -7,10 +7,10 @@
 //! each page of the listing, every call) is bounded by `timeout` unless it is `None`.
 
 use super::catalog::{build_catalog, parse_page, CatalogError, CatalogRules, ListedTool};
-use super::http::{check_url, http_client, parse_headers, HeaderSource};
+use super::http::{check_url, parse_headers, HeaderSource};
 use super::http_client::BoundedHttpClient;
 pub use super::remote_tool::{CallHandle, McpTool};
-use super::sanitize::{sanitize_marked, sanitize_tail};
+use super::sanitize::sanitize_marked;
 use super::stdio::{ChildProcess, StdioConfig};
 use crate::prompts::Prompts;
 use crate::tool::is_wire_safe;
@@ -33,9 +33,6 @@ const EXIT_GRACE: Duration = Duration::from_millis(1500);
 /// Error texts quoting the server are cut to this many characters.
 pub(super) const ERROR_CHARS: usize = 500;
 
-/// The end of the server's stderr shown in a handshake error (the drain keeps 4 KiB).
-const STDERR_TAIL_CHARS: usize = 4096;
-
 /// Where the server is.
 #[derive(Clone)]
 pub enum TransportConfig {
@@ -51,6 +48,14 @@ pub struct HttpConfig {
     pub bearer: Option<String>,
     pub header_source: Option<Arc<dyn HeaderSource>>,
     pub allow_insecure_http: bool,
+}
+
+impl HttpConfig {
+    /// The bearer token as an `Authorization` header.
+    fn bearer_header(&self) -> Option<(String, String)> {
+        let token = self.bearer.as_ref()?;
+        Some(("authorization".into(), format!("Bearer {token}")))
+    }
 }
 
 /// Everything `MCPClient(...)` takes.
@@ -162,11 +167,7 @@ fn check_config(config: &ClientConfig) -> Result<(), String> {
         TransportConfig::Http(h) => {
             check_url(&h.url, h.allow_insecure_http).map_err(|e| e.to_string())?;
             parse_headers(&h.headers)?;
-            let bearer = h
-                .bearer
-                .as_ref()
-                .map(|t| ("authorization".into(), format!("Bearer {t}")));
-            if parse_headers(bearer.as_slice()).is_err() {
+            if parse_headers(h.bearer_header().as_slice()).is_err() {
                 return Err("auth token contains characters not allowed in an HTTP header".into());
             }
         }
@@ -278,10 +279,8 @@ impl McpClient {
         // Two concurrent connects: the loser closes what it opened; so does a connect that a
         // close overtook (checked under the lock close() bumps under).
         let refused = {
-            let mut slot = self
-                .session
-                .lock()
-                .map_err(|_| McpError::Config("client state poisoned".into()))?;
+            let poisoned = |_| McpError::Config("client state poisoned".into());
+            let mut slot = self.session.lock().map_err(poisoned)?;
             if closes.has_changed().unwrap_or(true) {
                 McpError::ClosedWhileConnecting
             } else if slot.is_some() {
@@ -314,15 +313,12 @@ impl McpClient {
                 (bounded(timeout, info.serve(transport)).await, Some(child))
             }
             TransportConfig::Http(h) => {
-                let mut headers = parse_headers(&h.headers).map_err(McpError::Config)?;
-                if let Some(token) = &h.bearer {
-                    headers.extend(
-                        parse_headers(&[("authorization".into(), format!("Bearer {token}"))])
-                            .map_err(McpError::Config)?,
-                    );
-                }
+                // The bearer token's `Authorization` overrides one in `headers`.
+                let pairs: Vec<_> = h.headers.iter().cloned().chain(h.bearer_header()).collect();
+                let headers = parse_headers(&pairs).map_err(McpError::Config)?;
+                let inner = crate::net::http_client(crate::net::ClientOptions::default());
                 let client = BoundedHttpClient {
-                    inner: http_client().map_err(McpError::Config)?,
+                    inner: inner.map_err(McpError::Config)?,
                     source: h.header_source.clone(),
                     resumed: Default::default(),
                 };
@@ -343,8 +339,8 @@ impl McpClient {
                         child.shutdown(Duration::from_millis(200)).await;
                         let tail = child.final_stderr_tail(Duration::from_millis(500)).await;
                         if !tail.is_empty() {
-                            // The whole tail (at most 4 KiB): a traceback ends with its cause.
-                            let tail = sanitize_tail(&tail, STDERR_TAIL_CHARS);
+                            // The whole tail (at most 4 KiB, cleaned): a traceback ends with
+                            // its cause.
                             reason.push_str(&format!("; server stderr: {tail}"));
                         }
                         reason
@@ -392,11 +388,9 @@ impl McpClient {
             _ => return Err(McpError::NotConnected),
         };
         let timeout = self.config.timeout;
-        let listed = bounded(timeout, list_all(&session.peer, self.config.max_tools))
-            .await
-            .ok_or_else(|| McpError::ListTimeout {
-                secs: timeout.map(secs).unwrap_or_default(),
-            })??;
+        let listed = bounded(timeout, list_all(&session.peer, self.config.max_tools)).await;
+        let waited = || timeout.map(secs).unwrap_or_default();
+        let listed = listed.ok_or_else(|| McpError::ListTimeout { secs: waited() })??;
         let rules = CatalogRules {
             namespace: &self.config.namespace,
             max_tools: self.config.max_tools,

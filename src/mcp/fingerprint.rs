@@ -41,15 +41,7 @@ impl Write for HashWriter {
     }
 }
 
-/// The canonical JSON text described in the module doc.
-pub fn canonical_text(name: &str, description: Option<&str>, schema: Option<&Value>) -> String {
-    let mut out = Vec::new();
-    write_triple(&mut out, name, description, schema);
-    // Every piece written is valid UTF-8 (serde_json output and ASCII punctuation).
-    String::from_utf8(out).unwrap_or_default()
-}
-
-/// SHA-256 of [`canonical_text`], as 64 lowercase hex digits.
+/// SHA-256 of the canonical JSON text described in the module doc, as 64 lowercase hex digits.
 pub fn fingerprint(name: &str, description: Option<&str>, input_schema: Option<&Value>) -> String {
     let mut w = HashWriter(Sha256::new());
     write_triple(&mut w, name, description, input_schema);
@@ -103,6 +95,13 @@ fn write_value(w: &mut impl Write, v: &Value) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The canonical JSON text described in the module doc.
+    fn canonical_text(name: &str, description: Option<&str>, schema: Option<&Value>) -> String {
+        let mut out = Vec::new();
+        write_triple(&mut out, name, description, schema);
+        String::from_utf8(out).unwrap()
+    }
 
     #[test]
     fn canonical_text_is_sorted_and_compact() {

@@ -44,10 +44,11 @@ pub fn check_url(url: &str, allow_insecure_http: bool) -> Result<reqwest::Url, U
     Ok(parsed)
 }
 
+/// HTTP headers by name, as rmcp's transport takes them.
+pub type Headers = HashMap<HeaderName, HeaderValue>;
+
 /// Parses user headers; names and values must be legal HTTP.
-pub fn parse_headers(
-    pairs: &[(String, String)],
-) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+pub fn parse_headers(pairs: &[(String, String)]) -> Result<Headers, String> {
     let mut out = HashMap::with_capacity(pairs.len());
     for (k, v) in pairs {
         let name = HeaderName::from_bytes(k.as_bytes())
@@ -57,11 +58,6 @@ pub fn parse_headers(
         out.insert(name, value);
     }
     Ok(out)
-}
-
-/// The transport's client: [`crate::net::http_client`] with no `User-Agent` of ours.
-pub fn http_client() -> Result<reqwest::Client, String> {
-    crate::net::http_client(crate::net::ClientOptions::default())
 }
 
 #[cfg(test)]
@@ -113,10 +109,5 @@ mod tests {
         assert_eq!(h.get(&HeaderName::from_static("x-api-key")).unwrap(), "k");
         assert!(parse_headers(&[("bad name".into(), "v".into())]).is_err());
         assert!(parse_headers(&[("x".into(), "a\nb".into())]).is_err());
-    }
-
-    #[test]
-    fn client_builds_with_ring() {
-        assert!(http_client().is_ok());
     }
 }

@@ -42,10 +42,10 @@
 //! [`MAX_ANSWER_VALUES`]: super::bounded::MAX_ANSWER_VALUES
 
 use super::bounded::{bounded_message, over_value_budget, too_many_values};
-use super::http::{parse_headers, HeaderSource};
+use super::http::{parse_headers, HeaderSource, Headers};
 use super::http_events::{bounded_events, bounded_sse};
 use super::resumed_streams::ResumedStreams;
-use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::StatusCode;
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
@@ -57,12 +57,10 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpError, StreamableHttpPostResponse as Response, StreamableHttpResponseLimits,
 };
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 type HttpResult<T> = Result<T, HttpError>;
-type Headers = HashMap<HeaderName, HeaderValue>;
 
 /// How long the body of a failed response is waited for (its start, or a JSON one whole).
 const BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -105,7 +103,7 @@ impl BoundedHttpClient {
         use JsonRpcMessage::{Error, Response as Answer};
         match (response?, awaited) {
             (Response::Sse(events, session), awaited) => {
-                Ok(Response::Sse(self.resumed_events(events, awaited), session))
+                Ok(Response::Sse(self.events(events, awaited), session))
             }
             (Response::Accepted, Some(id)) => unexpected(format!(
                 "the server accepted request {id} without answering it (HTTP 202 or 204)"
@@ -132,18 +130,10 @@ impl BoundedHttpClient {
         }
     }
 
-    /// An event stream, bounded; when it answers our request `awaited`, its event ids noted, so
-    /// that a stream resuming it with `GET` answers that request too.
-    fn resumed_events(
-        &self,
-        events: BoxedSseResponse,
-        awaited: Option<RequestId>,
-    ) -> BoxedSseResponse {
+    /// An event stream, bounded, and noted when it answers our request `awaited`.
+    fn events(&self, events: BoxedSseResponse, awaited: Option<RequestId>) -> BoxedSseResponse {
         let events = bounded_events(events, awaited.clone());
-        match awaited {
-            Some(id) => self.resumed.noting(events, id),
-            None => events,
-        }
+        self.resumed.noting(events, awaited)
     }
 }
 
@@ -210,7 +200,7 @@ impl StreamableHttpClient for BoundedHttpClient {
         let events = self
             .inner
             .get_stream(uri, session, last_event_id, auth, headers);
-        Ok(self.resumed_events(events.await?, awaited))
+        Ok(self.events(events.await?, awaited))
     }
 }
 
@@ -291,8 +281,7 @@ async fn read_response(
 
 /// A failed response: a JSON-RPC error in its JSON body is that error (the body read whole
 /// and counted like any answer: a server chooses its status, a 500 is no safer than a 200);
-/// else an error showing the status and the start of the body. A body that stalls does not
-/// hold the call: it is waited for [`BODY_WAIT`] at most.
+/// else an error showing the status and the start of the body, read for [`BODY_WAIT`] at most.
 async fn failed(
     response: reqwest::Response,
     json: bool,
@@ -436,14 +425,14 @@ mod tests {
             socket.shutdown().await.unwrap();
         });
         let client = BoundedHttpClient {
-            inner: crate::mcp::http::http_client().unwrap(),
+            inner: crate::net::http_client(Default::default()).unwrap(),
             source: None,
             resumed: Default::default(),
         };
         let message = serde_json::from_str(message).unwrap();
         let session = session.map(Arc::from);
         client
-            .post_message(uri.into(), message, session, None, HashMap::new())
+            .post_message(uri.into(), message, session, None, Headers::new())
             .await
     }
 

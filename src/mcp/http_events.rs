@@ -74,18 +74,18 @@ impl EventSize {
     }
 }
 
-/// The server's event stream, each event's message made safe for rmcp to parse
-/// ([`bounded_message`]). On the stream answering our request `awaited`, an error without an
-/// id is that request's ([`error_without_id`]), and an event too large to read, which ends the
-/// stream, becomes the request's error answer saying so ([`too_large_answer`]).
+/// The server's event stream bounded as the module documentation says; `awaited` is our
+/// request it answers ([`error_without_id`], [`too_large_answer`]), if any.
 pub(super) fn bounded_events(
     events: BoxedSseResponse,
     awaited: Option<RequestId>,
 ) -> BoxedSseResponse {
+    // As JSON text, as the answers put in the server's place carry it.
+    let awaited = awaited.and_then(|id| serde_json::to_string(&id).ok());
     events
-        .map(move |event| match (event, awaited.as_ref()) {
-            (Ok(event), awaited) => {
-                let mut event = bounded_event(event);
+        .map(move |event| match (event, awaited.as_deref()) {
+            (Ok(mut event), awaited) => {
+                event.data = event.data.map(bounded_message);
                 let data = event.data.as_deref().zip(awaited);
                 if let Some(answer) = data.and_then(|(data, id)| error_without_id(data, id)) {
                     event.data = Some(answer);
@@ -104,14 +104,13 @@ pub(super) fn bounded_events(
 /// An error with no id (`"id": null`, or none) on the stream answering our request `id`,
 /// given that id: rmcp would drop it, and the call read as if the server had closed the
 /// connection.
-fn error_without_id(data: &str, id: &RequestId) -> Option<String> {
+fn error_without_id(data: &str, id: &str) -> Option<String> {
     memchr::memmem::find(data.as_bytes(), b"\"error\"")?;
     let message = serde_json::from_str::<Envelope<'_>>(data).ok()?;
     let unnamed = message.id.map_or(true, |id| id.get() == "null");
     if !unnamed || message.method.is_some() || message.result.is_some() {
         return None;
     }
-    let id = serde_json::to_string(id).ok()?;
     let error = message.error?.get();
     Some(format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#))
 }
@@ -157,23 +156,14 @@ fn surely_readable(data: &str) -> bool {
 /// For a stream ended at an event too large (by [`bounded_sse`] or rmcp's limiter, whose error
 /// text is the same, rmcp being pinned exactly), an event carrying the error answer to request
 /// `id` saying so: rmcp read it as "the server closed the connection".
-fn too_large_answer(id: &RequestId, error: &sse_stream::Error) -> Option<sse_stream::Sse> {
+fn too_large_answer(id: &str, error: &sse_stream::Error) -> Option<sse_stream::Sse> {
     let why = error.to_string();
     let why = why.rsplit(": ").next()?;
     if !matches!(error, sse_stream::Error::Body(_)) || !why.contains("exceeded the maximum size") {
         return None;
     }
-    let (id, message) = (
-        serde_json::to_string(id).ok()?,
-        format!("{why}; the answer was not read"),
-    );
-    Some(sse_stream::Sse::default().data(error_answer(&id, -32603, &message)))
-}
-
-/// An event's message made safe for rmcp to parse ([`bounded_message`]).
-fn bounded_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
-    event.data = event.data.map(bounded_message);
-    event
+    let message = format!("{why}; the answer was not read");
+    Some(sse_stream::Sse::default().data(error_answer(id, -32603, &message)))
 }
 
 #[cfg(test)]
@@ -365,6 +355,12 @@ mod tests {
         let event = |data: String| sse_stream::Sse {
             data: Some(data),
             ..Default::default()
+        };
+        let bounded_event = |e: sse_stream::Sse| -> sse_stream::Sse {
+            use futures::FutureExt;
+            let events = futures::stream::iter([Ok(e)]).boxed();
+            let first = bounded_events(events, None).next().now_or_never();
+            first.flatten().unwrap().unwrap()
         };
         let parsed = |e: sse_stream::Sse| -> serde_json::Value {
             serde_json::from_str(&bounded_event(e).data.unwrap()).unwrap()

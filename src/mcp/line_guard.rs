@@ -50,11 +50,8 @@ pub struct LineGuard<R> {
 }
 
 impl<R: AsyncRead + Unpin> LineGuard<R> {
-    pub fn new(inner: R) -> Self {
-        Self::with_limit(inner, MAX_MESSAGE_BYTES)
-    }
-
-    pub fn with_limit(inner: R, max_line: usize) -> Self {
+    /// `max_line`: [`MAX_MESSAGE_BYTES`] but in tests.
+    pub fn new(inner: R, max_line: usize) -> Self {
         LineGuard {
             inner,
             chunk: vec![0u8; 64 * 1024].into_boxed_slice(),
@@ -172,9 +169,7 @@ fn decode(line: &[u8], scan: &Scan) -> Option<Message> {
         return None;
     }
     let id = scan.answer_id();
-    let number = id
-        .and_then(|(_, raw)| request_number(raw))
-        .map(|n| n.to_string());
+    let number = id.and_then(|(_, raw)| Some(request_number(raw)?.to_string()));
     let line: Cow<'_, [u8]> = match (id, &number) {
         (Some((at, raw)), Some(n)) => [&line[..at], n.as_bytes(), &line[at + raw.len()..]]
             .concat()
@@ -344,7 +339,7 @@ mod tests {
     use serde_json::{json, Value};
 
     async fn read(input: &[u8], limit: usize) -> Vec<Value> {
-        let mut guard = LineGuard::with_limit(input, limit);
+        let mut guard = LineGuard::new(input, limit);
         let mut out = Vec::new();
         while let Some(message) = guard.next().await {
             out.push(serde_json::to_value(message).unwrap());

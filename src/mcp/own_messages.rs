@@ -21,15 +21,13 @@ pub const MAX_REPLIES_IN_FLIGHT: usize = 32;
 /// own handled here instead of by rmcp's session: `ping` gets its empty
 /// result, any other request "method not found", notifications are dropped. rmcp's session
 /// spawns a task per such message and takes them faster than those tasks end (300,000 of them
-/// on one call's event stream took the client to 900 MB). Replies are handed to rmcp to post
-/// (one at a time), at most [`MAX_REPLIES_IN_FLIGHT`] waiting; beyond that, and for good once
-/// one could not be posted, requests get no answer.
+/// on one call's event stream took the client to 900 MB). At most [`MAX_REPLIES_IN_FLIGHT`]
+/// replies wait to be posted.
 ///
-/// It also keeps the answer to a `tools/call` whose content blocks include a kind rmcp does not
-/// know: rmcp leaves such a result untyped, and its `call_tool` refused it. Those blocks are
-/// named instead. An answer is told by its shape, not by its request: a listing (it has
-/// `tools`) is left as it is, since the catalog reads its untyped value; any other answer this
-/// would retype (`initialize`, `ping`) failed its typed request before and still does.
+/// It also keeps an answer whose only fault is content blocks of a kind rmcp does not know, which
+/// rmcp's `call_tool` refused ([`unknown_blocks_named`](super::bounded::unknown_blocks_named)).
+/// Any other answer this would retype (`initialize`, `ping`) failed its typed request before
+/// and still does.
 pub struct OwnMessagesAnswered<T> {
     inner: T,
     replies: Arc<tokio::sync::Semaphore>,
@@ -73,12 +71,12 @@ impl<T: Transport<RoleClient>> OwnMessagesAnswered<T> {
         };
         let reply = match method {
             None => JsonRpcMessage::response(ClientResult::empty(()), request.id),
+            // The client offers no sampling, roots or elicitation.
             Some(method) => {
-                let error = ErrorData::new(
-                    ErrorCode::METHOD_NOT_FOUND,
-                    super::bounded::method_not_offered(&method),
-                    None,
-                );
+                let method = super::sanitize::sanitize_marked(&method, 100);
+                let message =
+                    format!("Method not found: this client answers only ping, not {method}");
+                let error = ErrorData::new(ErrorCode::METHOD_NOT_FOUND, message, None);
                 JsonRpcMessage::error(error, Some(request.id))
             }
         };

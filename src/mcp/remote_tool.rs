@@ -1,33 +1,19 @@
 //! One remote tool of an MCP server: a [`NativeTool`] whose calls go through rmcp's session.
 
+use super::bounded::UNREAD_KEY;
 use super::catalog::CatalogEntry;
 use super::client::{bounded, secs, service_error, ClientConfig, Session, ERROR_CHARS};
 use super::result::convert_result;
 use super::sanitize::sanitize_marked;
 use super::MessageKey;
+use crate::prompts::Prompts;
 use crate::response::ToolResponse;
 use crate::tool::{NativeTool, ToolSpec};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::CallToolRequestParams;
 use serde_json::Value;
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-
-/// How a call ended, before it is worded for the model.
-#[derive(Debug)]
-pub enum CallOutcome {
-    Done(Box<CallToolResult>),
-    /// A JSON-RPC error answer, or an answer that is not a valid result (raw, not yet cleaned).
-    Failed(String),
-    TimedOut,
-    /// The session was closed by us.
-    Closed,
-    /// The caller gave up on the call.
-    Cancelled,
-    /// A result whose structured content was left out unread: it held more than
-    /// [`MAX_ANSWER_VALUES`](super::bounded::MAX_ANSWER_VALUES) values (its `data` says `{"truncated": true}`).
-    DoneWithoutStructured(Box<CallToolResult>),
-}
 
 /// One remote tool, callable while its session is open.
 pub struct McpTool {
@@ -122,28 +108,22 @@ impl McpTool {
             Value::Null => Default::default(),
             other => {
                 let err = format!("arguments must be a JSON object, got {other}");
-                done(ToolResponse::error(prompts.fmt(
-                    MessageKey::FAILED,
-                    &[("err", &sanitize_marked(&err, 200))],
-                )));
+                done(failed(prompts, &err, 200));
                 return CallHandle(None);
             }
         };
-        let fut = call_remote(
-            self.session.clone(),
-            config.clone(),
-            self.remote_name.clone(),
-            arguments,
-        );
-        let config = config.clone();
+        let (config, name) = (config.clone(), self.remote_name.clone());
+        let fut = call_remote(self.session.clone(), config.clone(), name, arguments);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         self.session.runtime.spawn(async move {
-            let outcome = tokio::select! {
-                outcome = fut => outcome,
+            done(tokio::select! {
+                response = fut => response,
                 // Dropping rmcp's call future sends `notifications/cancelled`.
-                Ok(()) = stopped => CallOutcome::Cancelled,
-            };
-            done(outcome_response(outcome, &config))
+                Ok(()) = stopped => {
+                    let err = "the call was cancelled before the server answered";
+                    failed(&config.prompts, err, ERROR_CHARS)
+                }
+            })
         });
         CallHandle(Some(stop))
     }
@@ -194,61 +174,47 @@ impl CallHandle {
     }
 }
 
-/// Words how a call ended for the model.
-fn outcome_response(outcome: CallOutcome, config: &ClientConfig) -> ToolResponse {
-    let prompts = &config.prompts;
-    let failed = |err: &str| {
-        ToolResponse::error(prompts.fmt(
-            MessageKey::FAILED,
-            &[("err", &sanitize_marked(err, ERROR_CHARS))],
-        ))
-    };
-    match outcome {
-        CallOutcome::Done(result) => convert_result(&result, config.max_result_chars, prompts),
-        CallOutcome::DoneWithoutStructured(result) => {
-            let mut resp = convert_result(&result, config.max_result_chars, prompts);
-            resp.data = Some(serde_json::json!({"truncated": true}));
-            resp
-        }
-        CallOutcome::Failed(err) => failed(&err),
-        CallOutcome::TimedOut => ToolResponse::error(prompts.fmt(
-            MessageKey::TIMEOUT,
-            &[("timeout", &config.timeout.map(secs).unwrap_or_default())],
-        )),
-        CallOutcome::Closed => ToolResponse::error(prompts.get(MessageKey::NO_SESSION)),
-        CallOutcome::Cancelled => failed("the call was cancelled before the server answered"),
-    }
-}
-
-/// A call through rmcp's session.
+/// A call through rmcp's session, worded for the model.
 async fn call_remote(
     session: Arc<Session>,
     config: Arc<ClientConfig>,
     name: String,
     arguments: serde_json::Map<String, Value>,
-) -> CallOutcome {
+) -> ToolResponse {
+    let prompts = &config.prompts;
     let params = CallToolRequestParams::new(name).with_arguments(arguments);
     // Boxed: rmcp's call future is about 5 KB, and it would be stored twice in this one.
     let call = Box::pin(session.peer.call_tool(params));
     match bounded(config.timeout, call).await {
         Some(Ok(mut result)) => {
-            // An SSE event cut before rmcp parsed it (`http::bounded_event`).
-            let unread = result.structured_content.as_ref().is_some_and(|s| {
-                s.as_object().is_some_and(|o| {
-                    o.len() == 1 && o.get(super::bounded::UNREAD_KEY) == Some(&Value::Bool(true))
-                })
-            });
+            // Structured content of too many values, left out unread by
+            // `bounded::bounded_message`: `data` says `{"truncated": true}`.
+            let marker = serde_json::json!({UNREAD_KEY: true});
+            let unread = result
+                .structured_content
+                .take_if(|s| *s == marker)
+                .is_some();
+            let mut resp = convert_result(&result, config.max_result_chars, prompts);
             if unread {
-                result.structured_content = None;
-                CallOutcome::DoneWithoutStructured(Box::new(result))
-            } else {
-                CallOutcome::Done(Box::new(result))
+                resp.data = Some(serde_json::json!({"truncated": true}));
             }
+            resp
         }
-        Some(Err(_)) if session.is_closed() => CallOutcome::Closed,
-        Some(Err(e)) => CallOutcome::Failed(service_error(&e)),
-        None => CallOutcome::TimedOut,
+        Some(Err(_)) if session.is_closed() => {
+            ToolResponse::error(prompts.get(MessageKey::NO_SESSION))
+        }
+        Some(Err(e)) => failed(prompts, &service_error(&e), ERROR_CHARS),
+        None => {
+            let timeout = config.timeout.map(secs).unwrap_or_default();
+            ToolResponse::error(prompts.fmt(MessageKey::TIMEOUT, &[("timeout", &timeout)]))
+        }
     }
+}
+
+/// The `tool.msg.mcp.failed` error, `err` (raw) cleaned and cut to `limit` characters.
+fn failed(prompts: &Prompts, err: &str, limit: usize) -> ToolResponse {
+    let err = sanitize_marked(err, limit);
+    ToolResponse::error(prompts.fmt(MessageKey::FAILED, &[("err", &err)]))
 }
 
 impl NativeTool for McpTool {

@@ -62,11 +62,8 @@ impl TextOut {
 
 fn label(s: &str) -> String {
     let cut = sanitize(s, LABEL_CHARS);
-    if cut.truncated {
-        format!("{}…", cut.text)
-    } else {
-        cut.text.into_owned()
-    }
+    let more = if cut.truncated { "…" } else { "" };
+    format!("{}{more}", cut.text)
 }
 
 /// Decoded size of a base64 payload, for the description line.
@@ -86,11 +83,10 @@ fn describe(block: &ContentBlock) -> String {
         ContentBlock::Audio(a) => media("audio", &a.mime_type, &a.data),
         ContentBlock::Resource(r) => match &r.resource {
             // The text itself is pushed separately by the caller, by reference.
-            ResourceContents::TextResourceContents { uri, mime_type, .. } => format!(
-                "[resource {} ({})]",
-                label(uri),
-                label(mime_type.as_deref().unwrap_or("text"))
-            ),
+            ResourceContents::TextResourceContents { uri, mime_type, .. } => {
+                let mime = label(mime_type.as_deref().unwrap_or("text"));
+                format!("[resource {} ({mime})]", label(uri))
+            }
             ResourceContents::BlobResourceContents {
                 uri,
                 mime_type,
@@ -221,8 +217,7 @@ fn block_payload_len(b: &ContentBlock) -> usize {
             _ => 0,
         },
         ContentBlock::ResourceLink(l) => l.uri.len() + l.name.len(),
-        #[allow(unreachable_patterns)]
-        _ => 0,
+        _ => 0, // a kind added to the protocol later
     }
 }
 

@@ -29,12 +29,16 @@ pub struct ResumedStreams {
 }
 
 impl ResumedStreams {
-    /// `events`, each event id seen on it noted as one of the stream answering `request`.
+    /// `events`, each event id seen on it noted as one of the stream answering `request`, so
+    /// that a stream resuming it with `GET` answers that request too.
     pub fn noting(
         self: &Arc<Self>,
         events: BoxedSseResponse,
-        request: RequestId,
+        request: Option<RequestId>,
     ) -> BoxedSseResponse {
+        let Some(request) = request else {
+            return events;
+        };
         let streams = self.clone();
         events
             .inspect(move |event| {
@@ -86,7 +90,7 @@ mod tests {
             .unwrap()
             .block_on(
                 streams
-                    .noting(events, RequestId::Number(7))
+                    .noting(events, Some(RequestId::Number(7)))
                     .collect::<Vec<_>>(),
             );
         assert_eq!(passed.len(), 3, "every event passes on unchanged");

@@ -112,18 +112,6 @@ pub fn sanitize_marked(text: &str, limit: usize) -> String {
     text
 }
 
-/// [`sanitize`], keeping the *last* `limit` characters, with "…" in front when cut: the end of a
-/// log is what explains a failure.
-pub fn sanitize_tail(text: &str, limit: usize) -> String {
-    let clean = sanitize(text, usize::MAX).text;
-    let n = clean.chars().count();
-    if n <= limit {
-        return clean.into_owned();
-    }
-    let tail: String = clean.chars().skip(n - limit).collect();
-    format!("…{tail}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,12 +179,5 @@ mod tests {
         assert_eq!(s.text.len(), 10_000_000);
         // The scan stops at the limit.
         assert_eq!(sanitize(&dirty, 5).text, "xxxxx");
-    }
-
-    #[test]
-    fn a_tail_keeps_the_end() {
-        assert_eq!(sanitize_tail("abc\u{202e}def", 10), "abcdef");
-        assert_eq!(sanitize_tail("one two three", 5), "…three");
-        assert_eq!(sanitize_tail("ééééé", 2), "…éé");
     }
 }

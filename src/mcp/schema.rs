@@ -104,19 +104,13 @@ pub fn prepare_input_schema(schema: &Value, max_desc_chars: usize) -> Result<Val
     let Value::Object(root) = &mut prepared else {
         return Err(SchemaError::NotAnObject { kind: kind(schema) });
     };
-    match root.get("type") {
-        None => {
-            root.insert("type".into(), Value::String("object".into()));
-        }
-        Some(Value::String(t)) if t == "object" => {}
-        Some(other) => {
-            let got = preview(other, 80);
-            return Err(SchemaError::RootNotObject { got });
-        }
+    let root_type = root.entry("type").or_insert_with(|| "object".into());
+    if *root_type != "object" {
+        let got = preview(root_type, 80);
+        return Err(SchemaError::RootNotObject { got });
     }
-    if !root.contains_key("properties") {
-        root.insert("properties".into(), Value::Object(Map::new()));
-    }
+    root.entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
     if let Some(req) = root.get("required") {
         if !matches!(req, Value::Array(names) if names.iter().all(Value::is_string)) {
             return Err(SchemaError::BadRequired);

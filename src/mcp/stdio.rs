@@ -5,8 +5,11 @@
 //! handed to rmcp as a [`LineTransport`], which reads the server's output through a
 //! [`LineGuard`].
 
-use super::line_guard::LineGuard;
+use super::line_guard::{LineGuard, MAX_MESSAGE_BYTES};
+use super::sanitize::sanitize;
 use super::stdio_transport::LineTransport;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -70,18 +73,12 @@ impl ChildProcess {
         // kills the server too: a server that ignores the end of its input would otherwise run
         // on. The signal follows the thread that forks, here a tokio worker of the runtime,
         // which lives as long as the process. (What the server started is not covered.)
-        use nix::libc;
+        use nix::libc::{self, c_ulong, PR_SET_PDEATHSIG, SIGKILL};
         let parent = std::process::id() as libc::pid_t;
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
-                libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGKILL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                );
+                libc::prctl(PR_SET_PDEATHSIG, SIGKILL as c_ulong, 0, 0, 0);
                 if libc::getppid() != parent {
                     libc::_exit(1); // the parent died before the request took hold
                 }
@@ -118,7 +115,7 @@ impl ChildProcess {
                 stderr_tail,
                 stderr_drain,
             },
-            LineTransport::new(LineGuard::new(stdout), stdin),
+            LineTransport::new(LineGuard::new(stdout, MAX_MESSAGE_BYTES), stdin),
         ))
     }
 
@@ -126,38 +123,25 @@ impl ChildProcess {
         self.child.as_ref().and_then(Child::id)
     }
 
-    /// [`ChildProcess::stderr_tail`] once the drain has read everything the server wrote
-    /// (waiting at most `wait`: a grandchild may hold the pipe open). Call after
+    /// The last few KiB the server wrote to stderr, cleaned for display, once the drain has
+    /// read everything (waiting at most `wait`: a grandchild may hold the pipe open). Call after
     /// [`ChildProcess::shutdown`]; without the wait, a server that printed its error and exited
     /// could be reported before its words were read.
     pub async fn final_stderr_tail(&mut self, wait: Duration) -> String {
         if let Some(drain) = self.stderr_drain.take() {
             let _ = tokio::time::timeout(wait, drain).await;
         }
-        self.stderr_tail()
-    }
-
-    /// The last few KiB the server wrote to stderr, cleaned for display.
-    pub fn stderr_tail(&self) -> String {
-        let bytes: Vec<u8> = self
-            .stderr_tail
-            .lock()
-            .map(|t| t.iter().copied().collect())
-            .unwrap_or_default();
-        super::sanitize::sanitize(&String::from_utf8_lossy(&bytes), STDERR_TAIL_BYTES)
-            .text
-            .trim()
-            .to_string()
+        let ring = self.stderr_tail.lock();
+        let mut ring = ring.map(|t| t.clone()).unwrap_or_default();
+        let text = String::from_utf8_lossy(ring.make_contiguous());
+        sanitize(&text, STDERR_TAIL_BYTES).text.trim().to_string()
     }
 
     /// Kills the server's process group, then its guard (which is no longer needed: killed
     /// before its input closes, it never acts on a group id that may be reused).
     fn kill_group(&mut self) {
         if let Some(pgid) = self.pgid {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pgid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         }
         if let Some(guard) = &mut self.guard {
             let _ = guard.start_kill();

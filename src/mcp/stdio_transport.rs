@@ -1,9 +1,4 @@
-//! rmcp's transport over the server's stdin and stdout.
-//!
-//! Every message goes through rmcp's client service; this is the [`Transport`] it is given
-//! (wrapped in [`OwnMessagesAnswered`](super::own_messages::OwnMessagesAnswered), which answers
-//! the server's own requests). Reading is [`LineGuard`]'s: bounded lines, lenient ids, and an
-//! answer that cannot be read failing its request at once.
+//! rmcp's transport over the server's stdin and stdout, read by a [`LineGuard`].
 //!
 //! Messages are written in the order rmcp hands them over. rmcp runs each send as a task of its
 //! own, so a `notifications/cancelled` could overtake the request it cancels, which the server
@@ -26,6 +21,7 @@ pub const MAX_UNWRITTEN: usize = 64 * 1024 * 1024;
 
 /// One message for the writer task, and where to say whether it was written.
 type Queued = (Vec<u8>, oneshot::Sender<Result<(), ErrorKind>>);
+type Written = oneshot::Receiver<Result<(), ErrorKind>>;
 
 pub struct LineTransport<R> {
     read: LineGuard<R>,
@@ -48,10 +44,7 @@ impl<R: AsyncRead + Unpin> LineTransport<R> {
     }
 
     /// Queues `item` for the writer, in the order of the calls.
-    fn enqueue(
-        &self,
-        item: TxJsonRpcMessage<RoleClient>,
-    ) -> std::io::Result<oneshot::Receiver<Result<(), ErrorKind>>> {
+    fn enqueue(&self, item: TxJsonRpcMessage<RoleClient>) -> std::io::Result<Written> {
         let closed = || Error::new(ErrorKind::BrokenPipe, "the server's input is closed");
         let queue = self.queue.as_ref().ok_or_else(closed)?;
         let mut bytes = serde_json::to_vec(&item).map_err(Error::other)?;
@@ -59,10 +52,10 @@ impl<R: AsyncRead + Unpin> LineTransport<R> {
         let len = bytes.len();
         if self.unwritten.fetch_add(len, Relaxed) + len > MAX_UNWRITTEN {
             self.unwritten.fetch_sub(len, Relaxed);
-            return Err(Error::new(
-                ErrorKind::WouldBlock,
-                format!("the server is not reading its input ({MAX_UNWRITTEN} bytes wait to be written)"),
-            ));
+            let why = format!(
+                "the server is not reading its input ({MAX_UNWRITTEN} bytes wait to be written)"
+            );
+            return Err(Error::new(ErrorKind::WouldBlock, why));
         }
         let (sent, written) = oneshot::channel();
         queue.send((bytes, sent)).map_err(|_| closed())?;
@@ -151,7 +144,7 @@ mod tests {
         let (ours, theirs) = tokio::io::duplex(1 << 16);
         let (their_read, mut their_write) = tokio::io::split(theirs);
         let (our_read, our_write) = tokio::io::split(ours);
-        let mut t = LineTransport::new(LineGuard::with_limit(our_read, 1024), our_write);
+        let mut t = LineTransport::new(LineGuard::new(our_read, 1024), our_write);
         let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
         t.send(JsonRpcMessage::request(
             ping,
