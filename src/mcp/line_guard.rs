@@ -164,6 +164,16 @@ pub(super) fn read_whole(text: &[u8]) -> Option<Message> {
 
 /// A complete line within the bounds, as rmcp's message; `None` to drop it.
 fn decode(line: &[u8], scan: &Scan) -> Option<Message> {
+    // A byte-order mark some servers print before their first line reads as blanks, so the
+    // offsets the scan noted stay right; rmcp dropped such a line, and its answer with it.
+    let unmarked;
+    let line = match line.strip_prefix("\u{feff}".as_bytes()) {
+        Some(rest) => {
+            unmarked = [b"   ".as_slice(), rest].concat();
+            unmarked.as_slice()
+        }
+        None => line,
+    };
     // serde reads a struct from a JSON array too (fields by position): only objects here.
     if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return None;
@@ -371,6 +381,19 @@ mod tests {
         assert_eq!(
             read(input.as_bytes(), 100).await,
             [json!({"jsonrpc": "2.0", "id": 2, "result": {}})]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_line_after_a_byte_order_mark_is_read() {
+        let input =
+            format!("\u{feff}{OK}\n\u{feff}{{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"result\":{{}}}}\n");
+        assert_eq!(
+            read(input.as_bytes(), 100).await,
+            [
+                json!({"jsonrpc": "2.0", "id": 2, "result": {}}),
+                json!({"jsonrpc": "2.0", "id": 7, "result": {}})
+            ]
         );
     }
 
