@@ -1524,6 +1524,11 @@ async def test_a_server_that_cannot_start_is_reported_with_its_stderr():
         async with MCPClient(command=sys.executable, args=["-c", noisy], namespace="x"):
             pass
     assert len(str(e.value)) < 4500
+    # The tail is cleaned: a terminal escape or a bidi override cannot restyle or reorder it.
+    dirty = "import sys; sys.stderr.write(chr(27) + '[31mred' + chr(0x202E) + 'txt' + chr(13) + 'end'); sys.exit(1)"
+    with pytest.raises(ToolError, match=r"server stderr: \[31mredtxtend$"):
+        async with MCPClient(command=sys.executable, args=["-c", dirty], namespace="x"):
+            pass
     # A bad working directory is named as such, not blamed on the command.
     with pytest.raises(ToolError, match=r"its working directory \(cwd\) \"/no/such/dir\" does not exist"):
         async with MCPClient(command=sys.executable, args=[SDK], cwd="/no/such/dir", namespace="x"):
