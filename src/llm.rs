@@ -278,6 +278,20 @@ fn call_arguments(call: &Value) -> Value {
     }
 }
 
+/// The tool calls of a neutral assistant message: each call's id and function name (empty
+/// when missing) with the call itself.
+fn calls_of(message: &Value) -> impl Iterator<Item = (&str, &str, &Value)> {
+    fn field<'a>(call: &'a Value, pointer: &str) -> &'a str {
+        call.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+    }
+    message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(move |call| (field(call, "/id"), field(call, "/function/name"), call))
+}
+
 /// An OpenAI-shaped tool call.
 fn tool_call(id: &str, name: &str, arguments: String) -> Value {
     serde_json::json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})

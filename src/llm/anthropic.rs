@@ -9,7 +9,8 @@ use super::assembly::Assembly;
 use super::error::{describe, LlmError};
 use super::turns::{unknown_role, Turns};
 use super::{
-    call_arguments, sse, text_of, tool_call, tool_triples, usage, Call, Reply, StreamDecoder,
+    call_arguments, calls_of, sse, text_of, tool_call, tool_triples, usage, Call, Reply,
+    StreamDecoder,
 };
 use serde_json::{json, Map, Value};
 
@@ -151,16 +152,9 @@ fn assistant_blocks(m: &Value) -> Option<Vec<Value>> {
     if !text.is_empty() {
         blocks.push(json!({"type": "text", "text": text}));
     }
-    for call in m
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let s = |p: &str| call.pointer(p).and_then(Value::as_str).unwrap_or("");
+    for (id, name, call) in calls_of(m) {
         blocks.push(
-            json!({"type": "tool_use", "id": s("/id"), "name": s("/function/name"),
-                           "input": call_arguments(call)}),
+            json!({"type": "tool_use", "id": id, "name": name, "input": call_arguments(call)}),
         );
     }
     (!blocks.is_empty()).then_some(blocks)

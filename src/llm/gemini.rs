@@ -14,7 +14,9 @@
 use super::assembly::Assembly;
 use super::error::{describe, LlmError};
 use super::turns::{unknown_role, Turns};
-use super::{call_arguments, sse, text_of, tool_triples, usage, Call, Reply, StreamDecoder};
+use super::{
+    call_arguments, calls_of, sse, text_of, tool_triples, usage, Call, Reply, StreamDecoder,
+};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
@@ -154,17 +156,11 @@ fn model_parts(m: &Value, names: &mut HashMap<String, String>) -> Option<Vec<Val
     if !text.is_empty() {
         parts.push(json!({"text": text}));
     }
-    for call in m
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let s = |p: &str| call.pointer(p).and_then(Value::as_str).unwrap_or("");
-        names.insert(s("/id").to_string(), s("/function/name").to_string());
-        let mut function = json!({"name": s("/function/name"), "args": call_arguments(call)});
-        if !s("/id").is_empty() && !s("/id").starts_with("call_") {
-            function["id"] = Value::String(s("/id").to_string());
+    for (id, name, call) in calls_of(m) {
+        names.insert(id.to_string(), name.to_string());
+        let mut function = json!({"name": name, "args": call_arguments(call)});
+        if !id.is_empty() && !id.starts_with("call_") {
+            function["id"] = Value::String(id.to_string());
         }
         let mut part = json!({"functionCall": function});
         if let Some(sig) = call.pointer("/extra_content/google/thought_signature") {
