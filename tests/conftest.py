@@ -44,3 +44,12 @@ def sdk_major(request) -> int:
 def sdk_env(sdk_major) -> dict[str, str]:
     """Environment additions for an SDK server process of ``sdk_major``."""
     return {"PYTHONPATH": str(mcp1_path())} if sdk_major == 1 else {}
+
+
+@pytest.fixture(scope="module")
+def http_server():
+    """The SDK server over streamable HTTP, one per test module that asks for it."""
+    from mcp_support import sdk_http_server
+
+    with sdk_http_server() as url:
+        yield url

@@ -30,9 +30,9 @@ from agentmaker import (
     tool,
 )
 from agentmaker.testing import ScriptedLLM
+from mcp_support import by_remote, sdk_client
 from proc_table import processes
 from test_llm import FakeOpenAI, completion
-from test_mcp import by_remote, sdk_client
 from test_search import KEYS, Peer
 
 # --- the entry points: each takes a coroutine made outside the loop and returns its result ------

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from agentmaker import MCPClient, MCPTool, ToolError, ToolRegistry
-from test_mcp import SDK, by_remote, sdk_http_server
+from mcp_support import SDK, by_remote, sdk_http_server
 
 
 async def assert_sdk(tools: dict[str, MCPTool], major: int) -> None:

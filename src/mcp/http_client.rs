@@ -10,7 +10,7 @@
 //! client's with our headers, their events bounded as below. (rmcp's `server/discover`
 //! fallback is not carried: the client starts with `initialize`.)
 //!
-//! What this adds to rmcp's reqwest client, and why (with the test in `tests/test_mcp.py`):
+//! What this adds to rmcp's reqwest client, and why (with its test in `tests/test_mcp*.py`):
 //! - Headers from a [`HeaderSource`] on every request, so a token can be refreshed
 //!   (`test_http_auth_callable_is_asked_per_request`).
 //! - Each message held to [`MAX_ANSWER_VALUES`] and its lone surrogate escapes repaired

@@ -13,7 +13,7 @@
 //! self-pipe from the epoll instance, which parent and child share: from then on
 //! `call_soon_threadsafe` no longer wakes the parent's loop, and a call awaited there hangs for
 //! ever (measured with plain asyncio: the callback ran only when a timer woke the loop; and
-//! `tests/test_mcp.py::test_a_forked_child_that_exits_leaves_the_parents_server_alone` hangs
+//! `tests/test_mcp_processes.py::test_a_forked_child_that_exits_leaves_the_parents_server_alone` hangs
 //! with that bridge). A reader added with `add_reader` is not removed by `close()`. Two more
 //! reasons: no tokio thread waits for the GIL (a worker that does waits for the interpreter's
 //! switch interval per completion while the loop thread is busy, and one that touches the

@@ -1,0 +1,119 @@
+"""What the MCP client tests share: the test servers, clients of them, and process checks."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from agentmaker import MCPClient, MCPTool
+
+SERVERS = Path(__file__).resolve().parent / "mcp_servers"
+SDK = str(SERVERS / "sdk_server.py")
+RAW = str(SERVERS / "raw_server.py")
+RECORDING = str(SERVERS / "recording_http.py")
+NO_SESSION = "Error: the MCP session is not established or has been closed"
+
+
+def sdk_client(*server_args: str, **kw) -> MCPClient:
+    kw.setdefault("namespace", "calc")
+    kw.setdefault("timeout", 30.0)
+    return MCPClient(command=sys.executable, args=[SDK, *server_args], **kw)
+
+
+def raw_client(mode: str, **kw) -> MCPClient:
+    kw.setdefault("namespace", "raw")
+    kw.setdefault("timeout", 10.0)
+    return MCPClient(command=sys.executable, args=[RAW, mode], **kw)
+
+
+def by_remote(tools: list[MCPTool]) -> dict[str, MCPTool]:
+    return {t.remote_name: t for t in tools}
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _cmdline(proc_dir: Path) -> bytes:
+    try:
+        return (proc_dir / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def wait_dead(pid: int, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@contextlib.contextmanager
+def sdk_http_server(env: dict[str, str] | None = None):
+    """The SDK server over streamable HTTP on a free 127.0.0.1 port; yields its URL. `env` is
+    added to this process's environment (e.g. ``PYTHONPATH`` for the 1.x SDK)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, SDK, "http", str(port)],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    proc.kill()
+                    raise RuntimeError(f"the SDK HTTP server did not start: {proc.stderr.read()!r}") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stderr.close()
+
+
+async def wait_until(moment: float) -> None:
+    await asyncio.sleep(max(0.0, moment - time.monotonic()))
+
+
+class LoopWithoutReaders(asyncio.SelectorEventLoop):
+    """A loop that cannot watch file descriptors (as Windows' proactor loop cannot)."""
+
+    def add_reader(self, *args, **kwargs):
+        raise NotImplementedError
+
+
+async def check_wait_for_cancels_at_the_server(tools: dict[str, MCPTool], marker: Path) -> None:
+    """A 3 s ``slow_write`` abandoned by ``asyncio.wait_for`` after 0.3 s never writes its marker
+    (the server was told), and the session still answers."""
+    start = time.monotonic()
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(tools["slow_write"].arun({"path": str(marker), "seconds": 3}), 0.3)
+    assert (await tools["add"].arun({"a": 1, "b": 1})).text == "2"
+    await wait_until(start + 4.5)
+    assert not marker.exists()
