@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from agentmaker import MCPClient, MCPTool
+from proc_table import alive
 
 SERVERS = Path(__file__).resolve().parent / "mcp_servers"
 SDK = str(SERVERS / "sdk_server.py")
@@ -35,19 +36,6 @@ def raw_client(mode: str, **kw) -> MCPClient:
 
 def by_remote(tools: list[MCPTool]) -> dict[str, MCPTool]:
     return {t.remote_name: t for t in tools}
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead for our purposes.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _cmdline(proc_dir: Path) -> bytes:

@@ -30,6 +30,19 @@ def processes() -> Iterator[Proc]:
         yield Proc(int(entry), state, int(ppid), int(pgid), argv)
 
 
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a living process; a zombie counts as dead.
+
+    Any error reading /proc means the process is gone: a process that ends between the open
+    and the read makes the read fail with ESRCH, not ENOENT.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2 :].split()[0] != "Z"
+
+
 def descendants(root: int) -> list[Proc]:
     """Every living (non-zombie) process below ``root`` in the parent tree."""
     table = [p for p in processes() if p.state != "Z"]

@@ -13,20 +13,13 @@ import isolated_tools as tools
 import pytest
 from agentmaker import Agent, Isolation, RunPolicy, ToolConfigError, ToolRegistrationError, ToolRegistry, tool
 from agentmaker.testing import ScriptedLLM
+from proc_table import alive
 
 
 def registry(*items) -> ToolRegistry:
     reg = ToolRegistry()
     reg.register_all(list(items))
     return reg
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def gone(pids, within: float = 5.0) -> bool:

@@ -19,14 +19,13 @@ from mcp_servers.recording_http import RecordingServer
 from mcp_support import (
     NO_SESSION,
     SDK,
-    alive,
     by_remote,
     check_wait_for_cancels_at_the_server,
     raw_client,
     sdk_client,
     wait_dead,
 )
-from proc_table import processes
+from proc_table import alive, processes
 
 # --- the SDK server over stdio ---------------------------------------------------------------
 
