@@ -17,8 +17,9 @@
 //!   (noise, a malformed request of the server's) is dropped without a reply: replying to
 //!   garbage invites a storm of it.
 //! - Ids are read leniently: rmcp numbers its requests with integers and matches ids exactly,
-//!   so an answer whose id is such a number written as a string (`"7"`) or with a fraction
-//!   (`7.0`) is read as that number (the call would otherwise wait for its timeout).
+//!   so an answer whose id is such a number written as a string (`"7"`, escaped or not) or
+//!   with a fraction (`7.0`) is read as that number (the call would otherwise wait for its
+//!   timeout).
 
 use super::bounded::{
     bounded_message, error_answer, is_string_or_number, Envelope, MAX_SERVER_ID_BYTES,
@@ -164,12 +165,14 @@ pub(super) fn read_whole(text: &[u8]) -> Option<Message> {
 
 /// A complete line within the bounds, as rmcp's message; `None` to drop it.
 fn decode(line: &[u8], scan: &Scan) -> Option<Message> {
-    // A byte-order mark some servers print before their first line reads as blanks, so the
-    // offsets the scan noted stay right; rmcp dropped such a line, and its answer with it.
+    // A byte-order mark some servers print before their first line (after blanks or not)
+    // reads as blanks, so the offsets the scan noted stay right; rmcp dropped such a line,
+    // and its answer with it.
     let unmarked;
-    let line = match line.strip_prefix("\u{feff}".as_bytes()) {
+    let blanks = line.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    let line = match line[blanks..].strip_prefix("\u{feff}".as_bytes()) {
         Some(rest) => {
-            unmarked = [b"   ".as_slice(), rest].concat();
+            unmarked = [&line[..blanks], b"   ".as_slice(), rest].concat();
             unmarked.as_slice()
         }
         None => line,
@@ -212,12 +215,23 @@ fn as_request_id(raw: &str) -> Cow<'_, str> {
     request_number(raw).map_or(Cow::Borrowed(raw), |n| Cow::Owned(n.to_string()))
 }
 
-/// The request number an id of another type stands for (`"7"` or `7.0` for 7); `None` for
-/// an integer (nothing to change) or anything else.
+/// The request number an id of another type stands for (`"7"`, `"\u0037"` or `7.0` for 7);
+/// `None` for an integer (nothing to change) or anything else.
 fn request_number(raw: &str) -> Option<u64> {
     match raw.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
-        Some(s) if s.len() <= 18 && s.bytes().all(|b| b.is_ascii_digit()) => s.parse().ok(),
-        Some(_) => None,
+        Some(s) => {
+            let s: Cow<'_, str> = if s.contains('\\') {
+                serde_json::from_str::<String>(raw).ok()?.into()
+            } else {
+                s.into()
+            };
+            let digits = !s.is_empty() && s.len() <= 18 && s.bytes().all(|b| b.is_ascii_digit());
+            if digits {
+                s.parse().ok()
+            } else {
+                None
+            }
+        }
         None if raw.bytes().all(|b| b.is_ascii_digit() || b == b'-') => None,
         None => {
             let n: f64 = raw.parse().ok()?;
@@ -386,13 +400,15 @@ mod tests {
 
     #[tokio::test]
     async fn a_line_after_a_byte_order_mark_is_read() {
-        let input =
-            format!("\u{feff}{OK}\n\u{feff}{{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"result\":{{}}}}\n");
+        let input = format!(
+            "\u{feff}{OK}\n\u{feff}{{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"result\":{{}}}}\n \t\u{feff}{OK}\n"
+        );
         assert_eq!(
             read(input.as_bytes(), 100).await,
             [
                 json!({"jsonrpc": "2.0", "id": 2, "result": {}}),
-                json!({"jsonrpc": "2.0", "id": 7, "result": {}})
+                json!({"jsonrpc": "2.0", "id": 7, "result": {}}),
+                json!({"jsonrpc": "2.0", "id": 2, "result": {}})
             ]
         );
     }
@@ -514,6 +530,7 @@ mod tests {
             r#"{"jsonrpc":"2.0", "id" : 7.0 ,"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":"8","error":{"code":1,"message":"m"}}"#,
             r#"{"jsonrpc":"2.0","id":"9","result":{"content":"#,
+            r#"{"jsonrpc":"2.0","id":"\u0031\u0030","result":{}}"#,
             // Other strings stay as they are; a fraction is no request of ours.
             r#"{"jsonrpc":"2.0","id":"a7","result":{}}"#,
             r#"{"jsonrpc":"2.0","id":7.5,"result":{}}"#,
@@ -522,7 +539,14 @@ mod tests {
         let ids: Vec<&Value> = out.iter().map(|m| &m["id"]).collect();
         assert_eq!(
             ids,
-            [&json!(7), &json!(7), &json!(8), &json!(9), &json!("a7")]
+            [
+                &json!(7),
+                &json!(7),
+                &json!(8),
+                &json!(9),
+                &json!(10),
+                &json!("a7")
+            ]
         );
         // An answer discarded as too large or too deep is refused under that number too.
         let big = format!("{{\"id\":\"7\",\"result\":\"{}\"}}\n", "x".repeat(300));
