@@ -11,6 +11,8 @@ Against a tiny rmcp stdio echo server (examples/bench_mcp_server.rs), which isol
 Against the official Python SDK server (tests/mcp_servers/sdk_server.py with 50 extra tools),
 where the server dominates: not slower than the SDK client calling it.
 
+First it prints the size of src/mcp (at most 3,000 lines before the unit tests).
+
 Each client has a server process of its own, all connected at once, and the figures are taken
 in interleaved rounds (each figure the best of its rounds): on this shared 2-core VM the cost of
 a cross-CPU wake-up drifts by up to 25x, sometimes from one round to the next, and a round trip
@@ -261,7 +263,28 @@ def sync_per_call(reg: ToolRegistry, params: dict, n: int, repeat: int = 3) -> f
     return best
 
 
+def source_size() -> None:
+    """The size of src/mcp, counted as issue 21 counts it: each file's lines before its unit
+    tests (its ``#[cfg(test)]`` module), and of those the lines that hold code (not blank,
+    not only a comment)."""
+    lines = code = 0
+    largest = (0, "")
+    for path in sorted((ROOT / "src" / "mcp").glob("*.rs")):
+        text = path.read_text().splitlines()
+        text = text[: next((i for i, line in enumerate(text) if line.startswith("#[cfg(test)]")), len(text))]
+        lines += len(text)
+        code += sum(1 for line in text if line.strip() and not line.strip().startswith("//"))
+        largest = max(largest, (len(text), path.name))
+    verdict = "ok" if lines <= 3000 else "OVER"
+    print(
+        f"{GROUP:<10} {'src/mcp, lines before the unit tests':<58} {lines:>11,}  target <= 3,000 [{verdict}]"
+        f"  {code:,} of them code; largest file {largest[1]} ({largest[0]})",
+        flush=True,
+    )
+
+
 def main() -> None:
+    source_size()
     asyncio.run(python_server_scenario())
     if not build_rust_side():
         print("  (the rmcp bench server could not be built; rmcp-server scenarios skipped)")
