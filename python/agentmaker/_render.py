@@ -21,9 +21,10 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
     form, reason = _render_strict_schema(schema)
     if reason is not None:
         raise NotStrict(reason)
-    return form  # type: ignore[no-any-return]
+    assert form is not None  # the renderer gives exactly one of the form and the reason
+    return form
 
 
 def gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The Gemini form of a schema ($refs inlined, nullable instead of null types)."""
-    return _render_gemini_schema(schema)  # type: ignore[no-any-return]
+    return _render_gemini_schema(schema)

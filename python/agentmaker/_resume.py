@@ -8,12 +8,14 @@ get the refusal text, and the loop goes on from the next turn.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._callable import FunctionTool
 from ._executor import _Run
 from ._pause import Decision, changed_call, checked_decisions, wire_calls
 from ._run_result import RunResult
+from ._status import RunStatus
+from ._tool_call import ToolCallRecord
 from .events import RunStart, ToolStart, tool_end
 
 __all__ = ["Resuming"]
@@ -23,12 +25,15 @@ class Resuming:
     """The resuming half of :class:`~agentmaker.Agent` (a mixin over the agent's loop)."""
 
     name: str
-    _alone: Any
-    _failed: Any
-    _give_context: Any
-    _loop: Any
-    _offer_tools: Any
-    _result: Any
+
+    if TYPE_CHECKING:  # what the mixin uses of the agent (and of its other mixins)
+
+        async def _alone(self, run: _Run, rec: ToolCallRecord) -> None: ...
+        def _failed(self, run: _Run, exc: BaseException) -> None: ...
+        def _give_context(self, run: _Run, rec: ToolCallRecord) -> None: ...
+        async def _loop(self, run: _Run, first_turn: int) -> RunResult: ...
+        async def _offer_tools(self, run: _Run) -> None: ...
+        def _result(self, run: _Run, text: str, status: RunStatus, output: Any = None) -> RunResult: ...
 
     async def _resume(self, result: RunResult, decisions: Any, digests: Any, run: _Run) -> RunResult:
         chosen = checked_decisions(result, decisions, digests)

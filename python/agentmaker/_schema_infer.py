@@ -135,7 +135,7 @@ def infer(ann: Any, resolve: Callable[[Any], Any] | None = None) -> Node:
 _FORWARD_HITS = 0
 
 
-_SIMPLE = {
+_SIMPLE: dict[object, Node] = {
     str: Node({"type": "string"}, None, frozenset(), False, "string"),
     int: Node({"type": "integer"}, None, frozenset(), False, "integer"),
     float: Node({"type": "number"}, None, frozenset(), False, "number"),
@@ -146,7 +146,7 @@ _SIMPLE = {
     Any: Node({}, None, frozenset(), True, "any"),
     object: Node({}, None, frozenset(), True, "any"),
 }
-_SIMPLE[None] = _SIMPLE[_NoneType]  # type: ignore[index]
+_SIMPLE[None] = _SIMPLE[_NoneType]
 
 _JSON_TYPE = {
     bool: "boolean",
@@ -420,7 +420,7 @@ def _seq_conv(item: Converter | None, make: Callable[[Any], Any] | None) -> Conv
     if item is None and make is None:
         return None
     if item is None:
-        return make  # type: ignore[return-value]
+        return make
 
     def conv(value: list[Any]) -> Any:
         out = []
@@ -533,7 +533,7 @@ def _class(cls: type, resolve: Callable[[Any], Any] | None) -> Node:
     return _pydantic_fallback(cls)
 
 
-_BASES = [
+_BASES: list[tuple[type | tuple[type, ...], tuple[dict[str, Any], str]]] = [
     (bool, ({"type": "boolean"}, "boolean")),
     (int, ({"type": "integer"}, "integer")),
     (float, ({"type": "number"}, "number")),

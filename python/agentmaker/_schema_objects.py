@@ -64,7 +64,8 @@ def _fields(cls: type, kind: str, hints: dict[str, Any]) -> list[tuple[str, Any,
             out.append((name, ann, _si._MISSING if is_required else _ABSENT, ""))
     else:  # namedtuple
         defaults = getattr(cls, "_field_defaults", {})
-        for name in cls._fields:
+        names: tuple[str, ...] = getattr(cls, "_fields", ())  # a NamedTuple class: checked by the caller
+        for name in names:
             out.append((name, hints.get(name, Any), defaults.get(name, _si._MISSING), ""))
     return out
 

@@ -17,12 +17,12 @@ import re
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 from agentmaker import _schema_infer as _si
 from agentmaker._docstring import doc_parts
 from agentmaker._docstring_check import check_documented
-from agentmaker._native import _tool_name_problem, _tool_result
+from agentmaker._native import ToolResponse, _tool_name_problem, _tool_result
 from agentmaker._run_context import RunContext
 from agentmaker._schema_objects import json_default
 from agentmaker.errors import ToolRegistrationError
@@ -46,7 +46,7 @@ class ParamInfo(NamedTuple):
     schema: dict[str, Any]  # the property schema as it appears in the root schema
 
 
-def check_tool_name(name: Any) -> bool:
+def check_tool_name(name: object) -> TypeGuard[str]:
     return isinstance(name, str) and _NAME_RE.fullmatch(name) is not None
 
 
@@ -153,7 +153,7 @@ class CallableSpec:
                         break
         return positional, kwargs
 
-    def call(self, args: dict[str, Any]) -> Any:
+    def call(self, args: dict[str, Any]) -> ToolResponse:
         """Run synchronously and wrap the result in a ToolResponse."""
         if self.plain:
             names = self.param_names
@@ -164,18 +164,18 @@ class CallableSpec:
         else:
             prepared = self.prepare(args)
             if isinstance(prepared, str):
-                return _response().error(prepared)
+                return ToolResponse.error(prepared)
             result = self.func(*prepared[0], **prepared[1])
         if self.is_async or inspect.isawaitable(result):
             result = self._finish_sync(result)
             if result is _LOOP_RUNNING:
-                return _response().error(
+                return ToolResponse.error(
                     f"Error: tool '{self.name}' is an async function and this thread is already running an "
                     "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead"
                 )
         return _tool_result(self.name, result)
 
-    def _call_in_worker(self, args: dict[str, Any]) -> Any:
+    def _call_in_worker(self, args: dict[str, Any]) -> ToolResponse:
         # asyncio cannot carry StopIteration through a Future: the awaiting task would never wake.
         # Re-raised as RuntimeError, as PEP 479 does for generators (and Tool.arun for run()).
         try:
@@ -183,13 +183,13 @@ class CallableSpec:
         except StopIteration as exc:
             raise RuntimeError(f"the function raised StopIteration: {exc}") from exc
 
-    async def acall(self, args: dict[str, Any]) -> Any:
+    async def acall(self, args: dict[str, Any]) -> ToolResponse:
         """Run on the async path: async functions are awaited, sync ones run in a worker thread."""
         if not self.is_async:
             return await asyncio.to_thread(self._call_in_worker, args)
         prepared = self.prepare(args)
         if isinstance(prepared, str):
-            return _response().error(prepared)
+            return ToolResponse.error(prepared)
         result = self.func(*prepared[0], **prepared[1])
         if inspect.isawaitable(result):
             result = await result
@@ -211,19 +211,9 @@ class CallableSpec:
 
 
 _LOOP_RUNNING = object()
-_RESPONSE: Any = None
 
 
-def _response() -> Any:
-    global _RESPONSE
-    if _RESPONSE is None:
-        from agentmaker._native import ToolResponse
-
-        _RESPONSE = ToolResponse
-    return _RESPONSE
-
-
-def to_response(tool_name: str, value: Any) -> Any:
+def to_response(tool_name: str, value: Any) -> ToolResponse:
     """A tool function's return value as its ToolResponse (the rules: agentmaker._results)."""
     return _tool_result(tool_name, value)
 
@@ -537,7 +527,7 @@ def _inspect_shape(func: Any) -> _Shape:
 
 
 def _hints_slow(owner: Any, func: Any) -> dict[str, Any]:
-    localns = None
+    localns: dict[str, Any] | None = None
     self_obj = getattr(func, "__self__", None)
     cls = self_obj if isinstance(self_obj, type) else type(self_obj) if self_obj is not None else None
     if cls is not None and cls is not type(None):

@@ -135,7 +135,7 @@ def sync_stream(events: AsyncIterator[RunEvent], name: str) -> Iterator[RunEvent
     try:
         while True:
             try:
-                event = loop.run_until_complete(events.__anext__())  # type: ignore[attr-defined]
+                event = loop.run_until_complete(events.__anext__())
             except StopAsyncIteration:
                 return
             yield event

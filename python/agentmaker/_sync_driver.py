@@ -20,8 +20,8 @@ import atexit
 import contextlib
 import threading
 import types
-from collections.abc import Coroutine, Iterator
-from typing import Any, TypeVar
+from collections.abc import Coroutine, Generator, Iterator
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -31,7 +31,7 @@ class _NeedLoop:
 
     __slots__ = ()
 
-    def __await__(self):
+    def __await__(self) -> Generator[_NeedLoop, None, None]:
         yield self
 
     def __repr__(self) -> str:
@@ -83,15 +83,15 @@ def _close_main_loop() -> None:
 
 
 @types.coroutine
-def _resume(coro: Coroutine[Any, Any, T]):
+def _resume(coro: Coroutine[Any, Any, T]) -> Generator[Any, Any, T]:
     """Forward a half-run coroutine's awaits to the task that now runs it."""
     value: Any = None
     exc: BaseException | None = None
     while True:
         try:
             yielded = coro.send(value) if exc is None else coro.throw(exc)
-        except StopIteration as stop:
-            return stop.value
+        except StopIteration as stop:  # carries what the coroutine returned
+            return cast("T", stop.value)
         if yielded is NEED_LOOP:  # already on a loop
             value, exc = None, None
             continue
@@ -114,8 +114,8 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion from synchronous code (no loop may be running in this thread)."""
     try:
         yielded = coro.send(None)
-    except StopIteration as stop:
-        return stop.value
+    except StopIteration as stop:  # carries what the coroutine returned
+        return cast("T", stop.value)
     if yielded is not NEED_LOOP:
         coro.close()
         raise RuntimeError(

@@ -26,13 +26,15 @@ class ToolThreads:
             raise ValueError(f"max_workers must be >= 1, got {max_workers}")
         self.max_workers = max_workers
         self._name = name
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]] = (
+            queue.SimpleQueue()
+        )
         self._lock = threading.Lock()
         self._workers = 0
         self._idle = 0
 
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
-        fut: Future = Future()
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        fut: Future[Any] = Future()
         self._queue.put((fut, fn, args))
         with self._lock:
             # Start a worker only when queued jobs outnumber the workers waiting for one.

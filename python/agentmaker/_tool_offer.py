@@ -9,6 +9,7 @@ from typing import Any
 
 from ._executor import _Run
 from ._messages import query_text
+from ._native import ToolPermissions
 from ._threads import shared_threads
 from ._tool_rag import ToolRetriever
 
@@ -20,7 +21,7 @@ class ToolOffer:
     registry, permissions, retriever and budget)."""
 
     tool_registry: Any
-    permissions: Any
+    permissions: ToolPermissions | None
     tool_retriever: Any
     tool_budget: int | None
     _denials: dict[tuple[str, str | None], str | None]
@@ -43,7 +44,7 @@ class ToolOffer:
             self._denials[key] = reason
             return reason
 
-    def _tool_schema(self, run: _Run) -> list | None:
+    def _tool_schema(self, run: _Run) -> list[dict[str, Any]] | None:
         reg = self.tool_registry
         if reg is None or len(reg) == 0:
             return None
@@ -61,7 +62,7 @@ class ToolOffer:
         deferred = getattr(self.tool_registry, "_deferred", None)
         return not (deferred and name in deferred) and self._permitted(name)
 
-    async def _retrieved_schema(self, run: _Run) -> list | None:
+    async def _retrieved_schema(self, run: _Run) -> list[dict[str, Any]] | None:
         """Tool-RAG: the retriever picks the tools for this run's input (once per run)."""
         query = query_text(run.messages)
         retriever = self.tool_retriever

@@ -278,7 +278,8 @@ class ToolRetriever:
         render = render_one(self.registry, provider)  # validates provider
         if max_tokens is None:
             names = self.retrieve(query, top_k=top_k, **kwargs)
-            return getattr(self.registry, f"to_{provider}_schema")(names=names)
+            schemas: list[dict[str, Any]] = getattr(self.registry, f"to_{provider}_schema")(names=names)
+            return schemas
         max_tokens = check_budget(max_tokens)
         k = self.top_k if top_k is None else check_top_k(top_k)
         names = self.retrieve(query, top_k=4 * k, **kwargs)
@@ -295,7 +296,8 @@ class ToolRetriever:
 
     def description_for(self, query: str, *, top_k: int | None = None, **kwargs: Any) -> str:
         """The text catalog (``get_tools_description``) of :meth:`retrieve`'s tools."""
-        return self.registry.get_tools_description(names=self.retrieve(query, top_k=top_k, **kwargs))
+        catalog: str = self.registry.get_tools_description(names=self.retrieve(query, top_k=top_k, **kwargs))
+        return catalog
 
 
 def score_threshold(min_score: float) -> Selector:

@@ -12,7 +12,6 @@ it reads the calls of a response, runs the gates, and words every outcome for th
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 import time
@@ -52,7 +51,7 @@ from .events import (
     tool_end,
 )
 from .llm import LLMResponse
-from .run_policy import DEFAULT_MAX_RETRIES, RunPolicy, retries_exceeded
+from .run_policy import DEFAULT_MAX_RETRIES, RunPolicy, before_deadline, retries_exceeded
 from .toolkit import Toolkit
 
 __all__ = ["Agent", "PendingCall", "RunResult", "RunUsage", "ToolCallRecord"]
@@ -409,13 +408,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
                 observe(LLMStart(turn, messages, len(tools or ())))
                 began = time.perf_counter()
             if run.deltas == 2:
-                streaming = streamed_chat(self.llm, messages, tools, turn, observe)  # type: ignore[arg-type]
-                left = budget.time_left() if budget is not None else None
-                try:
-                    resp = await asyncio.wait_for(streaming, left)
-                except TimeoutError:
-                    assert budget is not None
-                    raise budget.deadline_passed() from None
+                resp = await before_deadline(streamed_chat(self.llm, messages, tools, turn, observe), budget)
             elif run.direct or not run.sync_entry:
                 resp = chat(messages, tools=tools) if tools else chat(messages)
             else:
@@ -425,14 +418,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
                 if run.direct:
                     await NEED_LOOP
                     run.direct = False
-                left = budget.time_left() if budget is not None else None
-                if left is None:
-                    resp = await resp
-                else:  # an async model call is cut short by the run's deadline
-                    try:
-                        resp = await asyncio.wait_for(resp, left)
-                    except TimeoutError:
-                        raise budget.deadline_passed() from None
+                resp = await before_deadline(resp, budget)
             content = getattr(resp, "content", None)
             if not isinstance(content, str):
                 content = "" if content is None else str(content)

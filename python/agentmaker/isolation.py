@@ -484,10 +484,15 @@ async def call_async(tool: Any, parameters: dict[str, Any], isolation: Any) -> A
         return started
     pool, w = started
     loop = asyncio.get_running_loop()
-    ready = loop.create_future()
+    ready: asyncio.Future[None] = loop.create_future()
     fd = w.conn.fileno()
+
+    def wake() -> None:  # the pipe may stay readable until the loop removes the reader
+        if not ready.done():
+            ready.set_result(None)
+
     try:
-        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+        loop.add_reader(fd, wake)
         try:
             await ready
         finally:

@@ -299,7 +299,9 @@ class HybridRetriever:
                     break
         return hits
 
-    def _sides(self, sc: _Scope, text: str, vector: list[float] | None, n: int) -> tuple[list, list]:
+    def _sides(
+        self, sc: _Scope, text: str, vector: list[float] | None, n: int
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         lexical = sc.lexical.search(text, n) if self.alpha < 1.0 else []
         dense: list[tuple[str, float]] = []
         if vector is not None and sc.dense is not None:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from . import _native
 from .errors import RunCancelled, RunLimitExceeded
 from .isolation import Isolation, setting
 
-__all__ = ["DEFAULT_MAX_RETRIES", "RunBudget", "RunPolicy", "retries_exceeded"]
+__all__ = ["DEFAULT_MAX_RETRIES", "RunBudget", "RunPolicy", "before_deadline", "retries_exceeded"]
 
 DEFAULT_MAX_RETRIES = 3
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,23 @@ class RunBudget:
             if exc.kind == "deadline":
                 return exc
         return RunLimitExceeded("exceeded the run's wall-clock time limit", "deadline")
+
+
+async def before_deadline(call: Awaitable[T], budget: RunBudget | None) -> T:
+    """Awaits one model call, cut short when the run's deadline passes. Only the deadline
+    becomes :class:`RunLimitExceeded`: a TimeoutError the call raises itself (a client's read
+    timeout, say) goes up unchanged, as it does from a synchronous model."""
+    left = budget.time_left() if budget is not None else None
+    if budget is None or left is None:
+        return await call
+    deadline = asyncio.timeout(left)
+    try:
+        async with deadline:
+            return await call
+    except TimeoutError:
+        if deadline.expired():
+            raise budget.deadline_passed() from None
+        raise
 
 
 def retries_exceeded(count: int, cap: int, last: str) -> RunLimitExceeded:

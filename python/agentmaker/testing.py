@@ -17,13 +17,15 @@ class ScriptedRequest:
 
     __slots__ = ("_length", "_messages", "_source", "kwargs", "tools")
 
-    def __init__(self, messages: list, tools: list | None, kwargs: dict) -> None:
+    def __init__(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, kwargs: dict[str, Any]
+    ) -> None:
         # The agent only ever appends to its message list, so remembering the list and its
         # length is a faithful snapshot; copying on every call would make long scripted runs
         # quadratic.
         self._source = messages
         self._length = len(messages)
-        self._messages: list | None = None
+        self._messages: list[dict[str, Any]] | None = None
         self.tools = tools
         self.kwargs = kwargs
 
@@ -42,7 +44,9 @@ class ScriptedRequest:
         return f"ScriptedRequest(messages={self._length} messages, tools={self.tool_names!r})"
 
 
-Entry = str | LLMResponse | BaseException | Callable[[list, "list | None"], Any]
+Entry = (
+    str | LLMResponse | BaseException | Callable[[list[dict[str, Any]], "list[dict[str, Any]] | None"], Any]
+)
 
 
 class ScriptedLLM:
@@ -97,7 +101,7 @@ class ScriptedLLM:
         :meth:`tool_call` (its calls are taken over). Calls without an explicit id are numbered
         ``call_1``, ``call_2``, ... by position.
         """
-        out: list[dict] = []
+        out: list[dict[str, Any]] = []
         for i, c in enumerate(calls, start=1):
             if isinstance(c, LLMResponse):
                 out.extend(c.tool_calls or [])
@@ -113,7 +117,9 @@ class ScriptedLLM:
                 )
         return LLMResponse(content=content, model="test", finish_reason="tool_calls", tool_calls=out)
 
-    def _next(self, messages: list, tools: list | None, kwargs: dict) -> LLMResponse:
+    def _next(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, kwargs: dict[str, Any]
+    ) -> LLMResponse:
         self.requests.append(ScriptedRequest(messages, tools, kwargs))
         k = self.calls + 1
         if self.calls >= len(self.script):
@@ -138,10 +144,14 @@ class ScriptedLLM:
             raise TypeError(f"a ScriptedLLM callable entry must return str or LLMResponse, got {out!r}")
         raise TypeError(f"unsupported ScriptedLLM script entry {item!r}")
 
-    def chat(self, messages: list, *, tools: list | None = None, **kwargs: Any) -> LLMResponse:
+    def chat(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, **kwargs: Any
+    ) -> LLMResponse:
         return self._next(messages, tools, kwargs)
 
-    async def achat(self, messages: list, *, tools: list | None = None, **kwargs: Any) -> LLMResponse:
+    async def achat(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, **kwargs: Any
+    ) -> LLMResponse:
         return self._next(messages, tools, kwargs)
 
     @property

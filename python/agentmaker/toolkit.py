@@ -18,9 +18,9 @@ refuses it with a clear error rather than renaming an object that may be used el
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
-from ._callable import _FLAGS, FunctionTool, from_callable
+from ._callable import _FLAGS, FunctionTool, ToolFlags, from_callable
 from ._native import Tool
 
 __all__ = ["Toolkit"]
@@ -73,7 +73,9 @@ class Toolkit:
                 f"'{tool.name}' is a {type(tool).__name__}: give it its own name, or put it in a "
                 "toolkit without a prefix"
             )
-        flags = {k: getattr(tool, k, None) for k in _FLAGS}  # MCP hints are set only when given
+        # The flags this tool was built with, read back (MCP hints are set only when given): each
+        # one was validated then, so they make a ToolFlags again.
+        flags = cast(ToolFlags, {k: getattr(tool, k, None) for k in _FLAGS})
         return from_callable(tool.func, name=self.prefix + tool.name, description=tool.description, **flags)
 
     def __iter__(self) -> Any:
