@@ -40,7 +40,7 @@ lint: ## cargo fmt --check, clippy, ruff (check and format), the stub check and 
 	$(VENV)/bin/ruff check python tests benches examples
 	$(VENV)/bin/ruff format --check python tests benches examples
 	$(PY) -m mypy.stubtest agentmaker._native --allowlist .stubtest-allowlist
-	$(PY) -m mypy --strict examples tests/typing_usage.py
+	$(PY) -m mypy --strict examples tests/typing_usage.py python/agentmaker
 
 .PHONY: fmt
 fmt: ## Format Rust and Python sources
