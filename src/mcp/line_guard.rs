@@ -122,8 +122,7 @@ impl<R: AsyncRead + Unpin> LineGuard<R> {
     /// The error owed to the discarded line's request, once its id is known (and once).
     fn refuse(&mut self) {
         if let (Some((_, id)), Some(reason)) = (self.scan.answer_id(), &self.discarding) {
-            let error = error_answer(&as_request_id(id), -32603, reason);
-            self.ready.extend(serde_json::from_str(&error).ok());
+            self.ready.extend(refusal(id, reason));
             self.scan.id = None;
         }
     }
@@ -156,9 +155,7 @@ pub(super) fn read_whole(text: &[u8]) -> Option<Message> {
         deepest = deepest.max(scan.depth);
     }
     if deepest > MAX_MESSAGE_DEPTH {
-        let (_, id) = scan.answer_id()?;
-        let error = error_answer(&as_request_id(id), -32603, &too_deep());
-        return serde_json::from_str(&error).ok();
+        return refusal(scan.answer_id()?.1, &too_deep());
     }
     decode(text, &scan)
 }
@@ -189,7 +186,6 @@ fn decode(line: &[u8], scan: &Scan) -> Option<Message> {
             .into(),
         _ => line.into(),
     };
-    let id = number.as_deref().or(id.map(|(_, raw)| raw));
     // A line that is not UTF-8 could not be read at all (rmcp drops it): such bytes become
     // U+FFFD.
     let text = bounded_message(String::from_utf8_lossy(&line).into_owned());
@@ -206,13 +202,15 @@ fn decode(line: &[u8], scan: &Scan) -> Option<Message> {
             _ => format!("the server's answer is not a valid JSON-RPC response: {error}"),
         },
     };
-    serde_json::from_str(&error_answer(id?, -32603, &reason)).ok()
+    refusal(id?.1, &reason)
 }
 
-/// An answer's id (its JSON text) as the request id it names: the number it stands for
-/// ([`request_number`]), else as it is.
-fn as_request_id(raw: &str) -> Cow<'_, str> {
-    request_number(raw).map_or(Cow::Borrowed(raw), |n| Cow::Owned(n.to_string()))
+/// The error answer, worded `reason`, to the request an answer's id (its JSON text) names: the
+/// number it stands for ([`request_number`]), else the id as it is.
+fn refusal(id: &str, reason: &str) -> Option<Message> {
+    let number = request_number(id).map(|n| n.to_string());
+    let error = error_answer(number.as_deref().unwrap_or(id), -32603, reason);
+    serde_json::from_str(&error).ok()
 }
 
 /// The request number an id of another type stands for (`"7"`, `"\u0037"` or `7.0` for 7);
