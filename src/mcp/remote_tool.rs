@@ -205,7 +205,7 @@ async fn call_remote(
         }
         Some(Err(e)) => failed(prompts, &service_error(&e), ERROR_CHARS),
         None => {
-            let timeout = config.timeout.map(secs).unwrap_or_default();
+            let timeout = secs(config.timeout);
             ToolResponse::error(prompts.fmt(MessageKey::TIMEOUT, &[("timeout", &timeout)]))
         }
     }
