@@ -22,7 +22,7 @@
 //!   timeout).
 
 use super::bounded::{
-    bounded_message, error_answer, is_string_or_number, Envelope, MAX_SERVER_ID_BYTES,
+    bounded_message, error_answer, is_string_or_number, lossy, Envelope, MAX_SERVER_ID_BYTES,
 };
 use rmcp::service::{RoleClient, RxJsonRpcMessage};
 use std::borrow::Cow;
@@ -165,30 +165,22 @@ fn decode(line: &[u8], scan: &Scan) -> Option<Message> {
     // A byte-order mark some servers print before their first line (after blanks or not)
     // reads as blanks, so the offsets the scan noted stay right; rmcp dropped such a line,
     // and its answer with it.
-    let unmarked;
+    let mut line = line.to_vec();
     let blanks = line.iter().take_while(|b| b.is_ascii_whitespace()).count();
-    let line = match line[blanks..].strip_prefix("\u{feff}".as_bytes()) {
-        Some(rest) => {
-            unmarked = [&line[..blanks], b"   ".as_slice(), rest].concat();
-            unmarked.as_slice()
-        }
-        None => line,
-    };
+    if line[blanks..].starts_with("\u{feff}".as_bytes()) {
+        line[blanks..blanks + 3].copy_from_slice(b"   ");
+    }
     // serde reads a struct from a JSON array too (fields by position): only objects here.
     if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return None;
     }
     let id = scan.answer_id();
-    let number = id.and_then(|(_, raw)| Some(request_number(raw)?.to_string()));
-    let line: Cow<'_, [u8]> = match (id, &number) {
-        (Some((at, raw)), Some(n)) => [&line[..at], n.as_bytes(), &line[at + raw.len()..]]
-            .concat()
-            .into(),
-        _ => line.into(),
-    };
+    if let Some((at, raw, n)) = id.and_then(|(at, raw)| Some((at, raw, request_number(raw)?))) {
+        line.splice(at..at + raw.len(), n.to_string().into_bytes());
+    }
     // A line that is not UTF-8 could not be read at all (rmcp drops it): such bytes become
     // U+FFFD.
-    let text = bounded_message(String::from_utf8_lossy(&line).into_owned());
+    let text = bounded_message(lossy(line));
     let error = match serde_json::from_str::<Message>(&text) {
         Ok(message) => return Some(message),
         Err(e) => e,
