@@ -204,6 +204,11 @@ pub fn unknown_blocks_named(value: &mut serde_json::Value) -> Option<CallToolRes
     CallToolResult::deserialize(&*value).ok()
 }
 
+/// A message's bytes as text, those that are not UTF-8 as U+FFFD (over stdio and HTTP alike).
+pub(super) fn lossy(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 /// Whether a JSON value's text (already parsed, so valid) is a string or a number: the ids
 /// JSON-RPC allows.
 pub fn is_string_or_number(raw: &str) -> bool {

@@ -119,14 +119,11 @@ fn spawn_failure(cfg: &StdioConfig, err: &std::io::Error) -> String {
     format!("its working directory (cwd) {shown:?} {problem}")
 }
 
-/// A number of seconds as a user wrote it (`30`, `0.5`).
-pub(super) fn secs(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s.fract() == 0.0 {
-        format!("{s:.0}")
-    } else {
-        format!("{s}")
-    }
+/// A timeout in seconds as a user wrote it (`30`, `0.5`: `f64`'s `Display` adds no `.0`).
+pub(super) fn secs(timeout: Option<Duration>) -> String {
+    timeout
+        .map(|t| t.as_secs_f64().to_string())
+        .unwrap_or_default()
 }
 
 /// What [`McpClient::new`] refuses, worded for [`McpError::Config`].
@@ -353,7 +350,7 @@ impl McpClient {
                 if let Some(child) = child.as_mut() {
                     child.shutdown(Duration::ZERO).await;
                 }
-                let secs = timeout.map(secs).unwrap_or_default();
+                let secs = secs(timeout);
                 return Err(McpError::HandshakeTimeout { target, secs });
             }
         };
@@ -389,8 +386,9 @@ impl McpClient {
         };
         let timeout = self.config.timeout;
         let listed = bounded(timeout, list_all(&session.peer, self.config.max_tools)).await;
-        let waited = || timeout.map(secs).unwrap_or_default();
-        let listed = listed.ok_or_else(|| McpError::ListTimeout { secs: waited() })??;
+        let listed = listed.ok_or_else(|| McpError::ListTimeout {
+            secs: secs(timeout),
+        })??;
         let rules = CatalogRules {
             namespace: &self.config.namespace,
             max_tools: self.config.max_tools,

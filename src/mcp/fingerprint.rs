@@ -26,69 +26,20 @@
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::io::Write;
-
-/// Writes into the hasher without collecting the canonical text first.
-struct HashWriter(Sha256);
-
-impl Write for HashWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// SHA-256 of the canonical JSON text described in the module doc, as 64 lowercase hex digits.
 pub fn fingerprint(name: &str, description: Option<&str>, input_schema: Option<&Value>) -> String {
-    let mut w = HashWriter(Sha256::new());
-    write_triple(&mut w, name, description, input_schema);
-    w.0.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    let digest = Sha256::digest(canonical_text(name, description, input_schema));
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn write_triple(w: &mut impl Write, name: &str, description: Option<&str>, schema: Option<&Value>) {
-    // serde_json's string escaping is exactly the rule documented above; `None` is `null`.
-    let _ = w.write_all(b"[");
-    let _ = serde_json::to_writer(&mut *w, name);
-    let _ = w.write_all(b",");
-    let _ = serde_json::to_writer(&mut *w, &description);
-    let _ = w.write_all(b",");
-    write_value(w, schema.unwrap_or(&Value::Null));
-    let _ = w.write_all(b"]");
-}
-
-fn write_value(w: &mut impl Write, v: &Value) {
-    match v {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            let _ = w.write_all(b"{");
-            for (i, (k, val)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    let _ = w.write_all(b",");
-                }
-                let _ = serde_json::to_writer(&mut *w, k);
-                let _ = w.write_all(b":");
-                write_value(w, val);
-            }
-            let _ = w.write_all(b"}");
-        }
-        Value::Array(items) => {
-            let _ = w.write_all(b"[");
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    let _ = w.write_all(b",");
-                }
-                write_value(w, item);
-            }
-            let _ = w.write_all(b"]");
-        }
-        scalar => {
-            let _ = serde_json::to_writer(&mut *w, scalar);
-        }
-    }
+/// The canonical text: serde_json's compact writing (its string escaping and number formatting
+/// are exactly the rules above; `None` is `null`, a tuple an array) of the triple, every object's
+/// keys sorted first (a copy: the schema is at most `MAX_SCHEMA_BYTES`, checked before this runs).
+fn canonical_text(name: &str, description: Option<&str>, schema: Option<&Value>) -> Vec<u8> {
+    let mut schema = schema.cloned().unwrap_or_default();
+    schema.sort_all_objects();
+    serde_json::to_vec(&(name, description, schema)).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -97,10 +48,8 @@ mod tests {
     use serde_json::json;
 
     /// The canonical JSON text described in the module doc.
-    fn canonical_text(name: &str, description: Option<&str>, schema: Option<&Value>) -> String {
-        let mut out = Vec::new();
-        write_triple(&mut out, name, description, schema);
-        String::from_utf8(out).unwrap()
+    fn canonical(name: &str, description: Option<&str>, schema: Option<&Value>) -> String {
+        String::from_utf8(canonical_text(name, description, schema)).unwrap()
     }
 
     #[test]
@@ -110,10 +59,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            canonical_text("t", Some("d"), Some(&schema)),
+            canonical("t", Some("d"), Some(&schema)),
             "[\"t\",\"d\",{\"properties\":{\"a\":{\"description\":\"x\\u0001\\\"é\u{2028}\u{7f}\"},\"b\":{\"maximum\":1.0,\"type\":\"integer\"}},\"required\":[\"b\",\"a\"],\"type\":\"object\"}]"
         );
-        assert_eq!(canonical_text("n", None, None), "[\"n\",null,null]");
+        assert_eq!(canonical("n", None, None), "[\"n\",null,null]");
     }
 
     #[test]
@@ -121,18 +70,16 @@ mod tests {
         let v: Value =
             serde_json::from_str(r#"[1, 1.0, 1e20, -0.0, 0.1, 1.5e-7, 18446744073709551615, -5]"#)
                 .unwrap();
-        let mut out = Vec::new();
-        write_value(&mut out, &v);
         assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "[1,1.0,1e+20,-0.0,0.1,1.5e-7,18446744073709551615,-5]"
+            canonical("n", None, Some(&v)),
+            "[\"n\",null,[1,1.0,1e+20,-0.0,0.1,1.5e-7,18446744073709551615,-5]]"
         );
     }
 
     #[test]
     fn digest_matches_sha256_of_text() {
         let schema = json!({"type": "object", "properties": {}});
-        let text = canonical_text("t", Some("d"), Some(&schema));
+        let text = canonical("t", Some("d"), Some(&schema));
         assert_eq!(text, r#"["t","d",{"properties":{},"type":"object"}]"#);
         assert_eq!(text.len(), 43);
         let expected: String = Sha256::digest(text.as_bytes())

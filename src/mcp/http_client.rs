@@ -41,7 +41,7 @@
 //!
 //! [`MAX_ANSWER_VALUES`]: super::bounded::MAX_ANSWER_VALUES
 
-use super::bounded::{bounded_message, over_value_budget, too_many_values};
+use super::bounded::{bounded_message, lossy, over_value_budget, too_many_values};
 use super::http::{parse_headers, HeaderSource, Headers};
 use super::http_events::{bounded_events, bounded_sse};
 use super::resumed_streams::ResumedStreams;
@@ -342,11 +342,6 @@ async fn read_body(
 /// rmcp's error for a response the protocol does not allow.
 fn unexpected<T>(why: impl Into<Cow<'static, str>>) -> HttpResult<T> {
     Err(HttpError::UnexpectedServerResponse(why.into()))
-}
-
-/// Bytes that are not UTF-8 become U+FFFD, as over stdio.
-fn lossy(body: Vec<u8>) -> String {
-    String::from_utf8(body).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// "HTTP 500 Internal Server Error: <the start of the body>".

@@ -85,13 +85,11 @@ pub(super) fn bounded_events(
     events
         .map(move |event| match (event, awaited.as_deref()) {
             (Ok(mut event), awaited) => {
-                event.data = event.data.map(bounded_message);
-                let data = event.data.as_deref().zip(awaited);
-                if let Some(answer) = data.and_then(|(data, id)| error_without_id(data, id)) {
-                    event.data = Some(answer);
-                }
-                if let Some(answer) = event.data.as_deref().and_then(unreadable_answer) {
-                    event.data = Some(answer);
+                if let Some(data) = event.data.take().map(bounded_message) {
+                    let data = awaited
+                        .and_then(|id| error_without_id(&data, id))
+                        .unwrap_or(data);
+                    event.data = Some(unreadable_answer(&data).unwrap_or(data));
                 }
                 Ok(event)
             }

@@ -22,7 +22,7 @@
 //!   timeout).
 
 use super::bounded::{
-    bounded_message, error_answer, is_string_or_number, Envelope, MAX_SERVER_ID_BYTES,
+    bounded_message, error_answer, is_string_or_number, lossy, Envelope, MAX_SERVER_ID_BYTES,
 };
 use rmcp::service::{RoleClient, RxJsonRpcMessage};
 use std::borrow::Cow;
@@ -122,8 +122,7 @@ impl<R: AsyncRead + Unpin> LineGuard<R> {
     /// The error owed to the discarded line's request, once its id is known (and once).
     fn refuse(&mut self) {
         if let (Some((_, id)), Some(reason)) = (self.scan.answer_id(), &self.discarding) {
-            let error = error_answer(&as_request_id(id), -32603, reason);
-            self.ready.extend(serde_json::from_str(&error).ok());
+            self.ready.extend(refusal(id, reason));
             self.scan.id = None;
         }
     }
@@ -156,9 +155,7 @@ pub(super) fn read_whole(text: &[u8]) -> Option<Message> {
         deepest = deepest.max(scan.depth);
     }
     if deepest > MAX_MESSAGE_DEPTH {
-        let (_, id) = scan.answer_id()?;
-        let error = error_answer(&as_request_id(id), -32603, &too_deep());
-        return serde_json::from_str(&error).ok();
+        return refusal(scan.answer_id()?.1, &too_deep());
     }
     decode(text, &scan)
 }
@@ -168,31 +165,22 @@ fn decode(line: &[u8], scan: &Scan) -> Option<Message> {
     // A byte-order mark some servers print before their first line (after blanks or not)
     // reads as blanks, so the offsets the scan noted stay right; rmcp dropped such a line,
     // and its answer with it.
-    let unmarked;
+    let mut line = line.to_vec();
     let blanks = line.iter().take_while(|b| b.is_ascii_whitespace()).count();
-    let line = match line[blanks..].strip_prefix("\u{feff}".as_bytes()) {
-        Some(rest) => {
-            unmarked = [&line[..blanks], b"   ".as_slice(), rest].concat();
-            unmarked.as_slice()
-        }
-        None => line,
-    };
+    if line[blanks..].starts_with("\u{feff}".as_bytes()) {
+        line[blanks..blanks + 3].copy_from_slice(b"   ");
+    }
     // serde reads a struct from a JSON array too (fields by position): only objects here.
     if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return None;
     }
     let id = scan.answer_id();
-    let number = id.and_then(|(_, raw)| Some(request_number(raw)?.to_string()));
-    let line: Cow<'_, [u8]> = match (id, &number) {
-        (Some((at, raw)), Some(n)) => [&line[..at], n.as_bytes(), &line[at + raw.len()..]]
-            .concat()
-            .into(),
-        _ => line.into(),
-    };
-    let id = number.as_deref().or(id.map(|(_, raw)| raw));
+    if let Some((at, raw, n)) = id.and_then(|(at, raw)| Some((at, raw, request_number(raw)?))) {
+        line.splice(at..at + raw.len(), n.to_string().into_bytes());
+    }
     // A line that is not UTF-8 could not be read at all (rmcp drops it): such bytes become
     // U+FFFD.
-    let text = bounded_message(String::from_utf8_lossy(&line).into_owned());
+    let text = bounded_message(lossy(line));
     let error = match serde_json::from_str::<Message>(&text) {
         Ok(message) => return Some(message),
         Err(e) => e,
@@ -206,13 +194,15 @@ fn decode(line: &[u8], scan: &Scan) -> Option<Message> {
             _ => format!("the server's answer is not a valid JSON-RPC response: {error}"),
         },
     };
-    serde_json::from_str(&error_answer(id?, -32603, &reason)).ok()
+    refusal(id?.1, &reason)
 }
 
-/// An answer's id (its JSON text) as the request id it names: the number it stands for
-/// ([`request_number`]), else as it is.
-fn as_request_id(raw: &str) -> Cow<'_, str> {
-    request_number(raw).map_or(Cow::Borrowed(raw), |n| Cow::Owned(n.to_string()))
+/// The error answer, worded `reason`, to the request an answer's id (its JSON text) names: the
+/// number it stands for ([`request_number`]), else the id as it is.
+fn refusal(id: &str, reason: &str) -> Option<Message> {
+    let number = request_number(id).map(|n| n.to_string());
+    let error = error_answer(number.as_deref().unwrap_or(id), -32603, reason);
+    serde_json::from_str(&error).ok()
 }
 
 /// The request number an id of another type stands for (`"7"`, `"\u0037"` or `7.0` for 7);

@@ -55,17 +55,15 @@ impl<T: Transport<RoleClient>> OwnMessagesAnswered<T> {
         let Ok(permit) = self.replies.clone().try_acquire_owned() else {
             return;
         };
-        let method: Option<Cow<'_, str>> = match &request.request {
+        let method = match &request.request {
             ServerRequest::PingRequest(_) => None,
-            ServerRequest::CreateMessageRequest(_) => Some("sampling/createMessage".into()),
-            ServerRequest::ListRootsRequest(_) => Some("roots/list".into()),
-            ServerRequest::ElicitRequest(_) => Some("elicitation/create".into()),
-            ServerRequest::CustomRequest(custom) => Some(custom.method.as_str().into()),
-            // A kind added to rmcp later: its method as it serializes.
+            ServerRequest::CustomRequest(custom) => Some(custom.method.clone()),
+            // Sampling, roots, elicitation, or a kind added to rmcp later: its method as rmcp
+            // serializes it.
             other => Some(
                 serde_json::to_value(other)
                     .ok()
-                    .and_then(|v| v.get("method")?.as_str().map(|m| m.to_owned().into()))
+                    .and_then(|v| Some(v.get("method")?.as_str()?.to_owned()))
                     .unwrap_or_else(|| "a request of a kind this client does not know".into()),
             ),
         };

@@ -127,37 +127,6 @@ impl McpTool {
         });
         CallHandle(Some(stop))
     }
-
-    /// Waits for the call on this thread (not a tokio worker: the binding calls this with the
-    /// GIL released from a plain thread).
-    pub fn call_blocking(&self, args: Value) -> ToolResponse {
-        self.call_waiting(args, &mut || false)
-            .unwrap_or_else(|| self.no_session())
-    }
-
-    /// [`McpTool::call_blocking`], asking `interrupted` every 50 ms while it waits; when that
-    /// returns true the call is cancelled (the server is told) and `None` returned.
-    fn call_waiting(
-        &self,
-        args: Value,
-        interrupted: &mut dyn FnMut() -> bool,
-    ) -> Option<ToolResponse> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let handle = self.call_then(args, move |resp| {
-            let _ = tx.send(resp);
-        });
-        loop {
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(resp) => return Some(resp),
-                Err(RecvTimeoutError::Disconnected) => return Some(self.no_session()),
-                Err(RecvTimeoutError::Timeout) if interrupted() => {
-                    handle.cancel();
-                    return None;
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-            }
-        }
-    }
 }
 
 /// Cancels a call made with [`McpTool::call_then`]: its `done` then gets a "cancelled" error
@@ -205,7 +174,7 @@ async fn call_remote(
         }
         Some(Err(e)) => failed(prompts, &service_error(&e), ERROR_CHARS),
         None => {
-            let timeout = config.timeout.map(secs).unwrap_or_default();
+            let timeout = secs(config.timeout);
             ToolResponse::error(prompts.fmt(MessageKey::TIMEOUT, &[("timeout", &timeout)]))
         }
     }
@@ -222,16 +191,35 @@ impl NativeTool for McpTool {
         &self.spec
     }
 
+    /// Waits for the call on this thread (not a tokio worker: the binding calls this with the
+    /// GIL released from a plain thread).
     fn call(&self, args: &Value) -> ToolResponse {
-        self.call_blocking(args.clone())
+        let response = self.call_interruptible(args, &mut || false);
+        response.unwrap_or_else(|| self.no_session())
     }
 
+    /// Asks `interrupted` every 50 ms while it waits; when that returns true the call is
+    /// cancelled (the server is told) and `None` returned.
     fn call_interruptible(
         &self,
         args: &Value,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Option<ToolResponse> {
-        self.call_waiting(args.clone(), interrupted)
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let handle = self.call_then(args.clone(), move |resp| {
+            let _ = tx.send(resp);
+        });
+        loop {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(resp) => return Some(resp),
+                Err(RecvTimeoutError::Disconnected) => return Some(self.no_session()),
+                Err(RecvTimeoutError::Timeout) if interrupted() => {
+                    handle.cancel();
+                    return None;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
     }
 
     fn awaitable(&self) -> bool {

@@ -3,7 +3,7 @@
 //! Every wait on the server happens on the shared tokio runtime: async methods return
 //! coroutines (`coroutines.rs`) that await futures resolved on the loop thread
 //! (`bridge.rs`; no tokio thread takes the GIL), and the sync `execute_tool` path blocks
-//! in `McpTool::call_blocking` with the GIL released.
+//! in `McpTool`'s `NativeTool::call` with the GIL released.
 
 use crate::py::bridge::{self, Deliver};
 
