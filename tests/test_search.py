@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 import urllib.parse
@@ -230,14 +229,6 @@ def assert_no_secret(resp) -> None:
         assert key.split("-SECRET-")[1] not in blob
 
 
-def closed_port_url() -> str:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    url = f"http://127.0.0.1:{s.getsockname()[1]}/"
-    s.close()
-    return url
-
-
 # --- identity and construction -----------------------------------------------------------------
 
 
@@ -418,9 +409,11 @@ def test_all_failing_lists_every_reason_without_keys(peer: Peer, monkeypatch: py
     assert_no_secret(resp)
 
 
-def test_unreachable_and_misconfigured_endpoints(peer: Peer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreachable_and_misconfigured_endpoints(
+    peer: Peer, monkeypatch: pytest.MonkeyPatch, refused_port: int
+) -> None:
     set_keys(monkeypatch)
-    monkeypatch.setenv("AGENTMAKER_TAVILY_URL", closed_port_url())
+    monkeypatch.setenv("AGENTMAKER_TAVILY_URL", f"http://127.0.0.1:{refused_port}/")
     monkeypatch.setenv("AGENTMAKER_DUCKDUCKGO_URL", "http://203.0.113.7/html/")
     monkeypatch.setenv("AGENTMAKER_BRAVE_URL", "gopher://127.0.0.1/")
     peer.modes["serpapi"] = "empty"
@@ -447,8 +440,10 @@ def test_key_echoed_in_results_is_scrubbed(peer: Peer, monkeypatch: pytest.Monke
     assert_no_secret(resp)
 
 
-def test_constructor_endpoints_win_over_environment(peer: Peer, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AGENTMAKER_DUCKDUCKGO_URL", closed_port_url())
+def test_constructor_endpoints_win_over_environment(
+    peer: Peer, monkeypatch: pytest.MonkeyPatch, refused_port: int
+) -> None:
+    monkeypatch.setenv("AGENTMAKER_DUCKDUCKGO_URL", f"http://127.0.0.1:{refused_port}/")
     resp = SearchTool(duckduckgo_url=peer.url("ddg") + "/html/", max_results=1).run({"query": "q"})
     assert resp.status == "success" and resp.data["source"] == "DuckDuckGo", resp.text
     assert peer.requests[0]["path"] == "/ddg/html/"
