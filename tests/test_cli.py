@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -26,12 +25,16 @@ def group_members(pgid: int) -> list[tuple[int, str]]:
 
 
 def wait_for_pid(path: Path) -> int:
-    for _ in range(200):
-        text = path.read_text().strip() if path.exists() else ""
-        if text:
+    """The pid a command wrote to ``path`` (a whole line: the shell creates the file before it
+    writes), waiting for it as long as a busy machine may take to start the command."""
+    deadline = time.monotonic() + 30
+    while True:
+        text = path.read_text() if path.exists() else ""
+        if text.endswith("\n"):
             return int(text)
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{path} was not written within 30 s")
         time.sleep(0.01)
-    raise AssertionError(f"{path} was never written")
 
 
 def open_policy(argv: list[str]) -> None:
@@ -332,14 +335,23 @@ def test_binary_and_invalid_utf8_output_is_bounded_and_lossy() -> None:
 # --- process lifecycle -----------------------------------------------------------------------
 
 
-def yes_processes() -> set[str]:
-    ps = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True, check=True).stdout
-    return {line.split()[0] for line in ps.splitlines() if line.split()[2:] == ["yes"]}
+def tagged_processes(tag: bytes) -> list[int]:
+    """Living processes with ``tag`` in their environment: other tests and other jobs on the
+    machine run the same commands, and only the ones started here are this test's to judge."""
+    found = []
+    for p in processes():
+        try:
+            environ = Path(f"/proc/{p.pid}/environ").read_bytes()
+        except OSError:
+            continue
+        if tag in environ.split(b"\0"):
+            found.append(p.pid)
+    return found
 
 
 def test_yes_flood_is_stopped_at_the_cap_within_moments() -> None:
-    tool = CLITool(["yes"], max_output_chars=1000, timeout=30)
-    already = yes_processes()  # someone else's `yes` on this machine is not ours to judge
+    tag = f"{os.getpid()}-{time.monotonic_ns()}"
+    tool = CLITool(["yes"], max_output_chars=1000, timeout=30, env={"AGENTMAKER_TEST_TAG": tag})
     start = time.monotonic()
     resp = run(tool, "yes")
     assert time.monotonic() - start < 5
@@ -349,8 +361,8 @@ def test_yes_flood_is_stopped_at_the_cap_within_moments() -> None:
     assert body.startswith("y\ny\n")
     assert body.endswith("\n…(output truncated, over 1000 characters)")
     assert len(body) < 1100
-    time.sleep(0.1)
-    assert yes_processes() <= already
+    # Reaped before the call returned: nothing started with the tag is left.
+    assert tagged_processes(f"AGENTMAKER_TEST_TAG={tag}".encode()) == []
 
 
 def test_grandchild_holding_the_pipe_past_the_timeout_is_killed_and_reaped(tmp_path: Path) -> None:
