@@ -400,17 +400,31 @@ def test_background_processes_detached_from_the_output_do_not_survive(tmp_path: 
     assert group_members(wait_for_pid(pidfile)) == []
 
 
-def test_calls_release_the_gil() -> None:
-    tool = CLITool(["sleep"])
+def wait_for_file_command(flag: Path) -> str:
+    """A command that ends only once ``flag`` exists."""
+    return f"sh -c 'while [ ! -e {flag} ]; do sleep 0.01; done; echo seen'"
+
+
+def test_calls_release_the_gil(tmp_path: Path) -> None:
+    """The command waits for a file this thread creates after 50 turns of Python code: a call
+    holding the GIL would keep this thread from running until the command timed out."""
+    flag = tmp_path / "flag"
+    tool = CLITool(["sh"], timeout=30, arg_policy=open_policy)
     done = threading.Event()
-    worker = threading.Thread(target=lambda: (run(tool, "sleep 0.5"), done.set()))
+    responses = []
+    worker = threading.Thread(
+        target=lambda: (responses.append(run(tool, wait_for_file_command(flag))), done.set())
+    )
     worker.start()
     spins = 0
     while not done.is_set():
         spins += 1
+        if spins == 50:
+            flag.touch()
         time.sleep(0.001)
     worker.join()
-    assert spins > 50
+    assert responses[0].text == "[exit code 0]\nstdout:\nseen"
+    assert spins >= 50
 
 
 async def test_arun_and_cancellation_kill_the_group(tmp_path: Path) -> None:
@@ -430,20 +444,26 @@ async def test_arun_and_cancellation_kill_the_group(tmp_path: Path) -> None:
     assert group_members(pgid) == []
 
 
-async def test_arun_does_not_block_the_event_loop() -> None:
-    tool = CLITool(["sleep"])
+async def test_arun_does_not_block_the_event_loop(tmp_path: Path) -> None:
+    """The command waits for a file another task creates after 10 turns of the loop: an arun
+    that blocked the loop would keep that task from running until the command timed out."""
+    flag = tmp_path / "flag"
+    tool = CLITool(["sh"], timeout=30, arg_policy=open_policy)
     ticks = 0
 
     async def ticker() -> None:
         nonlocal ticks
         while True:
             ticks += 1
+            if ticks == 10:
+                flag.touch()
             await asyncio.sleep(0.01)
 
     t = asyncio.ensure_future(ticker())
-    await tool.arun({"command": "sleep 0.3"})
+    resp = await tool.arun({"command": wait_for_file_command(flag)})
     t.cancel()
-    assert ticks > 10
+    assert resp.text == "[exit code 0]\nstdout:\nseen"
+    assert ticks >= 10
 
 
 def test_through_the_registry() -> None:
