@@ -143,8 +143,10 @@ async def test_giving_up_on_the_handshake_stops_the_server():
 
     client = raw_client("silent", timeout=None)
     entering = asyncio.ensure_future(client.__aenter__())
-    await asyncio.sleep(0.5)
-    assert silent_servers() != []
+    deadline = time.monotonic() + 30  # the handshake is under way once the server runs
+    while not silent_servers():
+        assert time.monotonic() < deadline, "the server was not started within 30 s"
+        await asyncio.sleep(0.01)
     await client.aclose()
     with pytest.raises(ToolError, match="closed while it was connecting; the server was stopped"):
         await entering
