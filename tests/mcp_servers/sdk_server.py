@@ -61,8 +61,12 @@ async def sleep(seconds: float) -> str:
     return f"slept {seconds}"
 
 
-async def slow_write(path: str, seconds: float) -> str:
-    """Sleep, then write "finished" to path (a cancelled call never writes)."""
+async def slow_write(path: str, seconds: float, started: str = "") -> str:
+    """Create the file `started` names (if any), sleep, then write "finished" to path (a
+    cancelled call never writes)."""
+    if started:
+        with open(started, "w"):  # noqa: ASYNC230 - an empty file, once, in a test server
+            pass
     await asyncio.sleep(seconds)
     with open(path, "w") as f:  # noqa: ASYNC230 - a few bytes, once, in a test server
         f.write("finished")
