@@ -540,7 +540,7 @@ def test_agent_confirms_and_wraps_cli_output() -> None:
 
 def test_no_descriptor_or_zombie_leaks_under_concurrency() -> None:
     """Many calls from several threads, mixing success, timeout, flood and refusal, leave the
-    host with the same open descriptors and no child processes."""
+    host with the same open descriptors and no child process of theirs."""
     tool = CLITool(["echo", "sleep", "yes"], timeout=0.3, max_output_chars=500)
     commands = ["echo ok", "sleep 5", "yes", "echo a | b", "sleep 0.01"]
 
@@ -562,6 +562,9 @@ def test_no_descriptor_or_zombie_leaks_under_concurrency() -> None:
 
     run(tool, "echo warm-up")
     before = fd_count()
+    # Children of this process that earlier tests left on purpose (the isolation pool's fork
+    # server and its resource tracker live as long as the process) are not the calls' doing.
+    children_before = set(my_children())
     errors: list[BaseException] = []
 
     def worker(offset: int) -> None:
@@ -580,4 +583,4 @@ def test_no_descriptor_or_zombie_leaks_under_concurrency() -> None:
         t.join()
     assert errors == []
     assert fd_count() == before
-    assert my_children() == []
+    assert set(my_children()) - children_before == set()
