@@ -94,6 +94,9 @@ class Peer:
         self.modes: dict[str, str] = {}
         self.requests: list[dict] = []
         self.slow_seconds = 3.0
+        #: Mode "together": a request is answered only once this barrier's parties are all in
+        #: (requests that overlap meet there; requests made one after another never do).
+        self.meeting = threading.Barrier(1)
         peer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -167,6 +170,9 @@ class Peer:
             }[provider]
         elif mode == "slow":
             time.sleep(self.slow_seconds)
+            ctype, payload = ok_body(provider, q)
+        elif mode == "together":
+            self.meeting.wait()  # a broken or timed-out meeting closes the connection unanswered
             ctype, payload = ok_body(provider, q)
         elif mode == "hangup":
             # Accept the request, then close the connection without a single byte of answer.
@@ -465,18 +471,16 @@ def test_through_the_registry_sync_and_parallel(peer: Peer) -> None:
     assert resp.status == "success" and len(resp.data["results"]) == 2
     assert reg.execute_tool("search", {"query": 3}).status == "error"
 
-    peer.modes["ddg"] = "slow"
-    peer.slow_seconds = 1.0
+    # Each answer waits until all three requests are in: calls that queued instead of running
+    # at once would leave the first waiting alone until the tool's 10 s timeout.
+    peer.modes["ddg"] = "together"
+    peer.meeting = threading.Barrier(3, timeout=60)
 
     async def main():
         return await asyncio.gather(*(reg.aexecute_tool("search", {"query": f"q{i}"}) for i in range(3)))
 
-    start = time.monotonic()
     results = asyncio.run(main())
-    elapsed = time.monotonic() - start
-    assert [r.status for r in results] == ["success"] * 3
-    # Three 1 s answers overlapped instead of queuing (3 s).
-    assert elapsed < 2.5, elapsed
+    assert [(r.status, r.data["source"]) for r in results] == [("success", "DuckDuckGo")] * 3, results
 
 
 FORKED_SEARCH = """
