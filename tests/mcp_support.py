@@ -67,7 +67,7 @@ def sdk_http_server(env: dict[str, str] | None = None):
         listener.listen(64)
         port = listener.getsockname()[1]
         proc = subprocess.Popen(
-            [sys.executable, SDK, "http", str(listener.fileno())],
+            [sys.executable, SDK, "http", "--fd", str(listener.fileno())],
             env={**os.environ, **(env or {})},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

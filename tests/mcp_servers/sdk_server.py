@@ -1,8 +1,8 @@
 """A real MCP server built with the official Python SDK (1.x FastMCP or 2.x MCPServer).
 
-Usage: sdk_server.py [stdio | http FD] [--tools N] [--desc TEXT]
-  http FD     serve streamable HTTP on the listening socket inherited as descriptor FD (the
-              test binds it, so the port is known and held before this process starts)
+Usage: sdk_server.py [stdio | http PORT | http --fd FD] [--tools N] [--desc TEXT]
+  http --fd FD  serve streamable HTTP on the listening socket inherited as descriptor FD (the
+                test binds it, so the port is known and held before this process starts)
   --tools N   also register N trivial tools named tool_000.. (catalog size tests, benchmarks)
   --desc TEXT description of the `echo` tool (pin / rug-pull tests change it between runs)
 """
@@ -32,13 +32,14 @@ from mcp.types import EmbeddedResource, ImageContent, TextResourceContents
 
 parser = argparse.ArgumentParser()
 parser.add_argument("transport", nargs="?", default="stdio")
-parser.add_argument("fd", nargs="?", type=int, default=-1)
+parser.add_argument("port", nargs="?", type=int, default=0)
+parser.add_argument("--fd", type=int)
 parser.add_argument("--tools", type=int, default=0)
 parser.add_argument("--desc", default="Echo the text back.")
 opts = parser.parse_args()
 
 if SDK_MAJOR == 1 and opts.transport == "http":
-    server = _Server("agentmaker-test", host="127.0.0.1", log_level="WARNING")
+    server = _Server("agentmaker-test", host="127.0.0.1", port=opts.port, log_level="WARNING")
 else:
     server = _Server("agentmaker-test", log_level="WARNING")
 
@@ -176,7 +177,7 @@ def _make(i: int):
 for i in range(opts.tools):
     server.add_tool(_make(i), name=f"tool_{i:03d}")
 
-if opts.transport == "http":
+if opts.transport == "http" and opts.fd is not None:
     # What the SDK's run("streamable-http") does, on the inherited socket instead of a port.
     import socket
 
@@ -185,5 +186,10 @@ if opts.transport == "http":
     app = server.streamable_http_app(**({"host": "127.0.0.1"} if SDK_MAJOR == 2 else {}))
     listener = socket.socket(fileno=opts.fd)
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+elif opts.transport == "http":
+    if SDK_MAJOR == 2:
+        server.run("streamable-http", host="127.0.0.1", port=opts.port)
+    else:
+        server.run("streamable-http")
 else:
     server.run("stdio")
