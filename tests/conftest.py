@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,19 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def repo_root() -> Path:
     return REPO
+
+
+@pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A 127.0.0.1 port where every connection is refused, for as long as the test runs.
+
+    The port stays bound (never listening) to a socket held here: a port bound, read and closed
+    again is free, and any process on the machine (a server another test starts, an outgoing
+    connection) may take it before the test connects.
+    """
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
 
 
 def mcp1_path() -> Path:

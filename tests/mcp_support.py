@@ -57,32 +57,47 @@ def wait_dead(pid: int, seconds: float = 5.0) -> bool:
 @contextlib.contextmanager
 def sdk_http_server(env: dict[str, str] | None = None):
     """The SDK server over streamable HTTP on a free 127.0.0.1 port; yields its URL. `env` is
-    added to this process's environment (e.g. ``PYTHONPATH`` for the 1.x SDK)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, SDK, "http", str(port)],
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    added to this process's environment (e.g. ``PYTHONPATH`` for the 1.x SDK).
+
+    The listening socket is made here and handed to the server: the port is held from the
+    start (a port picked free here and bound by the server later could be taken meanwhile),
+    and connections made before the server accepts wait in the socket's backlog."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        port = listener.getsockname()[1]
+        proc = subprocess.Popen(
+            [sys.executable, SDK, "http", "--fd", str(listener.fileno())],
+            env={**os.environ, **(env or {})},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            pass_fds=[listener.fileno()],
+        )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    proc.kill()
-                    raise RuntimeError(f"the SDK HTTP server did not start: {proc.stderr.read()!r}") from None
-                time.sleep(0.1)
+        _wait_for_an_http_answer(proc, port)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.kill()
         proc.wait()
         proc.stderr.close()
+
+
+def _wait_for_an_http_answer(proc: subprocess.Popen, port: int) -> None:
+    """Until the server answers a request on ``port`` (any status will do); a server that
+    exits first, or answers nothing for a minute, is reported with its stderr."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+                conn.sendall(b"GET /mcp HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+                if conn.recv(1):
+                    return
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"the SDK HTTP server did not start: {proc.stderr.read()!r}")
+        time.sleep(0.05)
 
 
 async def wait_until(moment: float) -> None:

@@ -74,12 +74,22 @@ def test_a_call_abandoned_before_it_started_never_runs():
 
 
 def test_a_late_result_does_not_overwrite_the_timeout():
-    pipe = CallPipeline(registry(slow))
-    (rec,), _ = pipe.prepare(calls(("slow", {"seconds": 0.3})), 1)
+    started, release = threading.Event(), threading.Event()
+
+    @tool
+    def held() -> str:
+        """Answer once released."""
+        started.set()
+        release.wait(30)
+        return "late"
+
+    pipe = CallPipeline(registry(held))
+    (rec,), _ = pipe.prepare(calls(("held", {})), 1)
     worker = threading.Thread(target=pipe.run, args=(rec,))
     worker.start()
-    time.sleep(0.05)
+    assert started.wait(30)  # running: its result comes after the timeout, whatever the load
     pipe.time_out(rec, 0.05, 0.05)
+    release.set()
     worker.join()
     assert rec.status == "timeout" and "0.05 seconds" in rec.output
     assert pipe.executed == 1

@@ -35,6 +35,16 @@ def pids_in(marker) -> list[int]:
     return [int(p) for line in marker.read_text().split("\n") if line for p in line.split()]
 
 
+def noted_pids(marker: Path) -> list[int]:
+    """The pids a running tool notes in ``marker``, once its line is whole: the file exists from
+    the tool's open() on, before its write, and a read in between would find it empty."""
+    deadline = time.monotonic() + 30
+    while not (marker.exists() and marker.read_text().endswith("\n")):
+        assert time.monotonic() < deadline, f"{marker} was not written within 30 s"
+        time.sleep(0.02)
+    return pids_in(marker)
+
+
 def test_an_isolated_tool_runs_in_another_process_and_answers_like_any_tool():
     reg = registry(tools.where, tools.add, tools.fail, tools.async_add, tools.Pid())
     assert int(reg.execute_tool("where", {}).text) != os.getpid()
@@ -145,14 +155,14 @@ def test_cancelling_the_run_stops_the_worker(tmp_path):
 
     async def main():
         task = asyncio.create_task(agent.arun("go"))
-        while not marker.exists():
-            await asyncio.sleep(0.02)
+        pids = await asyncio.to_thread(noted_pids, marker)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+        return pids
 
-    asyncio.run(main())
-    assert gone(pids_in(marker))
+    (worker,) = asyncio.run(main())
+    assert gone([worker])
     reg = registry(tools.add)
     assert reg.execute_tool("add", {"a": 1, "b": 2}).text == "3"
 
@@ -213,10 +223,7 @@ def test_workers_end_with_their_host(tmp_path):
     )
     host = subprocess.Popen([sys.executable, str(script)])
     try:
-        deadline = time.monotonic() + 30
-        while not marker.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        (worker,) = pids_in(marker)
+        (worker,) = noted_pids(marker)
         assert alive(worker)
     finally:
         host.kill()

@@ -120,14 +120,8 @@ def test_http_errors_raise_llm_response_error():
     assert info.value.status == 401
 
 
-def test_unreachable_endpoint():
-    import socket
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()  # nothing listens there now
-    llm = LLMClient("m", base_url=f"http://127.0.0.1:{port}/v1", timeout=2)
+def test_unreachable_endpoint(refused_port):
+    llm = LLMClient("m", base_url=f"http://127.0.0.1:{refused_port}/v1", timeout=2)
     with pytest.raises(LLMResponseError, match="could not reach"):
         llm.chat([])
 

@@ -200,10 +200,8 @@ def test_cancelling_an_async_call_aborts_the_request():
         assert server.hung_up.wait(10)  # the connection was closed, not left to the timeout
 
 
-def test_an_unreachable_server_is_retried_then_named():
-    with WireServer([]) as server:
-        url = server.url()
-    llm = LLMClient("m", base_url=url, max_retries=1)
+def test_an_unreachable_server_is_retried_then_named(refused_port):
+    llm = LLMClient("m", base_url=f"http://127.0.0.1:{refused_port}/v1", max_retries=1)
     with pytest.raises(LLMResponseError, match=r"could not reach .*connection failed.*\(after 2 attempts\)"):
         llm.chat(USER)
 

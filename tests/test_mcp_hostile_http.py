@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import socket
 import time
 
 import pytest
@@ -13,13 +12,9 @@ from agentmaker import MCPClient, ToolError
 from mcp_servers.recording_http import RecordingServer
 
 
-async def test_http_handshake_errors_name_the_cause_not_rmcps_types():
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()  # nothing listens there now
+async def test_http_handshake_errors_name_the_cause_not_rmcps_types(refused_port):
     with pytest.raises(ToolError) as e:
-        async with MCPClient(url=f"http://127.0.0.1:{port}/mcp", namespace="x", timeout=10):
+        async with MCPClient(url=f"http://127.0.0.1:{refused_port}/mcp", namespace="x", timeout=10):
             pass
     assert "rmcp::" not in str(e.value) and "Transport [" not in str(e.value), str(e.value)
     assert "transport error: " in str(e.value)

@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,10 +38,13 @@ def free_port() -> int:
 
 @contextmanager
 def server(*extra: str) -> Iterator[str]:
-    """`python -m agentmaker serve` over HTTP in a subprocess; yields its URL once it listens."""
+    """`python -m agentmaker serve` over HTTP in a subprocess; yields its URL once it listens.
+
+    It binds a port of its own choosing (``--port 0``) and names it in its ready line: a port
+    picked here and bound there later could be taken by anything on the machine meanwhile."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([PYTHON_DIR, str(TESTS)]))
     cmd = [sys.executable, "-m", "agentmaker", "serve", "mcp_servers.served_tools:registry"]
-    cmd += ["--transport", "http", "--port", str(free_port()), *extra]
+    cmd += ["--transport", "http", "--port", "0", *extra]
     proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
@@ -139,19 +143,24 @@ def nginx_binary() -> str:
 
 @contextmanager
 def nginx(tmp: Path, backends: list[str]) -> Iterator[str]:
-    """A real nginx on 127.0.0.1 balancing over ``backends``; yields its MCP URL."""
+    """A real nginx on 127.0.0.1 balancing over ``backends``; yields its MCP URL once it listens
+    (it cannot name a port it chose, so it is given one that was free a moment ago)."""
     port = free_port()
     upstreams = " ".join(f"server {u.split('//')[1].split('/')[0]};" for u in backends)
     conf = tmp / "nginx.conf"
     conf.write_text(NGINX_CONF.format(tmp=tmp, upstreams=upstreams, port=port))
     proc = subprocess.Popen([nginx_binary(), "-c", str(conf), "-p", str(tmp)], stderr=subprocess.DEVNULL)
     try:
-        for _ in range(3000):  # until it listens (each try waits up to 10 ms in connect)
-            with socket.socket() as s:
-                s.settimeout(0.01)
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
+        # nginx writes its pid file once its listening socket is bound (a port taken meanwhile
+        # makes it exit instead), so connections from then on reach this nginx. A connect
+        # that is refused returns at once: the wait is bounded by a clock, not by a count of
+        # tries, because a busy machine may take seconds to start nginx.
+        pidfile = tmp / "nginx.pid"
+        deadline = time.monotonic() + 60
+        while not (pidfile.exists() and pidfile.read_text().strip() == str(proc.pid)):
             assert proc.poll() is None, (tmp / "error.log").read_text()
+            assert time.monotonic() < deadline, "nginx did not start within 60 s"
+            time.sleep(0.01)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 import urllib.parse
@@ -95,6 +94,9 @@ class Peer:
         self.modes: dict[str, str] = {}
         self.requests: list[dict] = []
         self.slow_seconds = 3.0
+        #: Mode "together": a request is answered only once this barrier's parties are all in
+        #: (requests that overlap meet there; requests made one after another never do).
+        self.meeting = threading.Barrier(1)
         peer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -169,6 +171,9 @@ class Peer:
         elif mode == "slow":
             time.sleep(self.slow_seconds)
             ctype, payload = ok_body(provider, q)
+        elif mode == "together":
+            self.meeting.wait()  # a broken or timed-out meeting closes the connection unanswered
+            ctype, payload = ok_body(provider, q)
         elif mode == "hangup":
             # Accept the request, then close the connection without a single byte of answer.
             h.close_connection = True
@@ -228,14 +233,6 @@ def assert_no_secret(resp) -> None:
     for key in KEYS.values():
         assert key not in blob
         assert key.split("-SECRET-")[1] not in blob
-
-
-def closed_port_url() -> str:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    url = f"http://127.0.0.1:{s.getsockname()[1]}/"
-    s.close()
-    return url
 
 
 # --- identity and construction -----------------------------------------------------------------
@@ -418,9 +415,11 @@ def test_all_failing_lists_every_reason_without_keys(peer: Peer, monkeypatch: py
     assert_no_secret(resp)
 
 
-def test_unreachable_and_misconfigured_endpoints(peer: Peer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreachable_and_misconfigured_endpoints(
+    peer: Peer, monkeypatch: pytest.MonkeyPatch, refused_port: int
+) -> None:
     set_keys(monkeypatch)
-    monkeypatch.setenv("AGENTMAKER_TAVILY_URL", closed_port_url())
+    monkeypatch.setenv("AGENTMAKER_TAVILY_URL", f"http://127.0.0.1:{refused_port}/")
     monkeypatch.setenv("AGENTMAKER_DUCKDUCKGO_URL", "http://203.0.113.7/html/")
     monkeypatch.setenv("AGENTMAKER_BRAVE_URL", "gopher://127.0.0.1/")
     peer.modes["serpapi"] = "empty"
@@ -447,8 +446,10 @@ def test_key_echoed_in_results_is_scrubbed(peer: Peer, monkeypatch: pytest.Monke
     assert_no_secret(resp)
 
 
-def test_constructor_endpoints_win_over_environment(peer: Peer, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AGENTMAKER_DUCKDUCKGO_URL", closed_port_url())
+def test_constructor_endpoints_win_over_environment(
+    peer: Peer, monkeypatch: pytest.MonkeyPatch, refused_port: int
+) -> None:
+    monkeypatch.setenv("AGENTMAKER_DUCKDUCKGO_URL", f"http://127.0.0.1:{refused_port}/")
     resp = SearchTool(duckduckgo_url=peer.url("ddg") + "/html/", max_results=1).run({"query": "q"})
     assert resp.status == "success" and resp.data["source"] == "DuckDuckGo", resp.text
     assert peer.requests[0]["path"] == "/ddg/html/"
@@ -470,18 +471,16 @@ def test_through_the_registry_sync_and_parallel(peer: Peer) -> None:
     assert resp.status == "success" and len(resp.data["results"]) == 2
     assert reg.execute_tool("search", {"query": 3}).status == "error"
 
-    peer.modes["ddg"] = "slow"
-    peer.slow_seconds = 1.0
+    # Each answer waits until all three requests are in: calls that queued instead of running
+    # at once would leave the first waiting alone until the tool's 10 s timeout.
+    peer.modes["ddg"] = "together"
+    peer.meeting = threading.Barrier(3, timeout=60)
 
     async def main():
         return await asyncio.gather(*(reg.aexecute_tool("search", {"query": f"q{i}"}) for i in range(3)))
 
-    start = time.monotonic()
     results = asyncio.run(main())
-    elapsed = time.monotonic() - start
-    assert [r.status for r in results] == ["success"] * 3
-    # Three 1 s answers overlapped instead of queuing (3 s).
-    assert elapsed < 2.5, elapsed
+    assert [(r.status, r.data["source"]) for r in results] == [("success", "DuckDuckGo")] * 3, results
 
 
 FORKED_SEARCH = """

@@ -5,9 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from conftest import REPO
 
 
+@pytest.mark.timeout(400)  # stubtest is a cold mypy run: bounded by its own 300 s, not pytest's 120 s
 def test_native_stub_matches_the_extension():
     proc = subprocess.run(
         [

@@ -21,6 +21,11 @@ from conftest import REPO
 
 USAGE = REPO / "tests" / "typing_usage.py"
 
+# A cold mypy --strict run (its cache is new each time) is CPU work of some 20 s on an idle
+# two-core machine and several times that on a busy one. The subprocesses' own 300 s bound
+# stops a hang; pytest's default 120 s would stop a slow but working run first.
+pytestmark = pytest.mark.timeout(400)
+
 PRELUDE = '''\
 from typing import Annotated
 

@@ -1,6 +1,8 @@
 """A real MCP server built with the official Python SDK (1.x FastMCP or 2.x MCPServer).
 
-Usage: sdk_server.py [stdio | http PORT] [--tools N] [--desc TEXT]
+Usage: sdk_server.py [stdio | http PORT | http --fd FD] [--tools N] [--desc TEXT]
+  http --fd FD  serve streamable HTTP on the listening socket inherited as descriptor FD (the
+                test binds it, so the port is known and held before this process starts)
   --tools N   also register N trivial tools named tool_000.. (catalog size tests, benchmarks)
   --desc TEXT description of the `echo` tool (pin / rug-pull tests change it between runs)
 """
@@ -31,6 +33,7 @@ from mcp.types import EmbeddedResource, ImageContent, TextResourceContents
 parser = argparse.ArgumentParser()
 parser.add_argument("transport", nargs="?", default="stdio")
 parser.add_argument("port", nargs="?", type=int, default=0)
+parser.add_argument("--fd", type=int)
 parser.add_argument("--tools", type=int, default=0)
 parser.add_argument("--desc", default="Echo the text back.")
 opts = parser.parse_args()
@@ -59,8 +62,12 @@ async def sleep(seconds: float) -> str:
     return f"slept {seconds}"
 
 
-async def slow_write(path: str, seconds: float) -> str:
-    """Sleep, then write "finished" to path (a cancelled call never writes)."""
+async def slow_write(path: str, seconds: float, started: str = "") -> str:
+    """Create the file `started` names (if any), sleep, then write "finished" to path (a
+    cancelled call never writes)."""
+    if started:
+        with open(started, "w"):  # noqa: ASYNC230 - an empty file, once, in a test server
+            pass
     await asyncio.sleep(seconds)
     with open(path, "w") as f:  # noqa: ASYNC230 - a few bytes, once, in a test server
         f.write("finished")
@@ -170,7 +177,16 @@ def _make(i: int):
 for i in range(opts.tools):
     server.add_tool(_make(i), name=f"tool_{i:03d}")
 
-if opts.transport == "http":
+if opts.transport == "http" and opts.fd is not None:
+    # What the SDK's run("streamable-http") does, on the inherited socket instead of a port.
+    import socket
+
+    import uvicorn
+
+    app = server.streamable_http_app(**({"host": "127.0.0.1"} if SDK_MAJOR == 2 else {}))
+    listener = socket.socket(fileno=opts.fd)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+elif opts.transport == "http":
     if SDK_MAJOR == 2:
         server.run("streamable-http", host="127.0.0.1", port=opts.port)
     else:
