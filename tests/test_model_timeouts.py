@@ -8,9 +8,11 @@ model is called. Only the run's own deadline becomes ``RunLimitExceeded(kind="de
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from agentmaker import Agent, RunLimitExceeded, RunPolicy
+from agentmaker.llm import LLMResponse
 
 POLICIES = {
     "no policy": None,
@@ -90,3 +92,36 @@ async def test_the_run_deadline_still_cuts_a_streamed_model_call_short():
         async for _ in agent.astream("Weather in Paris?"):
             pass
     assert info.value.kind == "deadline"
+
+
+class SlowHook:
+    """Runs long between the run's admission of a model call and the call itself."""
+
+    def on_llm_start(self, event):
+        time.sleep(0.3)
+
+
+async def test_a_model_call_does_not_start_once_the_deadline_has_passed():
+    began = []
+
+    class Instant:
+        async def chat(self, messages, **kwargs):
+            began.append("chat")
+            return LLMResponse(content="Sunny")
+
+    class Instantly(Streams):
+        async def astream(self, messages, **kwargs):
+            began.append("stream")
+            yield "Sunny"
+
+    policy = RunPolicy(deadline_seconds=0.1)
+    with pytest.raises(RunLimitExceeded, match="exceeded wall-clock time limit 0.1s") as info:
+        await Agent("weather", Instant(), run_policy=policy, hooks=SlowHook()).arun("Weather in Paris?")
+    assert (info.value.kind, info.value.result.usage.llm_calls) == ("deadline", 0)
+    seen = []
+    with pytest.raises(RunLimitExceeded, match="exceeded wall-clock time limit 0.1s") as info:
+        async for event in Agent("weather", Instantly(), run_policy=policy, hooks=SlowHook()).astream("Hi"):
+            seen.append(type(event).__name__)
+    assert (info.value.kind, info.value.result.usage.llm_calls) == ("deadline", 0)
+    assert "TextDelta" not in seen
+    assert began == []

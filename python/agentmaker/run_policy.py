@@ -135,6 +135,13 @@ async def before_deadline(call: Awaitable[T], budget: RunBudget | None) -> T:
     left = budget.time_left() if budget is not None else None
     if budget is None or left is None:
         return await call
+    if left <= 0:
+        # Passed already (a hook ran long): the call must not start. `asyncio.timeout(0)` would
+        # only cancel it at its first await, after a client has sent its request.
+        try:
+            return await asyncio.wait_for(call, 0)
+        except TimeoutError:
+            raise budget.deadline_passed() from None
     deadline = asyncio.timeout(left)
     try:
         async with deadline:
