@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import select
 import threading
 import time
 
@@ -247,13 +248,25 @@ async def test_an_mcp_call_made_on_one_loop_runs_on_another(tmp_path):
             other.close()
 
 
+def wait_answer_queued(loop: asyncio.AbstractEventLoop, bound: float = 30.0) -> None:
+    """Blocks (the loop with it) until the pipe the client wakes ``loop`` through, its one reader
+    besides the loop's own wake-up socket, is readable: an answer is queued for the loop."""
+    own = loop._ssock.fileno()  # type: ignore[attr-defined]
+    pipes = [key.fd for key in loop._selector.get_map().values() if key.fd != own]  # type: ignore[attr-defined]
+    assert len(pipes) == 1, pipes
+    deadline = time.monotonic() + bound
+    while not select.select(pipes, [], [], 0.01)[0]:
+        assert time.monotonic() < deadline, f"no answer was queued for the loop within {bound:g} s"
+
+
 async def test_cancelling_after_the_answer_arrived_changes_nothing():
     async with sdk_client() as client:
         add = by_remote(await client.load_tools())["add"]
         waiter = add._arun_on_loop({"a": 2, "b": 3})  # the call's own future
         # The loop is blocked: the answer arrives and is queued for the loop, but the future is
         # not settled yet, so the cancellation wins and the queued answer is dropped.
-        time.sleep(0.5)  # noqa: ASYNC251 - blocking the loop is the point
+        wait_answer_queued(asyncio.get_running_loop())
+        assert not waiter.done()
         assert waiter.cancel() and waiter.cancelled()
         await asyncio.sleep(0.05)
         results = await asyncio.gather(*(add.arun({"a": i, "b": 1}) for i in range(20)))
