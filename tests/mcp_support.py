@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from agentmaker import MCPClient, MCPTool
 from proc_table import alive
+from timeout_once_started import wait_for_once_started
 
 SERVERS = Path(__file__).resolve().parent / "mcp_servers"
 SDK = str(SERVERS / "sdk_server.py")
@@ -100,6 +101,31 @@ def _wait_for_an_http_answer(proc: subprocess.Popen, port: int) -> None:
         time.sleep(0.05)
 
 
+def started_file(marker: Path) -> Path:
+    """The file ``slow_write`` creates when the server starts the call that would write ``marker``."""
+    return marker.with_name(f"{marker.name}.started")
+
+
+def slow_write_args(marker: Path, seconds: float) -> dict:
+    """``slow_write``'s arguments: write ``marker`` after ``seconds``, signalling the start."""
+    return {"path": str(marker), "seconds": seconds, "started": str(started_file(marker))}
+
+
+def wait_started(*markers: Path, bound: float = 30.0) -> None:
+    """Until the server has started the ``slow_write`` call of each marker (a call cancelled
+    before this tests "cancelled before it was sent", not "cancelled at the server")."""
+    deadline = time.monotonic() + bound
+    while missing := [m.name for m in markers if not started_file(m).exists()]:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {bound:g} s: the server never started the call(s) {missing}")
+        time.sleep(0.01)
+
+
+async def until_started(*markers: Path) -> None:
+    """``wait_started`` without blocking the loop (nor waiting on its clock)."""
+    await asyncio.to_thread(wait_started, *markers)
+
+
 async def wait_until(moment: float) -> None:
     await asyncio.sleep(max(0.0, moment - time.monotonic()))
 
@@ -112,11 +138,12 @@ class LoopWithoutReaders(asyncio.SelectorEventLoop):
 
 
 async def check_wait_for_cancels_at_the_server(tools: dict[str, MCPTool], marker: Path) -> None:
-    """A 3 s ``slow_write`` abandoned by ``asyncio.wait_for`` after 0.3 s never writes its marker
-    (the server was told), and the session still answers."""
-    start = time.monotonic()
+    """A 3 s ``slow_write`` abandoned by ``asyncio.wait_for`` 0.3 s after the server started it
+    never writes its marker (the server was told), and the session still answers."""
     with pytest.raises(TimeoutError):
-        await asyncio.wait_for(tools["slow_write"].arun({"path": str(marker), "seconds": 3}), 0.3)
+        call = tools["slow_write"].arun(slow_write_args(marker, 3))
+        await wait_for_once_started(call, lambda: until_started(marker), 0.3)
+    cancelled = time.monotonic()
     assert (await tools["add"].arun({"a": 1, "b": 1})).text == "2"
-    await wait_until(start + 4.5)
+    await wait_until(cancelled + 4.5)
     assert not marker.exists()

@@ -31,9 +31,11 @@ def shell_agent(script: list, **kw) -> Agent:
     return Agent("shell-agent", ScriptedLLM(script), tools=tools, confirm=approve, **kw)
 
 
-def silent_mcp() -> MCPClient:
-    """A stdio MCP server that lists one tool ``ok`` and never answers a call to it."""
-    return MCPClient(command=sys.executable, args=[RAW, "silent_call"], namespace="raw", timeout=None)
+def silent_mcp(seen: Path | None = None) -> MCPClient:
+    """A stdio MCP server that lists one tool ``ok`` and never answers a call to it; it creates
+    ``seen`` (if given) when a call arrives."""
+    args = [RAW, "silent_call", *([str(seen)] if seen else [])]
+    return MCPClient(command=sys.executable, args=args, namespace="raw", timeout=None)
 
 
 def poll(check, what: str, bound: float = BOUND):

@@ -30,10 +30,11 @@ from agentmaker import (
     tool,
 )
 from agentmaker.testing import ScriptedLLM
-from mcp_support import by_remote, sdk_client
+from mcp_support import by_remote, sdk_client, slow_write_args, until_started
 from proc_table import processes
 from test_llm import FakeOpenAI, completion
 from test_search import KEYS, Peer
+from timeout_once_started import wait_for_once_started
 
 # --- the entry points: each takes a coroutine made outside the loop and returns its result ------
 
@@ -264,7 +265,8 @@ def test_every_async_method_is_a_coroutine_for_every_entry_point(
 
 async def _cancel_through(how: str, coro: Coroutine, started: Callable[[], Coroutine]) -> None:
     """Runs ``coro`` through ``how`` and cancels it once ``started()`` returns, checking that the
-    caller sees the cancellation the way that entry point reports it."""
+    caller sees the cancellation the way that entry point reports it. ``started`` must not wait
+    on the loop's clock (wait_for's is held still until it returns)."""
     loop = asyncio.get_running_loop()
     if how in ("task.cancel", "gather.cancel"):
         running = loop.create_task(coro) if how == "task.cancel" else asyncio.gather(coro)
@@ -273,10 +275,8 @@ async def _cancel_through(how: str, coro: Coroutine, started: Callable[[], Corou
         with pytest.raises(asyncio.CancelledError):
             await running
     elif how == "wait_for":
-        watcher = loop.create_task(started())
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(coro, 1.0)
-        await asyncio.wait_for(watcher, 30)  # it had started before it was given up on
+        with pytest.raises(TimeoutError):  # it had started before it was given up on
+            await wait_for_once_started(coro, started, 1.0)
     elif how == "asyncio.timeout":
         with pytest.raises(TimeoutError):
             async with asyncio.timeout(None) as deadline:
@@ -359,12 +359,14 @@ def test_cancelling_kills_a_commands_process(subjects: Subjects, how: str, via: 
     assert inspect.iscoroutine(coro)
     pids: list[int] = []
 
-    async def running() -> None:
+    def running() -> None:
+        deadline = time.monotonic() + 30
         while not pids:
             pids.extend(_sleepers(seconds))
-            await asyncio.sleep(0.01)
+            assert time.monotonic() < deadline, f"sleep {seconds} never started"
+            time.sleep(0.01)
 
-    asyncio.run(_cancel_through(how, coro, running))
+    asyncio.run(_cancel_through(how, coro, lambda: asyncio.to_thread(running)))
     assert pids
     deadline = time.monotonic() + 10
     while _sleepers(seconds) and time.monotonic() < deadline:
@@ -381,7 +383,7 @@ def test_cancelling_an_mcp_call_cancels_it_at_the_server(subjects: Subjects, tmp
     def call(via: str, how: str) -> Coroutine:
         marker = tmp_path / f"{via}-{how}"
         markers.append(marker)
-        params = {"path": str(marker), "seconds": 1.5}
+        params = slow_write_args(marker, 1.5)
         if via == "arun":
             return slow.arun(params)
         return subjects.registry.aexecute_tool(slow.name, params)
@@ -390,9 +392,9 @@ def test_cancelling_an_mcp_call_cancels_it_at_the_server(subjects: Subjects, tmp
     assert all(inspect.iscoroutine(c) for _, c in calls)
 
     async def main() -> None:
-        # "Started" here: the call has had time to reach the server.
-        for how, coro in calls:
-            await _cancel_through(how, coro, lambda: asyncio.sleep(0.2))
+        # Each is cancelled once the server runs it.
+        for (how, coro), marker in zip(calls, markers, strict=True):
+            await _cancel_through(how, coro, lambda marker=marker: until_started(marker))
         await asyncio.sleep(2.0)  # every call would have written its marker by now
 
     asyncio.run(main())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import select
 import threading
 import time
 
@@ -16,15 +17,20 @@ from mcp_support import (
     by_remote,
     check_wait_for_cancels_at_the_server,
     sdk_client,
+    slow_write_args,
+    until_started,
     wait_dead,
+    wait_started,
     wait_until,
 )
+from timeout_once_started import wait_for_once_started
 
 
 async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
     """asyncio.wait_for, a cancelled task and an agent's tool timeout all reach the server as
     notifications/cancelled: the slow tool never writes its marker, and the session goes on.
-    The client has no timeout of its own, so only the caller's cancellation can stop them."""
+    The client has no timeout of its own, so only the caller's cancellation can stop them.
+    Each cancellation but the agent's comes once the server has started the call."""
     from agentmaker import Agent
     from agentmaker.testing import ScriptedLLM
 
@@ -33,37 +39,40 @@ async def test_cancelling_a_call_cancels_it_at_the_server(tmp_path):
         tools = await client.load_tools()
         t = by_remote(tools)
         slow = t["slow_write"]
-        start = time.monotonic()
         # Through the registry, which sends the call while validating it.
         reg = ToolRegistry()
         reg.register(slow)
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(reg.aexecute_tool(slow.name, {"path": str(markers[4]), "seconds": 3}), 0.3)
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(slow.arun({"path": str(markers[0]), "seconds": 3}), 0.3)
+
+        async def timed_out(awaitable, marker):
+            with pytest.raises(TimeoutError):
+                await wait_for_once_started(awaitable, lambda: until_started(marker), 0.3)
+
+        await timed_out(reg.aexecute_tool(slow.name, slow_write_args(markers[4], 3)), markers[4])
+        await timed_out(slow.arun(slow_write_args(markers[0], 3)), markers[0])
 
         async def in_a_task():
-            return await slow.arun({"path": str(markers[1]), "seconds": 3})
+            return await slow.arun(slow_write_args(markers[1], 3))
 
         task = asyncio.create_task(in_a_task())
-        await asyncio.sleep(0.3)
+        await until_started(markers[1])
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         # A task made straight over arun()'s coroutine, and a TaskGroup task over
         # aexecute_tool's.
-        task = asyncio.create_task(slow.arun({"path": str(markers[5]), "seconds": 3}))
-        await asyncio.sleep(0.3)
+        task = asyncio.create_task(slow.arun(slow_write_args(markers[5], 3)))
+        await until_started(markers[5])
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
 
         async def group():
             async with asyncio.TaskGroup() as tg:
-                tg.create_task(reg.aexecute_tool(slow.name, {"path": str(markers[6]), "seconds": 3}))
+                tg.create_task(reg.aexecute_tool(slow.name, slow_write_args(markers[6], 3)))
 
-        with pytest.raises(TimeoutError):
-            await asyncio.wait_for(group(), 0.3)
+        await timed_out(group(), markers[6])
+        # The agent's tool timeout is kept by the core's own clock: it starts with the call.
+        start = time.monotonic()
         call = ScriptedLLM.tool_call("calc_slow_write", {"path": str(markers[2]), "seconds": 3})
         agent = Agent(
             "a", ScriptedLLM([call, "done"]), tools=tools, confirm=lambda tool, params: True, tool_timeout=0.3
@@ -137,7 +146,7 @@ async def test_an_mcp_call_is_sent_when_its_coroutine_runs(tmp_path):
         reg.register_all(tools)
 
         def marker_call(marker, seconds=0.01):
-            return reg.aexecute_tool(slow.name, {"path": str(marker), "seconds": seconds})
+            return reg.aexecute_tool(slow.name, slow_write_args(marker, seconds))
 
         unawaited, later = marker_call(tmp_path / "unawaited"), marker_call(tmp_path / "later")
         await asyncio.sleep(0.5)
@@ -154,8 +163,8 @@ async def test_an_mcp_call_is_sent_when_its_coroutine_runs(tmp_path):
             with pytest.raises(asyncio.CancelledError):
                 await task
         # Cancelled once running: the server is told to stop.
-        task = asyncio.create_task(slow.arun({"path": str(tmp_path / "stopped"), "seconds": 1}))
-        await asyncio.sleep(0.2)
+        task = asyncio.create_task(slow.arun(slow_write_args(tmp_path / "stopped", 1)))
+        await until_started(tmp_path / "stopped")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -178,13 +187,15 @@ async def test_an_mcp_call_is_sent_when_its_coroutine_runs(tmp_path):
         reg.register(t["add"], overwrite=True)
         # A gather or wait_for given up on cancels the calls at the server.
         assert not (await asyncio.gather(marker_call(tmp_path / "gathered")))[0].is_error
-        gathered = asyncio.gather(*(marker_call(tmp_path / f"gave_up{i}", seconds=1) for i in range(3)))
-        await asyncio.sleep(0.2)
+        gave_up = [tmp_path / f"gave_up{i}" for i in range(3)]
+        gathered = asyncio.gather(*(marker_call(m, seconds=1) for m in gave_up))
+        await until_started(*gave_up)
         gathered.cancel()
         with pytest.raises(asyncio.CancelledError):
             await gathered
+        no_time = tmp_path / "no_time"
         with pytest.raises(TimeoutError):
-            await asyncio.wait_for(marker_call(tmp_path / "no_time", seconds=1), 0.2)
+            await wait_for_once_started(marker_call(no_time, seconds=1), lambda: until_started(no_time), 0.2)
         await asyncio.sleep(2)
         gone = (
             "unawaited",
@@ -225,9 +236,9 @@ async def test_an_mcp_call_made_on_one_loop_runs_on_another(tmp_path):
             assert (await moved).text == "6"
             marker = tmp_path / "moved"
             slow = by_remote(reg.list_tools())["slow_write"]
-            call = reg.aexecute_tool(slow.name, {"path": str(marker), "seconds": 1})
+            call = reg.aexecute_tool(slow.name, slow_write_args(marker, 1))
             moved = asyncio.run_coroutine_threadsafe(call, other)
-            await asyncio.sleep(0.3)
+            await until_started(marker)
             moved.cancel()
             await asyncio.sleep(1.5)
             assert not marker.exists()
@@ -237,13 +248,25 @@ async def test_an_mcp_call_made_on_one_loop_runs_on_another(tmp_path):
             other.close()
 
 
+def wait_answer_queued(loop: asyncio.AbstractEventLoop, bound: float = 30.0) -> None:
+    """Blocks (the loop with it) until the pipe the client wakes ``loop`` through, its one reader
+    besides the loop's own wake-up socket, is readable: an answer is queued for the loop."""
+    own = loop._ssock.fileno()  # type: ignore[attr-defined]
+    pipes = [key.fd for key in loop._selector.get_map().values() if key.fd != own]  # type: ignore[attr-defined]
+    assert len(pipes) == 1, pipes
+    deadline = time.monotonic() + bound
+    while not select.select(pipes, [], [], 0.01)[0]:
+        assert time.monotonic() < deadline, f"no answer was queued for the loop within {bound:g} s"
+
+
 async def test_cancelling_after_the_answer_arrived_changes_nothing():
     async with sdk_client() as client:
         add = by_remote(await client.load_tools())["add"]
         waiter = add._arun_on_loop({"a": 2, "b": 3})  # the call's own future
         # The loop is blocked: the answer arrives and is queued for the loop, but the future is
         # not settled yet, so the cancellation wins and the queued answer is dropped.
-        time.sleep(0.5)  # noqa: ASYNC251 - blocking the loop is the point
+        wait_answer_queued(asyncio.get_running_loop())
+        assert not waiter.done()
         assert waiter.cancel() and waiter.cancelled()
         await asyncio.sleep(0.05)
         results = await asyncio.gather(*(add.arun({"a": i, "b": 1}) for i in range(20)))
@@ -264,7 +287,7 @@ def test_cancelling_on_a_closed_loop_still_tells_the_server(tmp_path, loop_facto
     async def start():
         await client.__aenter__()
         slow = by_remote(await client.load_tools())["slow_write"]
-        return slow._arun_on_loop({"path": str(marker), "seconds": 2})  # the call's own future
+        return slow._arun_on_loop(slow_write_args(marker, 2))  # the call's own future
 
     async def close():
         await client.aclose()
@@ -272,6 +295,7 @@ def test_cancelling_on_a_closed_loop_still_tells_the_server(tmp_path, loop_facto
     loop = loop_factory()
     try:
         waiter = loop.run_until_complete(start())
+        wait_started(marker)  # the server runs the call
         waiter.add_done_callback(lambda _: None)
         loop.close()
         with pytest.raises(RuntimeError, match="closed"):
@@ -298,10 +322,10 @@ def test_a_loop_that_cannot_watch_our_pipe_still_calls_and_cancels(tmp_path):
             assert (await waiter).text == "5"
 
             async def slow_call():
-                return await t["slow_write"].arun({"path": str(task_marker), "seconds": 2})
+                return await t["slow_write"].arun(slow_write_args(task_marker, 2))
 
             task = asyncio.create_task(slow_call())
-            await asyncio.sleep(0.2)
+            await until_started(task_marker)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task

@@ -76,9 +76,10 @@ async def test_cancelling_a_run_with_a_command_and_an_mcp_call_in_the_turn():
     poll(lambda: server not in {p.pid for p in descendants(os.getpid())}, "the MCP server exited")
 
 
-async def test_cancelling_a_run_with_only_an_mcp_call_in_flight_leaves_no_process():
+async def test_cancelling_a_run_with_only_an_mcp_call_in_flight_leaves_no_process(tmp_path):
     before = {p.pid for p in descendants(os.getpid())}
-    async with silent_mcp() as client:
+    seen = tmp_path / "seen"
+    async with silent_mcp(seen) as client:
         agent = Agent(
             "mcp-agent",
             ScriptedLLM([call("raw_ok", {}), "x"]),
@@ -86,7 +87,8 @@ async def test_cancelling_a_run_with_only_an_mcp_call_in_flight_leaves_no_proces
             confirm=approve,
         )
         task = asyncio.create_task(agent.arun("go"))
-        await asyncio.sleep(0.3)
+        # Cancelled once the server has the call, not before the run got to send it.
+        await asyncio.to_thread(poll, seen.exists, "the call reached the server", 30)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

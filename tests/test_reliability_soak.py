@@ -19,6 +19,10 @@ HERE = Path(__file__).resolve().parent
 #: object (40 bytes) per call over 25,000 calls exceeds it.
 GROWTH_MB = 1.0
 
+# Each soak is a fresh process bounded by its own 300 s (a hang stops there); on a busy machine
+# a working run takes longer than pytest's default 120 s, which would stop it first.
+pytestmark = pytest.mark.timeout(400)
+
 
 def soak(mode: str) -> dict:
     env = dict(os.environ)

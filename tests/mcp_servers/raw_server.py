@@ -1,8 +1,9 @@
 """A hand-written stdio JSON-RPC MCP server for shapes the official SDK will not produce.
 
-Usage: raw_server.py MODE
+Usage: raw_server.py MODE [SEEN]
 Each mode misbehaves in one way; everything else answers like a plain MCP server with one
-tool `ok` that returns the text "fine".
+tool `ok` that returns the text "fine". SEEN, if given, names a file created when a call
+arrives in silent_call mode (a test cancels the call once the server has it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "plain"
+SEEN = sys.argv[2] if len(sys.argv) > 2 else ""
 out = sys.stdout.buffer
 
 
@@ -77,6 +79,9 @@ def call_result(req: dict) -> None:
     name = req.get("params", {}).get("name")
     args = req.get("params", {}).get("arguments") or {}
     if MODE == "silent_call":
+        if SEEN:
+            with open(SEEN, "w"):
+                pass
         return  # never answers
     if MODE == "environ":  # the server's whole environment, for the secrets tests
         text = json.dumps(dict(os.environ), sort_keys=True)
