@@ -179,7 +179,8 @@ asyncio.run(close())
 
 def test_ctrl_c_interrupts_a_sync_call_and_cancels_it_at_the_server(tmp_path):
     """A sync execute_tool waiting on an MCP server (no client timeout) gives way to Ctrl-C
-    within 50 ms: KeyboardInterrupt is raised, the server is told, the session goes on.
+    (the wait looks for a signal every 50 ms; the test allows 1 s of a loaded machine against
+    the 3 s call): KeyboardInterrupt is raised, the server is told, the session goes on.
 
     SIGINT is sent once the server has the call (it creates a file), and the delay is measured
     from the signal to the interruption (time.monotonic is one clock for every process here),
