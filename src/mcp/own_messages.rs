@@ -236,6 +236,11 @@ mod tests {
         );
         message(
             &tx,
+            serde_json::json!({"jsonrpc": "2.0", "id": "e", "method": "elicitation/create",
+            "params": {"message": "Go on?", "requestedSchema": {"type": "object", "properties": {}}}}),
+        );
+        message(
+            &tx,
             serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message",
             "params": {"level": "info", "data": "x"}}),
         );
@@ -276,8 +281,9 @@ mod tests {
         };
         assert_eq!(sent[2], not_found("r".into(), "roots/list"));
         assert_eq!(sent[3], not_found(2.into(), "x/odd"));
+        assert_eq!(sent[4], not_found("e".into(), "elicitation/create"));
         assert_eq!(
-            sent[4],
+            sent[5],
             serde_json::json!({"jsonrpc": "2.0", "id": 100, "result": {}})
         );
     }
