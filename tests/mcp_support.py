@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from agentmaker import MCPClient, MCPTool
-from proc_table import alive
 from timeout_once_started import wait_for_once_started
 
 SERVERS = Path(__file__).resolve().parent / "mcp_servers"
@@ -44,15 +43,6 @@ def _cmdline(proc_dir: Path) -> bytes:
         return (proc_dir / "cmdline").read_bytes()
     except OSError:
         return b""
-
-
-def wait_dead(pid: int, seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @contextlib.contextmanager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -41,6 +42,16 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(")") + 2 :].split()[0] != "Z"
+
+
+def gone(pids: list[int], within: float = 5.0) -> bool:
+    """Whether every process in ``pids`` has ended (or is a zombie) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while any(alive(p) for p in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def descendants(root: int) -> list[Proc]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from agentmaker import CLITool, ToolConfigError, ToolRegistry
 from proc_table import processes
+from written import whole_file
 
 
 def run(tool: CLITool, command: str):
@@ -27,14 +28,7 @@ def group_members(pgid: int) -> list[tuple[int, str]]:
 def wait_for_pid(path: Path) -> int:
     """The pid a command wrote to ``path`` (a whole line: the shell creates the file before it
     writes), waiting for it as long as a busy machine may take to start the command."""
-    deadline = time.monotonic() + 30
-    while True:
-        text = path.read_text() if path.exists() else ""
-        if text.endswith("\n"):
-            return int(text)
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{path} was not written within 30 s")
-        time.sleep(0.01)
+    return int(whole_file(path))
 
 
 def open_policy(argv: list[str]) -> None:

@@ -13,22 +13,14 @@ import isolated_tools as tools
 import pytest
 from agentmaker import Agent, Isolation, RunPolicy, ToolConfigError, ToolRegistrationError, ToolRegistry, tool
 from agentmaker.testing import ScriptedLLM
-from proc_table import alive
+from proc_table import alive, gone
+from written import whole_file
 
 
 def registry(*items) -> ToolRegistry:
     reg = ToolRegistry()
     reg.register_all(list(items))
     return reg
-
-
-def gone(pids, within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not any(alive(p) for p in pids):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def pids_in(marker) -> list[int]:
@@ -38,10 +30,7 @@ def pids_in(marker) -> list[int]:
 def noted_pids(marker: Path) -> list[int]:
     """The pids a running tool notes in ``marker``, once its line is whole: the file exists from
     the tool's open() on, before its write, and a read in between would find it empty."""
-    deadline = time.monotonic() + 30
-    while not (marker.exists() and marker.read_text().endswith("\n")):
-        assert time.monotonic() < deadline, f"{marker} was not written within 30 s"
-        time.sleep(0.02)
+    whole_file(marker)
     return pids_in(marker)
 
 

@@ -23,9 +23,8 @@ from mcp_support import (
     check_wait_for_cancels_at_the_server,
     raw_client,
     sdk_client,
-    wait_dead,
 )
-from proc_table import alive, processes
+from proc_table import alive, gone, processes
 
 # --- the SDK server over stdio ---------------------------------------------------------------
 
@@ -137,7 +136,7 @@ async def test_closing_kills_the_server_group_and_later_calls_fail_clearly():
         assert alive(pid) and alive(sleeper)
         assert len(group_guards(pid)) == 1
     assert not client.connected and client.server_pid is None
-    assert wait_dead(pid) and wait_dead(sleeper), "server or its child outlived the client"
+    assert gone([pid, sleeper]), "server or its child outlived the client"
     assert group_guards(pid) == [], "the guard of the server's group outlived the client"
     r = await tools["add"].arun({"a": 1, "b": 2})
     assert r.status == "error" and r.text.startswith(NO_SESSION)
@@ -424,7 +423,7 @@ async def test_a_tool_of_an_earlier_session_does_not_keep_the_clients_server_ali
     pid = client.server_pid
     del client
     gc.collect()
-    assert await asyncio.to_thread(wait_dead, pid), "the dropped client's server is still running"
+    assert await asyncio.to_thread(gone, [pid]), "the dropped client's server is still running"
     assert (await old[0].arun({})).text.startswith(NO_SESSION)
 
 

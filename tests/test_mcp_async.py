@@ -19,10 +19,10 @@ from mcp_support import (
     sdk_client,
     slow_write_args,
     until_started,
-    wait_dead,
     wait_started,
     wait_until,
 )
+from proc_table import gone
 from timeout_once_started import wait_for_once_started
 
 
@@ -336,7 +336,7 @@ def test_a_loop_that_cannot_watch_our_pipe_still_calls_and_cancels(tmp_path):
             await check_wait_for_cancels_at_the_server(t, marker)
             assert not task_marker.exists()
             pid = client.server_pid
-        assert wait_dead(pid)
+        assert gone([pid])
         assert (await t["add"].arun({"a": 1, "b": 1})).text.startswith(NO_SESSION)
 
     loop = LoopWithoutReaders()

@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 from forked_script import run_forked
-from mcp_support import (
-    wait_dead,
-)
+from proc_table import gone
 
 EXIT_WITH_CALLS_IN_FLIGHT = """
 import asyncio, sys
@@ -61,7 +59,7 @@ def test_a_hard_exit_does_not_leave_the_server_running(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     pid = int(done.stdout)
-    if not wait_dead(pid):
+    if not gone([pid]):
         os.kill(pid, 9)
         pytest.fail("the server outlived the process that started it")
 
@@ -93,7 +91,7 @@ def test_a_hard_exit_takes_what_the_server_started_with_it(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     server, sleeper = map(int, done.stdout.split())
-    survivors = [pid for pid in (server, sleeper) if not wait_dead(pid)]
+    survivors = [pid for pid in (server, sleeper) if not gone([pid])]
     for pid in survivors:
         os.kill(pid, 9)
     assert survivors == [], "these outlived the process that started the server"
