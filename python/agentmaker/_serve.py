@@ -323,8 +323,9 @@ async def aserve_mcp(
 
 
 async def _serve_stdio(served: _Host, native: Any, on_ready: Any) -> None:
-    """Serve on this process's stdin/stdout. While serving, file descriptor 1 points at stderr,
-    so a tool that prints cannot corrupt the protocol stream."""
+    """Serve on this process's stdin/stdout, whatever they are (pipes, sockets as Node's
+    ``child_process`` gives them, a tty, files). While serving, file descriptor 1 points at
+    stderr, so a tool that prints cannot corrupt the protocol stream."""
     sys.stdout.flush()
     read_fd, write_fd = os.dup(0), os.dup(1)
     saved = os.dup(1)
