@@ -112,7 +112,7 @@ mod tests {
             version: "1".into(),
             instructions: None,
         };
-        Hub::new(identity, None)
+        Hub::new(identity, None).unwrap()
     }
 
     #[tokio::test]

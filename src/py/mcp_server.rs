@@ -86,9 +86,9 @@ impl PyMcpServer {
             version,
             instructions,
         };
-        Ok(PyMcpServer {
-            hub: Hub::new(identity, max_concurrent_calls),
-        })
+        let hub = Hub::new(identity, max_concurrent_calls)
+            .map_err(|e| PyOSError::new_err(format!("cannot start the MCP server: {e}")))?;
+        Ok(PyMcpServer { hub })
     }
 
     /// Replace the listed tools (a JSON array of MCP tool objects); True when they changed.
