@@ -76,7 +76,9 @@ async def fastmcp_client(where: Any, mode: str, person: Person) -> AsyncIterator
 @contextlib.asynccontextmanager
 async def pydantic_ai_toolset(where: Any, mode: str, person: Person) -> AsyncIterator[tuple[str, Call]]:
     if mode == "auto":  # the toolset's own client, as most users build it
-        toolset = MCPToolset(fastmcp_transport(where), elicitation_handler=person.fastmcp, tool_error_behavior="error")
+        toolset = MCPToolset(
+            fastmcp_transport(where), elicitation_handler=person.fastmcp, tool_error_behavior="error"
+        )
     else:  # a legacy session needs a client built with mode="legacy"
         client = FastMCPClient(fastmcp_transport(where), elicitation_handler=person.fastmcp, mode=mode)
         toolset = MCPToolset(client, tool_error_behavior="error")
@@ -93,8 +95,10 @@ async def pydantic_ai_toolset(where: Any, mode: str, person: Person) -> AsyncIte
 
 @contextlib.asynccontextmanager
 async def sdk_client(where: Any, mode: str, person: Person) -> AsyncIterator[tuple[str, Call]]:
-    server = where if isinstance(where, str) else StdioServerParameters(
-        command=where[0], args=where[1:], env=server_env()
+    server = (
+        where
+        if isinstance(where, str)
+        else StdioServerParameters(command=where[0], args=where[1:], env=server_env())
     )
     async with SDKClient(server, mode=mode, elicitation_callback=person.sdk) as c:
 

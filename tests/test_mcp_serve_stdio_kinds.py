@@ -107,9 +107,7 @@ def test_a_client_on_a_socketpair_is_served():
 
 def test_one_socket_for_both_stdin_and_stdout_is_served():
     ours, theirs = socket.socketpair()
-    proc = subprocess.Popen(
-        [sys.executable, *serve_args()], stdin=theirs, stdout=theirs, env=server_env()
-    )
+    proc = subprocess.Popen([sys.executable, *serve_args()], stdin=theirs, stdout=theirs, env=server_env())
     theirs.close()
     try:
         _assert_served(*_handshake_and_call(_Lines(ours.fileno(), ours.fileno())))
@@ -149,9 +147,7 @@ def test_a_node_program_spawning_the_server_speaks_mcp_to_it():
 def test_a_pty_is_served():
     ours, theirs = pty.openpty()
     tty.setraw(theirs)  # a client on a pty turns off echo and line editing first
-    proc = subprocess.Popen(
-        [sys.executable, *serve_args()], stdin=theirs, stdout=theirs, env=server_env()
-    )
+    proc = subprocess.Popen([sys.executable, *serve_args()], stdin=theirs, stdout=theirs, env=server_env())
     os.close(theirs)
     try:
         _assert_served(*_handshake_and_call(_Lines(ours, ours)))
