@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from test_mcp_serve import serve_args, server_env
-from test_mcp_serve_stdio_kinds import _Lines
+from test_mcp_serve_stdio_kinds import JsonLines
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -34,7 +34,7 @@ REFUSED = (
 class Server:
     """A served registry in a subprocess, spoken to in 2026-07-28 requests."""
 
-    def __init__(self, lines: _Lines) -> None:
+    def __init__(self, lines: JsonLines) -> None:
         self.lines = lines
         self.next_id = 0
 
@@ -57,7 +57,7 @@ def server() -> Iterator[Server]:
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        yield Server(_Lines(proc.stdout.fileno(), proc.stdin.fileno()))
+        yield Server(JsonLines(proc.stdout.fileno(), proc.stdin.fileno()))
     finally:
         proc.stdin.close()
         proc.wait(timeout=60)

@@ -41,7 +41,7 @@ _CALL_ADD = {
 }
 
 
-class _Lines:
+class JsonLines:
     """Newline-delimited JSON-RPC over one file descriptor pair."""
 
     def __init__(self, read_fd: int, write_fd: int) -> None:
@@ -60,7 +60,7 @@ class _Lines:
         return json.loads(line.strip(b"\r"))
 
 
-def _handshake_and_call(lines: _Lines) -> tuple[dict, dict]:
+def _handshake_and_call(lines: JsonLines) -> tuple[dict, dict]:
     lines.send(_initialize())
     init = lines.receive()
     lines.send(_INITIALIZED)
@@ -91,7 +91,7 @@ def test_a_client_on_a_socketpair_is_served():
     stdin_theirs.close()
     stdout_theirs.close()
     try:
-        lines = _Lines(stdout_ours.fileno(), stdin_ours.fileno())
+        lines = JsonLines(stdout_ours.fileno(), stdin_ours.fileno())
         _assert_served(*_handshake_and_call(lines))
         # The client leaves: the server ends cleanly.
         stdin_ours.shutdown(socket.SHUT_WR)
@@ -110,7 +110,7 @@ def test_one_socket_for_both_stdin_and_stdout_is_served():
     proc = subprocess.Popen([sys.executable, *serve_args()], stdin=theirs, stdout=theirs, env=server_env())
     theirs.close()
     try:
-        _assert_served(*_handshake_and_call(_Lines(ours.fileno(), ours.fileno())))
+        _assert_served(*_handshake_and_call(JsonLines(ours.fileno(), ours.fileno())))
         ours.shutdown(socket.SHUT_WR)
         assert proc.wait(timeout=60) == 0
     finally:
@@ -150,7 +150,7 @@ def test_a_pty_is_served():
     proc = subprocess.Popen([sys.executable, *serve_args()], stdin=theirs, stdout=theirs, env=server_env())
     os.close(theirs)
     try:
-        _assert_served(*_handshake_and_call(_Lines(ours, ours)))
+        _assert_served(*_handshake_and_call(JsonLines(ours, ours)))
     finally:
         proc.kill()
         proc.wait()
