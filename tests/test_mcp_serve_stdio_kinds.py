@@ -176,18 +176,30 @@ def test_requests_in_a_regular_file_are_answered_and_serving_ends_at_its_end(tmp
     _assert_served(replies[0], replies[1])
 
 
-def test_an_empty_stdin_is_a_clear_error():
-    done = subprocess.run(
-        [sys.executable, *serve_args()],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env=server_env(),
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 1
-    assert done.stderr.strip() == (
-        "error: stdin ended before an MCP client sent anything (serving over stdio needs a client "
-        "on stdin and stdout: is stdin /dev/null or an empty file?)"
-    )
+NO_SESSION = (
+    "error: stdin ended before an MCP client opened a session (serving over stdio needs an MCP "
+    "client on stdin and stdout; stdin was empty, /dev/null, or held no initialize request)"
+)
+
+
+def test_an_empty_stdin_or_one_without_a_handshake_is_a_clear_error(tmp_path):
+    garbage = tmp_path / "garbage.txt"
+    garbage.write_text("hello\n" + json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}) + "\n")
+    for stdin in (subprocess.DEVNULL, garbage.open("rb")):
+        done = subprocess.run(
+            [sys.executable, *serve_args()],
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            env=server_env(),
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 1
+        assert done.stderr.strip() == NO_SESSION
+        # A request before the handshake is answered with an error, never run.
+        if stdin is not subprocess.DEVNULL:
+            stdin.close()
+            (answer,) = [json.loads(line) for line in done.stdout.splitlines()]
+            assert answer["id"] == 1
+            assert "error" in answer and "result" not in answer

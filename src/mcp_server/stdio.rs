@@ -8,8 +8,8 @@
 //! sockets, a terminal gives a tty, a redirect gives a regular file or `/dev/null`. Pipes and
 //! sockets are served through tokio's reactor; anything else (a tty, a file, a character
 //! device) through tokio's blocking-pool file, which never puts a descriptor the process shares
-//! with its terminal into non-blocking mode. A stdin that ends before the client's first
-//! message (an empty file, `/dev/null`) is a clear error, not a hang.
+//! with its terminal into non-blocking mode. A stdin that ends before a session began (an
+//! empty file, `/dev/null`, lines that are no MCP handshake) is a clear error, not a hang.
 
 use super::handler::Served;
 use super::hub::Hub;
@@ -77,8 +77,9 @@ pub async fn serve_stdio(hub: Arc<Hub>, read: OwnedFd, write: OwnedFd) -> std::i
         Served::new(hub).serve((rx, tx)).await.map_err(|e| {
             match e {
         ServerInitializeError::ConnectionClosed(_) => std::io::Error::other(
-            "stdin ended before an MCP client sent anything (serving over stdio needs a client \
-             on stdin and stdout: is stdin /dev/null or an empty file?)",
+            "stdin ended before an MCP client opened a session (serving over stdio needs an MCP \
+             client on stdin and stdout; stdin was empty, /dev/null, or held no initialize \
+             request)",
         ),
         other => std::io::Error::other(format!("MCP handshake failed: {other}")),
     }
@@ -126,7 +127,7 @@ mod tests {
         let err = serve_stdio(hub(), read, write).await.unwrap_err();
         assert!(
             err.to_string()
-                .contains("stdin ended before an MCP client sent anything"),
+                .contains("stdin ended before an MCP client opened a session"),
             "{err}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
