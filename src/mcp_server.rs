@@ -8,13 +8,16 @@
 //!
 //! - [`hub`]: the queue of calls, their pending replies, the tool list and the connected peers.
 //! - [`handler`]: the rmcp `ServerHandler` (listing, calling, the concurrent-call limit).
-//! - [`stdio`]: serving one client over a pair of pipes.
+//! - [`rounds`]: asking the person on MCP 2026-07-28 (`input_required` results, a sealed
+//!   `requestState`).
+//! - [`stdio`]: serving one client over stdin and stdout.
 //! - [`http`]: serving streamable HTTP (Host/Origin checks, authorization, body size limit).
 
 pub mod handler;
 pub mod http;
 pub mod hub;
+pub mod rounds;
 pub mod stdio;
 
 pub use handler::Served;
-pub use hub::{Event, Hub, Identity, Reply};
+pub use hub::{Asking, Elicited, Event, Hub, Identity, Outcome, Reply};

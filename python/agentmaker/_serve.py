@@ -8,8 +8,10 @@ failure. Calls run concurrently: sync tools on worker threads, async ones on the
 
 Confirmation: a tool with ``requires_confirmation`` runs only after a yes. With ``confirm=``
 given, that callback decides (the server's operator policy, as for an Agent); otherwise the
-client is asked through MCP elicitation when it declares that capability; a client that cannot
-be asked gets a refusal. The tool never runs unconfirmed.
+client is asked through MCP elicitation when it declares that capability (an
+``elicitation/create`` request for clients up to protocol 2025-11-25; for 2026-07-28 clients,
+the Rust side answers the call with an ``input_required`` round and the client's retry brings
+the answer); a client that cannot be asked gets a refusal. The tool never runs unconfirmed.
 """
 
 from __future__ import annotations
@@ -323,8 +325,9 @@ async def aserve_mcp(
 
 
 async def _serve_stdio(served: _Host, native: Any, on_ready: Any) -> None:
-    """Serve on this process's stdin/stdout. While serving, file descriptor 1 points at stderr,
-    so a tool that prints cannot corrupt the protocol stream."""
+    """Serve on this process's stdin/stdout, whatever they are (pipes, sockets as Node's
+    ``child_process`` gives them, a tty, files). While serving, file descriptor 1 points at
+    stderr, so a tool that prints cannot corrupt the protocol stream."""
     sys.stdout.flush()
     read_fd, write_fd = os.dup(0), os.dup(1)
     saved = os.dup(1)

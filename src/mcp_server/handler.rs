@@ -5,11 +5,19 @@
 //! request's token) into an [`crate::mcp_server::Event::Cancel`] for the host, and turns the
 //! host's [`Reply`] into a `CallToolResult` (`isError` for every failure the host reports, with
 //! the text an agent's model would read).
+//!
+//! Both eras of the protocol are served: clients that `initialize` (up to 2025-11-25) and
+//! clients that open with `server/discover` and send their version and capabilities in each
+//! request's `_meta` (2026-07-28; rmcp handles the discovery). Which era a call belongs to
+//! decides how the person can be asked ([`Asking`]); a 2026-07-28 retry's `requestState` is
+//! checked here, before the call is queued, and a bad one is refused as invalid params.
 
-use super::hub::{Hub, Reply};
+use super::hub::{Asking, Hub, Outcome, Reply};
+use super::rounds::{arguments_value, binding};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
-    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::ServerHandler;
@@ -39,6 +47,41 @@ pub fn call_result(reply: Reply) -> CallToolResult {
         result.structured_content = reply.structured;
     }
     result
+}
+
+impl Served {
+    /// How the person at this call's client can be asked; a 2026-07-28 retry whose
+    /// `requestState` does not hold for this tool and these arguments is refused.
+    fn asking(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Asking, ErrorData> {
+        let can_elicit = context
+            .client_capabilities()
+            .is_some_and(|c| c.elicitation.is_some());
+        let rounds = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        if !rounds {
+            return Ok(if can_elicit {
+                Asking::Request
+            } else {
+                Asking::Nobody
+            });
+        }
+        let bound = binding(&request.name, &arguments_value(request.arguments.as_ref()));
+        let answers = self.hub.rounds().answers(
+            &bound,
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+        )?;
+        Ok(if can_elicit {
+            Asking::Rounds { bound, answers }
+        } else {
+            Asking::Nobody
+        })
+    }
 }
 
 impl ServerHandler for Served {
@@ -75,6 +118,7 @@ impl ServerHandler for Served {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let asking = self.asking(&request, &context)?;
         let _slot = match self.hub.admit() {
             Ok(slot) => slot,
             Err(text) => {
@@ -93,10 +137,12 @@ impl ServerHandler for Served {
             arguments,
             context.peer.clone(),
             progress,
+            asking,
         );
         tokio::select! {
             reply = reply => match reply {
-                Ok(reply) => Ok(CallToolResponse::Complete(call_result(reply))),
+                Ok(Outcome::Done(reply)) => Ok(CallToolResponse::Complete(call_result(reply))),
+                Ok(Outcome::InputRequired(asked)) => Ok(CallToolResponse::InputRequired(asked)),
                 Err(_) => Err(ErrorData::internal_error("the server stopped before the call finished", None)),
             },
             () = context.ct.cancelled() => {

@@ -1,15 +1,26 @@
 //! The meeting point of the MCP server and its host: calls waiting to be run, their replies,
 //! the tool list, and the peers to tell when it changes.
+//!
+//! Asking the person during a call ([`Hub::elicit`], and [`Hub::confirm`] built on it) works
+//! in both eras of the protocol: a client that negotiated up to 2025-11-25 is sent an
+//! `elicitation/create` request and the call waits for its answer; a 2026-07-28 client gets
+//! the call's `input_required` result instead (see [`super::rounds`]) and calls again with
+//! the answer, which the next round finds among its answers.
 
+use super::rounds::Rounds;
 use rmcp::model::{
-    ElicitRequestParams, ElicitationAction, ProgressNotificationParam, ProgressToken, Tool,
+    ElicitRequestParams, ElicitResult, ElicitationAction, InputRequiredResult,
+    ProgressNotificationParam, ProgressToken, Tool,
 };
 use rmcp::service::{Peer, RoleServer};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio_util::sync::CancellationToken;
+
+/// The key of the confirmation question in a 2026-07-28 `inputRequests`.
+pub const CONFIRM_KEY: &str = "confirm";
 
 /// What the server says about itself in `initialize`.
 #[derive(Debug, Clone)]
@@ -45,10 +56,45 @@ pub struct Reply {
     pub structured: Option<serde_json::Value>,
 }
 
+/// How the person at the client of a call can be asked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Asking {
+    /// The client declared no elicitation capability.
+    Nobody,
+    /// Up to 2025-11-25: an `elicitation/create` request to the client.
+    Request,
+    /// 2026-07-28: an `input_required` result. `bound` is what its state is bound to (see
+    /// [`super::rounds::binding`]); `answers` are the verified answers this round brought.
+    Rounds {
+        bound: Vec<u8>,
+        answers: BTreeMap<String, serde_json::Value>,
+    },
+}
+
+/// How a call ends: a reply, or (2026-07-28) the questions the client must answer first.
+#[derive(Debug)]
+pub enum Outcome {
+    Done(Reply),
+    InputRequired(InputRequiredResult),
+}
+
+/// What asking the person gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Elicited {
+    /// The person's answer.
+    Answer(ElicitResult),
+    /// The question went to the client as the call's `input_required` result: the call ends
+    /// here, and its reply is no longer read; the client calls again with the answer.
+    Asked,
+    /// No one could be asked, or the request failed: why.
+    Failed(String),
+}
+
 struct Pending {
-    reply: oneshot::Sender<Reply>,
+    reply: oneshot::Sender<Outcome>,
     peer: Peer<RoleServer>,
     progress: Option<ProgressToken>,
+    asking: Asking,
 }
 
 /// Shared by the handler (one per client session) and the host.
@@ -66,12 +112,14 @@ pub struct Hub {
     slots: Option<Arc<Semaphore>>,
     max_calls: usize,
     stop: CancellationToken,
+    rounds: Rounds,
 }
 
 impl Hub {
-    pub fn new(identity: Identity, max_calls: Option<usize>) -> Arc<Hub> {
+    /// Fails only when no random key can be drawn for the `requestState` seal.
+    pub fn new(identity: Identity, max_calls: Option<usize>) -> std::io::Result<Arc<Hub>> {
         let (events, queue) = mpsc::unbounded_channel();
-        Arc::new(Hub {
+        Ok(Arc::new(Hub {
             identity,
             events,
             queue: tokio::sync::Mutex::new(queue),
@@ -83,7 +131,13 @@ impl Hub {
             slots: max_calls.map(|n| Arc::new(Semaphore::new(n))),
             max_calls: max_calls.unwrap_or(0),
             stop: CancellationToken::new(),
-        })
+            rounds: Rounds::new()?,
+        }))
+    }
+
+    /// The seal of this server's `requestState` (2026-07-28 rounds).
+    pub fn rounds(&self) -> &Rounds {
+        &self.rounds
     }
 
     pub fn identity(&self) -> &Identity {
@@ -152,19 +206,18 @@ impl Hub {
         }
     }
 
-    /// Queue a call for the host; the receiver gets its reply.
+    /// Queue a call for the host; the receiver gets how it ends.
     pub fn submit(
         &self,
         name: String,
         arguments: String,
         peer: Peer<RoleServer>,
         progress: Option<ProgressToken>,
-    ) -> (u64, oneshot::Receiver<Reply>) {
+        asking: Asking,
+    ) -> (u64, oneshot::Receiver<Outcome>) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        let can_elicit = peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.elicitation.is_some());
+        let can_elicit = asking != Asking::Nobody;
         let wants_progress = progress.is_some();
         if let Ok(mut pending) = self.pending.lock() {
             pending.insert(
@@ -173,6 +226,7 @@ impl Hub {
                     reply: tx,
                     peer,
                     progress,
+                    asking,
                 },
             );
         }
@@ -208,10 +262,11 @@ impl Hub {
         }
     }
 
-    /// The host's answer to call `id` (ignored when the call was cancelled).
+    /// The host's answer to call `id` (ignored when the call was cancelled, or already
+    /// answered with questions).
     pub fn reply(&self, id: u64, reply: Reply) {
         if let Some(pending) = self.pending.lock().ok().and_then(|mut p| p.remove(&id)) {
-            let _ = pending.reply.send(reply);
+            let _ = pending.reply.send(Outcome::Done(reply));
         }
     }
 
@@ -222,13 +277,56 @@ impl Hub {
             .map(|p| (p.peer.clone(), p.progress.clone()))
     }
 
+    /// Ask the person at the client of call `id` the question `params`, filed under `key`
+    /// (the key names the question across 2026-07-28 rounds: one key per question a call
+    /// asks).
+    pub async fn elicit(&self, id: u64, key: &str, params: ElicitRequestParams) -> Elicited {
+        let found = self
+            .pending
+            .lock()
+            .ok()
+            .and_then(|p| p.get(&id).map(|p| (p.peer.clone(), p.asking.clone())));
+        let Some((peer, asking)) = found else {
+            return Elicited::Failed("the call is no longer pending".into());
+        };
+        match asking {
+            Asking::Nobody => {
+                Elicited::Failed("this MCP client does not support elicitation".into())
+            }
+            Asking::Request => match peer.create_elicitation(params).await {
+                Ok(answer) => Elicited::Answer(answer),
+                Err(e) => Elicited::Failed(format!("the elicitation request failed: {e}")),
+            },
+            Asking::Rounds { bound, answers } => match answers.get(key) {
+                Some(answer) => match serde_json::from_value(answer.clone()) {
+                    Ok(answer) => Elicited::Answer(answer),
+                    Err(e) => Elicited::Failed(format!(
+                        "the client's answer to '{key}' is not an elicitation result: {e}"
+                    )),
+                },
+                None => {
+                    let questions = BTreeMap::from([(key.to_string(), params)]);
+                    let asked = match self.rounds.ask(&bound, answers, questions) {
+                        Ok(asked) => asked,
+                        Err(e) => return Elicited::Failed(format!("cannot ask: {e}")),
+                    };
+                    match self.pending.lock().ok().and_then(|mut p| p.remove(&id)) {
+                        Some(pending) => {
+                            let _ = pending.reply.send(Outcome::InputRequired(asked));
+                            Elicited::Asked
+                        }
+                        None => Elicited::Failed("the call is no longer pending".into()),
+                    }
+                }
+            },
+        }
+    }
+
     /// Ask the client of call `id` to approve it (a form elicitation with one boolean,
     /// `approve`). Approved only when the person accepts with `approve` true; a decline, a
-    /// cancel, a missing answer or a failed request is a refusal, with the reason.
+    /// cancel, a missing answer, a failed request, or a question that went out as the call's
+    /// `input_required` result (the call is not run this round) is a refusal, with the reason.
     pub async fn confirm(&self, id: u64, message: String) -> Result<(), String> {
-        let (peer, _) = self
-            .peer_of(id)
-            .ok_or_else(|| "the call is no longer pending".to_string())?;
         let params: ElicitRequestParams = serde_json::from_value(serde_json::json!({
             "mode": "form",
             "message": message,
@@ -243,10 +341,13 @@ impl Hub {
             }
         }))
         .map_err(|e| e.to_string())?;
-        let answer = peer
-            .create_elicitation(params)
-            .await
-            .map_err(|e| format!("the elicitation request failed: {e}"))?;
+        let answer = match self.elicit(id, CONFIRM_KEY, params).await {
+            Elicited::Answer(answer) => answer,
+            Elicited::Asked => {
+                return Err("the client was asked; it calls again with the answer".into())
+            }
+            Elicited::Failed(why) => return Err(why),
+        };
         match answer.action {
             ElicitationAction::Accept => {
                 let approved = answer
@@ -294,7 +395,7 @@ mod tests {
             version: "1".into(),
             instructions: None,
         };
-        Hub::new(identity, limit)
+        Hub::new(identity, limit).unwrap()
     }
 
     fn tool(name: &str) -> Tool {

@@ -86,9 +86,9 @@ impl PyMcpServer {
             version,
             instructions,
         };
-        Ok(PyMcpServer {
-            hub: Hub::new(identity, max_concurrent_calls),
-        })
+        let hub = Hub::new(identity, max_concurrent_calls)
+            .map_err(|e| PyOSError::new_err(format!("cannot start the MCP server: {e}")))?;
+        Ok(PyMcpServer { hub })
     }
 
     /// Replace the listed tools (a JSON array of MCP tool objects); True when they changed.
@@ -179,7 +179,8 @@ impl PyMcpServer {
         self.hub.stop();
     }
 
-    /// Awaitable: serve one client on two pipe descriptors (ours to close) until it leaves.
+    /// Awaitable: serve one client on two descriptors (ours to close; pipes, sockets, ttys or
+    /// files) until it leaves.
     fn serve_stdio<'py>(
         &self,
         py: Python<'py>,
@@ -189,7 +190,7 @@ impl PyMcpServer {
         let (read, write) = (owned_fd(read_fd)?, owned_fd(write_fd)?);
         let hub = self.hub.clone();
         bridge::spawn_abortable_for_loop(py, async move {
-            let done = stdio::serve_pipes(hub, read, write).await;
+            let done = stdio::serve_stdio(hub, read, write).await;
             Box::new(move |py: Python<'_>| {
                 done.map_err(|e| PyOSError::new_err(e.to_string()))?;
                 none(py)

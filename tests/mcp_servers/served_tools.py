@@ -109,3 +109,19 @@ def build() -> ToolRegistry:
 
 registry = build()
 tools = [add, whoami]
+
+
+@tool(requires_confirmation=True)
+def touch(path: str) -> str:
+    """Create an empty file (so a test can tell whether the call ran)."""
+    with open(path, "x"):
+        pass
+    return f"created {path}"
+
+
+def gated() -> ToolRegistry:
+    """Tools that need the person's approval."""
+    reg = ToolRegistry()
+    for t in (wipe, touch):
+        reg.register(t)
+    return reg
