@@ -32,7 +32,7 @@ import jsonschema
 import pydantic
 import pytest
 from agentmaker import ToolRegistrationError
-from agentmaker._signature import analyze
+from agentmaker.tools.signature import analyze
 
 _NO = object()
 
@@ -569,7 +569,8 @@ def test_constructor_failure_is_an_error_text() -> None:
 def test_without_pydantic(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from agentmaker import _pydantic_schema, _schema_infer
+    from agentmaker.tools.schema import infer as _schema_infer
+    from agentmaker.tools.schema import pydantic_models as _pydantic_schema
 
     monkeypatch.setitem(sys.modules, "pydantic", None)  # `import pydantic` now raises ImportError
     monkeypatch.setattr(_pydantic_schema, "_PYDANTIC", None)

@@ -4,25 +4,12 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 :class:`ToolRegistry`, and let an :class:`Agent` call them.
 """
 
-from agentmaker._callable import FunctionTool, ToolFlags, tool
 from agentmaker._messages import ContentPart, Message, RunInput, messages_from_json, messages_to_json
-from agentmaker._native import (
-    CalculatorTool,
-    CLITool,
-    MCPClient,
-    MCPTool,
-    NotesTool,
-    SearchTool,
-    Tool,
-    ToolParameter,
-    ToolPermissions,
-    ToolResponse,
-)
+from agentmaker._native import MCPClient, MCPTool, Tool, ToolParameter, ToolPermissions, ToolResponse
 from agentmaker._progress import report_progress
-from agentmaker._registry import ToolRegistry
-from agentmaker._run_context import RunContext
-from agentmaker._status import RunStatus, ToolCallStatus, ToolStatus
+from agentmaker._serve import serve_mcp as _serve_mcp  # noqa: F401 - installs ToolRegistry.serve_mcp
 from agentmaker.agent import Agent, PendingCall, RunResult, RunUsage, ToolCallRecord
+from agentmaker.builtins import CalculatorTool, CLITool, NotesTool, SearchTool
 from agentmaker.confirm import cli_confirm
 from agentmaker.errors import (
     AgentmakerError,
@@ -52,7 +39,11 @@ from agentmaker.isolation import Isolation
 from agentmaker.llm import LLMClient, LLMResponse, LLMStream
 from agentmaker.rag import HybridRetriever, ToolRetriever, ToolSearchTool
 from agentmaker.run_policy import RunPolicy
-from agentmaker.toolkit import Toolkit
+from agentmaker.tools.decorator import FunctionTool, ToolFlags, tool
+from agentmaker.tools.registry import ToolRegistry
+from agentmaker.tools.run_context import RunContext
+from agentmaker.tools.status import RunStatus, ToolCallStatus, ToolStatus
+from agentmaker.tools.toolkit import Toolkit
 
 __all__ = [
     "Agent",

@@ -23,13 +23,13 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures import wait as wait_futures
 from typing import Any
 
-from ._awaited import complete
-from ._messages import Message
-from ._run_context import RunContext
-from ._sync_driver import NEED_LOOP, loop_hidden
-from ._threads import shared_threads
-from ._tool_call import ToolCallRecord
-from .run_policy import RunBudget, RunPolicy
+from agentmaker._messages import Message
+from agentmaker._sync_driver import NEED_LOOP, loop_hidden
+from agentmaker._threads import shared_threads
+from agentmaker.run_policy import RunBudget, RunPolicy
+from agentmaker.tools.awaited import complete
+from agentmaker.tools.call_record import ToolCallRecord
+from agentmaker.tools.run_context import RunContext
 
 __all__ = ["ToolExecutor"]
 

@@ -16,9 +16,9 @@ import json
 import re
 from typing import Any
 
-from ._callable import tool
-from ._registry import ToolRegistry
-from .errors import ToolRegistrationError
+from agentmaker.errors import ToolRegistrationError
+from agentmaker.tools.decorator import tool
+from agentmaker.tools.registry import ToolRegistry
 
 __all__ = ["OutputSpec"]
 

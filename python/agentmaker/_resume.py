@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._callable import FunctionTool
-from ._executor import _Run
-from ._pause import Decision, changed_call, checked_decisions, wire_calls
-from ._run_result import RunResult
-from ._status import RunStatus
-from ._tool_call import ToolCallRecord
-from .events import RunStart, ToolStart, tool_end
+from agentmaker._executor import _Run
+from agentmaker._pause import Decision, changed_call, checked_decisions, wire_calls
+from agentmaker._run_result import RunResult
+from agentmaker.events import RunStart, ToolStart, tool_end
+from agentmaker.tools.call_record import ToolCallRecord
+from agentmaker.tools.decorator import FunctionTool
+from agentmaker.tools.status import RunStatus
 
 __all__ = ["Resuming"]
 

@@ -13,10 +13,10 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ._messages import Message, _checked
-from ._schema_objects import jsonable
-from ._status import RunStatus
-from ._tool_call import ToolCallRecord
+from agentmaker._messages import Message, _checked
+from agentmaker.tools.call_record import ToolCallRecord
+from agentmaker.tools.schema.objects import jsonable
+from agentmaker.tools.status import RunStatus
 
 __all__ = ["PendingCall", "RunResult", "RunUsage"]
 

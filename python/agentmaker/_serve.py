@@ -25,11 +25,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from . import _native
-from ._executor import ToolExecutor, _Run
-from ._progress import CURRENT
-from ._serve_tools import listing, structured
-from ._serve_workers import start_workers
+from agentmaker import _native
+from agentmaker._executor import ToolExecutor, _Run
+from agentmaker._progress import CURRENT
+from agentmaker._serve_tools import listing, structured
+from agentmaker._serve_workers import start_workers
+from agentmaker.tools.registry import ToolRegistry, serve_with
 
 __all__ = ["aserve_mcp", "serve_mcp"]
 
@@ -228,8 +229,6 @@ class _Host:
 
 
 def _as_registry(tools: Any) -> Any:
-    from ._registry import ToolRegistry
-
     if isinstance(tools, _native.ToolRegistry):
         return tools
     if isinstance(tools, (list, tuple)):
@@ -345,3 +344,6 @@ def serve_mcp(registry: Any, transport: str = "stdio", **options: Any) -> None:
     interrupted (HTTP). Takes the options of :func:`aserve_mcp`."""
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(aserve_mcp(registry, transport, **options))
+
+
+serve_with(serve_mcp, aserve_mcp)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import typing
 from typing import Any
 
-from ._schema_infer import Unmappable, closure_defs, infer
+from agentmaker.tools.schema.infer import Unmappable, closure_defs, infer
 
 __all__ = ["listing", "output_schema", "structured"]
 

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from ._progress import CURRENT
+from agentmaker._progress import CURRENT
 
 __all__ = ["start_workers"]
 

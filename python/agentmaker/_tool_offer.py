@@ -7,11 +7,11 @@ import asyncio
 import functools
 from typing import Any
 
-from ._executor import _Run
-from ._messages import query_text
-from ._native import ToolPermissions
-from ._threads import shared_threads
-from ._tool_rag import ToolRetriever
+from agentmaker._executor import _Run
+from agentmaker._messages import query_text
+from agentmaker._native import ToolPermissions
+from agentmaker._threads import shared_threads
+from agentmaker._tool_rag import ToolRetriever
 
 __all__ = ["ToolOffer"]
 

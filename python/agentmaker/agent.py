@@ -19,26 +19,21 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
-from . import _native
-from ._callable import FunctionTool
-from ._executor import ToolExecutor, _Run
-from ._llm_dispatch import chat_method
-from ._messages import ContentPart, Message, RunInput, history_messages, input_messages
-from ._otel import otel_observer
-from ._output import OutputSpec
-from ._pause import Decision, pending_of
-from ._registry import ToolRegistry
-from ._resume import Resuming
-from ._run_context import RunContext
-from ._run_result import PendingCall, RunResult, RunUsage
-from ._status import RunStatus
-from ._streaming import Feed, event_stream, has_stream, streamed_chat, sync_stream
-from ._sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
-from ._tool_budget import check_budget
-from ._tool_call import ToolCallRecord
-from ._tool_offer import ToolOffer
-from ._tool_rag import hide_denied
-from .events import (
+from agentmaker import _native
+from agentmaker._executor import ToolExecutor, _Run
+from agentmaker._llm_dispatch import chat_method
+from agentmaker._messages import ContentPart, Message, RunInput, history_messages, input_messages
+from agentmaker._otel import otel_observer
+from agentmaker._output import OutputSpec
+from agentmaker._pause import Decision, pending_of
+from agentmaker._resume import Resuming
+from agentmaker._run_result import PendingCall, RunResult, RunUsage
+from agentmaker._streaming import Feed, event_stream, has_stream, streamed_chat, sync_stream
+from agentmaker._sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
+from agentmaker._tool_budget import check_budget
+from agentmaker._tool_offer import ToolOffer
+from agentmaker._tool_rag import hide_denied
+from agentmaker.events import (
     LLMEnd,
     LLMStart,
     RunEnd,
@@ -50,9 +45,14 @@ from .events import (
     hooks_observer,
     tool_end,
 )
-from .llm import LLMResponse
-from .run_policy import DEFAULT_MAX_RETRIES, RunPolicy, before_deadline, retries_exceeded
-from .toolkit import Toolkit
+from agentmaker.llm import LLMResponse
+from agentmaker.run_policy import DEFAULT_MAX_RETRIES, RunPolicy, before_deadline, retries_exceeded
+from agentmaker.tools.call_record import ToolCallRecord
+from agentmaker.tools.decorator import FunctionTool
+from agentmaker.tools.registry import ToolRegistry
+from agentmaker.tools.run_context import RunContext
+from agentmaker.tools.status import RunStatus
+from agentmaker.tools.toolkit import Toolkit
 
 __all__ = ["Agent", "PendingCall", "RunResult", "RunUsage", "ToolCallRecord"]
 

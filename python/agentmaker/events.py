@@ -23,12 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .errors import RunCancelled
+from agentmaker.errors import RunCancelled
 
 if TYPE_CHECKING:
-    from ._messages import Message
-    from ._run_result import RunResult
-    from ._status import ToolCallStatus
+    from agentmaker._messages import Message
+    from agentmaker._run_result import RunResult
+    from agentmaker.tools.status import ToolCallStatus
 
 __all__ = [
     "LLMEnd",

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
-from . import _native
-from ._llm_dispatch import runs_chat_on_a_thread
-from .errors import LLMResponseError
+from agentmaker import _native
+from agentmaker._llm_dispatch import runs_chat_on_a_thread
+from agentmaker.errors import LLMResponseError
 
 __all__ = ["LLMClient", "LLMResponse", "LLMResponseError", "LLMStream"]
 

@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from . import _native
-from .errors import RunCancelled, RunLimitExceeded
-from .isolation import Isolation, setting
+from agentmaker import _native
+from agentmaker.errors import RunCancelled, RunLimitExceeded
+from agentmaker.isolation.settings import Isolation, setting
 
 __all__ = ["DEFAULT_MAX_RETRIES", "RunBudget", "RunPolicy", "before_deadline", "retries_exceeded"]
 

@@ -148,7 +148,7 @@ pub fn wrap_callable_result(
     }
     static CONVERT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let convert = CONVERT.get_or_try_init(py, || {
-        py.import("agentmaker._results")?
+        py.import("agentmaker.tools.return_values")?
             .getattr("result_to_response")
             .map(Bound::unbind)
     })?;

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._status import ToolCallStatus
+from agentmaker.tools.status import ToolCallStatus
 
 __all__ = ["ToolCallRecord"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from agentmaker._schema_infer import _JSON_TYPE, ConversionError, Node, Unmappable, _node, _NoneType
+from agentmaker.tools.schema.node import _JSON_TYPE, ConversionError, Node, Unmappable, _node, _NoneType
 
 __all__ = ["enum_node", "literal_node"]
 

@@ -21,86 +21,22 @@ import threading
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
-__all__ = ["ConversionError", "Node", "Unmappable", "closure_defs", "infer", "jsonable"]
+from agentmaker.tools.schema import choices, objects, pydantic_models, scalars
+from agentmaker.tools.schema.node import (
+    _IN_PROGRESS,
+    _JSON_TYPE,
+    ConversionError,
+    Converter,
+    Node,
+    Unmappable,
+    _node,
+    _NoneType,
+    closure_defs,
+)
 
-_NoneType = type(None)
-_MISSING = object()
-
-
-class Unmappable(Exception):
-    """An annotation that has no JSON Schema form; the message says what to use instead."""
-
-
-class ConversionError(Exception):
-    """A validated value that still could not become the annotated Python value."""
-
-    def __init__(self, message: str, path: list[Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.path: list[Any] = path if path is not None else []
-
-    def render(self) -> str:
-        if not self.path:
-            return self.message
-        return f"parameter '{'.'.join(str(p) for p in self.path)}': {self.message}"
-
-
-Converter = Callable[[Any], Any]
-
-
-class Node(NamedTuple):
-    schema: dict[str, Any]  # shared between users: never mutate
-    conv: Converter | None
-    refs: frozenset[str]  # $defs names this schema refers to (directly or through children)
-    accepts_none: bool
-    type_word: str  # the ToolParameter.type word
-
-
-# ---------------------------------------------------------------------------------------------
-# $defs registry: one schema per class per process, under a name unique in the process.
-
-_DEFS: dict[str, dict[str, Any]] = {}
-_DEF_REFS: dict[str, frozenset[str]] = {}
-_DEF_OWNER: dict[str, Any] = {}  # def name -> the key (class or pydantic content) it belongs to
-_KEY_NAME: dict[Any, str] = {}
-
-
-def _def_name(key: Any, preferred: str, qualified: str) -> str:
-    name = _KEY_NAME.get(key)
-    if name is not None:
-        return name
-    for candidate in (preferred, qualified.replace("<", "").replace(">", "")):
-        candidate = "".join(c if c.isalnum() or c in "_.-" else "_" for c in candidate) or "Model"
-        if candidate not in _DEF_OWNER:
-            break
-    else:
-        base, n = candidate, 2
-        while f"{base}_{n}" in _DEF_OWNER:
-            n += 1
-        candidate = f"{base}_{n}"
-    _DEF_OWNER[candidate] = key
-    _KEY_NAME[key] = candidate
-    return candidate
-
-
-def closure_defs(refs: frozenset[str]) -> dict[str, dict[str, Any]]:
-    """All $defs reachable from ``refs``, in a stable order."""
-    out: dict[str, dict[str, Any]] = {}
-    stack = sorted(refs, reverse=True)
-    while stack:
-        name = stack.pop()
-        if name in out:
-            continue
-        out[name] = _DEFS[name]
-        stack.extend(sorted(_DEF_REFS.get(name, ()), reverse=True))
-    return dict(sorted(out.items()))
-
-
-def _ref(name: str) -> dict[str, Any]:
-    return {"$ref": f"#/$defs/{name}"}
-
+__all__ = ["ConversionError", "Node", "Unmappable", "closure_defs", "infer"]
 
 # ---------------------------------------------------------------------------------------------
 # Entry point
@@ -110,7 +46,6 @@ _CACHE: dict[Any, Node] = {}
 # Held while a signature is analysed: the recursion markers and the $defs registry are shared,
 # and a class half-registered by one thread must not be seen by another.
 LOCK = threading.RLock()
-_IN_PROGRESS: dict[Any, str] = {}  # classes being analysed -> their def name (recursion)
 
 
 def infer(ann: Any, resolve: Callable[[Any], Any] | None = None) -> Node:
@@ -148,14 +83,6 @@ _SIMPLE: dict[object, Node] = {
 }
 _SIMPLE[None] = _SIMPLE[_NoneType]
 
-_JSON_TYPE = {
-    bool: "boolean",
-    str: "string",
-    int: "integer",
-    float: "number",
-    _NoneType: "null",
-}  # bool before int
-
 
 def _infer(ann: Any, resolve: Callable[[Any], Any] | None) -> Node:
     simple = _SIMPLE.get(ann) if isinstance(ann, type) or ann is Any or ann is None else None
@@ -173,7 +100,7 @@ def _infer(ann: Any, resolve: Callable[[Any], Any] | None) -> Node:
     if origin is typing.Union or origin is types.UnionType:
         return _union(typing.get_args(ann), resolve)
     if origin is typing.Literal:
-        return _schema_choices.literal_node(typing.get_args(ann))
+        return choices.literal_node(typing.get_args(ann))
     if origin is not None:
         return _generic(ann, origin, typing.get_args(ann), resolve)
     if isinstance(ann, type):
@@ -191,31 +118,6 @@ def _infer(ann: Any, resolve: Callable[[Any], Any] | None) -> Node:
     if value is not None:
         return infer(value, resolve)
     return _pydantic_fallback(ann)
-
-
-def _type_word(schema: dict[str, Any]) -> str:
-    t = schema.get("type")
-    if isinstance(t, str):
-        return t
-    if isinstance(t, list):
-        rest = [x for x in t if x != "null"]
-        return rest[0] if len(rest) == 1 else "any"
-    if "$ref" in schema:
-        return "object"
-    if "enum" in schema:
-        kinds = {_JSON_TYPE.get(type(v), "any") for v in schema["enum"]}
-        kinds.discard("null")
-        return kinds.pop() if len(kinds) == 1 else "any"
-    return "any"
-
-
-def _node(
-    schema: dict[str, Any],
-    conv: Converter | None,
-    refs: frozenset[str] = frozenset(),
-    accepts_none: bool = False,
-) -> Node:
-    return Node(schema, conv, refs, accepts_none, _type_word(schema))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -257,7 +159,7 @@ def _constraints(meta: Any, out: dict[str, Any], base: dict[str, Any]) -> None:
                 out.setdefault(key, val)
         examples = getattr(meta, "examples", None)
         if isinstance(examples, list) and examples:
-            out.setdefault("examples", [_schema_objects.jsonable(e) for e in examples])
+            out.setdefault("examples", [objects.jsonable(e) for e in examples])
         for sub in getattr(meta, "metadata", ()) or ():
             _constraints(sub, out, base)
         return
@@ -507,23 +409,23 @@ def _mapping(args: tuple[Any, ...], resolve: Callable[[Any], Any] | None, make: 
 
 def _class(cls: type, resolve: Callable[[Any], Any] | None) -> Node:
     if issubclass(cls, enum.Enum):
-        return _schema_choices.enum_node(cls)
-    scalar = _schema_scalars.scalar_node(cls)
+        return choices.enum_node(cls)
+    scalar = scalars.scalar_node(cls)
     if scalar is not None:
         return scalar
     if dataclasses.is_dataclass(cls):
-        return _schema_objects._object_class(cls, "dataclass", resolve)
+        return objects.object_class(cls, "dataclass", resolve, infer)
     if _is_typeddict(cls):
-        return _schema_objects._object_class(cls, "typeddict", resolve)
+        return objects.object_class(cls, "typeddict", resolve, infer)
     if issubclass(cls, tuple) and hasattr(cls, "_fields"):
-        return _schema_objects._object_class(cls, "namedtuple", resolve)
+        return objects.object_class(cls, "namedtuple", resolve, infer)
     pyd = sys.modules.get("pydantic")
     if (
         pyd is not None
         and isinstance(getattr(pyd, "BaseModel", None), type)
         and issubclass(cls, pyd.BaseModel)
     ):
-        return _pydantic_schema.model_node(cls)
+        return pydantic_models.model_node(cls)
     # Subclasses of the JSON scalar / container types: same schema, converted to the subclass.
     for base, (schema, word) in _BASES:
         if issubclass(cls, base):
@@ -552,13 +454,7 @@ def _is_typeddict(cls: type) -> bool:
 
 
 def _pydantic_fallback(ann: Any) -> Node:
-    node = _pydantic_schema.adapter_node(ann)
+    node = pydantic_models.adapter_node(ann)
     if node is None:
         raise Unmappable(f"{ann!r} has no JSON Schema form")
     return node
-
-
-# Split for size; the modules refer to each other through module attributes.
-from agentmaker import _pydantic_schema, _schema_choices, _schema_objects, _schema_scalars
-
-jsonable = _schema_objects.jsonable

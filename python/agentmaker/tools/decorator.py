@@ -12,15 +12,23 @@ Every other callable tool runs through ``run`` / ``arun`` here, which convert th
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypedDict, TypeVar, overload
 
 from agentmaker._native import Tool, ToolParameter, ToolResponse
-from agentmaker._signature import CallableSpec, _is_async, analyze, is_coroutine_function, to_response
 from agentmaker.errors import ToolRegistrationError
-from agentmaker.isolation import Isolation, check_importable, setting
+from agentmaker.isolation.settings import Isolation, check_importable, setting
+from agentmaker.tools.signature import (
+    _LOOP_RUNNING,
+    CallableSpec,
+    _is_async,
+    analyze,
+    is_coroutine_function,
+    to_response,
+)
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -159,6 +167,23 @@ class FunctionTool(Tool, Generic[P, R]):
         result: R = self._spec.func(*args, **kwargs)
         return result
 
+    def _worker_recipe(self) -> tuple[Callable[..., Any], tuple[str, ...]]:
+        """How an isolated call's worker process rebuilds this tool: it imports the function by
+        its module and qualified name (see :mod:`agentmaker.isolation`)."""
+        func = self.func
+        check_importable(func, self.name)
+        return _rebuilt, (func.__module__, func.__qualname__, self.name, self.description)
+
+
+def _rebuilt(module: str, qualname: str, name: str, description: str) -> FunctionTool[Any, Any]:
+    """In a worker process: the tool of ``_worker_recipe``, made again from its function."""
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    if isinstance(obj, FunctionTool):
+        obj = obj.func
+    return from_callable(obj, name=name, description=description)
+
 
 def from_callable(
     func: Callable[P, R],
@@ -267,7 +292,7 @@ class DictFunctionTool(Tool):
         result = self._func(dict(parameters))
         if self._is_async or inspect.isawaitable(result):
             result = CallableSpec._finish_sync(result)
-            if result is _loop_running():
+            if result is _LOOP_RUNNING:
                 return ToolResponse.error(
                     f"Error: tool '{self.name}' is an async function and this thread is already running an "
                     "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead"
@@ -284,12 +309,6 @@ class DictFunctionTool(Tool):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._func(*args, **kwargs)
-
-
-def _loop_running() -> Any:
-    from agentmaker import _signature
-
-    return _signature._LOOP_RUNNING
 
 
 def function_tool(

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from ._messages import Message
-    from ._run_result import RunUsage
+    from agentmaker._messages import Message
+    from agentmaker._run_result import RunUsage
 
 __all__ = ["RunContext"]
 
@@ -48,7 +48,7 @@ class RunContext(Generic[DepsT]):
     @property
     def usage(self) -> RunUsage:
         """The run's usage so far."""
-        from ._run_result import RunUsage
+        from agentmaker._run_result import RunUsage
 
         run = self._run
         return RunUsage(

@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from agentmaker._awaited import complete
 from agentmaker._native import Tool, ToolResponse
 from agentmaker._native import ToolRegistry as _NativeRegistry
+from agentmaker.tools.awaited import complete
+from agentmaker.tools.decorator import FunctionTool, ToolFlags, from_callable, function_tool
 
 if TYPE_CHECKING:
     from typing import Unpack
 
-    from agentmaker._callable import FunctionTool, ToolFlags
-
 P = ParamSpec("P")
 R = TypeVar("R")
 
-__all__ = ["ToolRegistry"]
+__all__ = ["ToolRegistry", "serve_with"]
+
+# The functions behind serve_mcp and aserve_mcp. Serving runs each call through the agent's
+# executor, a layer above this one, so agentmaker.mcp.serve hands them in when it is imported
+# (`import agentmaker` imports it before any registry can be made).
+_serving: dict[str, Callable[..., Any]] = {}
+
+
+def serve_with(serve: Callable[..., None], aserve: Callable[..., Awaitable[None]]) -> None:
+    """Installs the MCP server that :meth:`ToolRegistry.serve_mcp` and ``aserve_mcp`` run."""
+    _serving["sync"] = serve
+    _serving["async"] = aserve
 
 
 class ToolRegistry(_NativeRegistry):
@@ -70,16 +80,12 @@ class ToolRegistry(_NativeRegistry):
     def serve_mcp(self, transport: str = "stdio", **options: Any) -> None:
         """Serve these tools as an MCP server, blocking (stdio by default). Every call goes
         through the same gates as an agent's call; see ``docs/mcp.md``."""
-        from agentmaker._serve import serve_mcp
-
-        serve_mcp(self, transport, **options)
+        _serving["sync"](self, transport, **options)
 
     async def aserve_mcp(self, transport: str = "http", **options: Any) -> None:
         """Serve these tools as an MCP server until cancelled (streamable HTTP by default, on
         127.0.0.1:8000/mcp); see ``docs/mcp.md`` for the options."""
-        from agentmaker._serve import aserve_mcp
-
-        await aserve_mcp(self, transport, **options)
+        await _serving["async"](self, transport, **options)
 
     def register_callable(
         self,
@@ -91,8 +97,6 @@ class ToolRegistry(_NativeRegistry):
         **flags: Unpack[ToolFlags],
     ) -> FunctionTool[P, R]:
         """Infer a tool from a typed function exactly like ``@tool`` and register it."""
-        from agentmaker._callable import from_callable
-
         tool = from_callable(func, name=name, description=description, **flags)
         self.register(tool, overwrite=overwrite)
         return tool
@@ -108,8 +112,6 @@ class ToolRegistry(_NativeRegistry):
         **flags: Unpack[ToolFlags],
     ) -> Tool:
         """Register ``func(parameters_dict)`` with hand-written ``ToolParameter``s (no inference)."""
-        from agentmaker._callable import function_tool
-
         tool = function_tool(func, name, description, list(parameters or ()), **flags)
         self.register(tool, overwrite=overwrite)
         return tool

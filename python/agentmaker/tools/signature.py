@@ -19,13 +19,14 @@ import typing
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeGuard
 
-from agentmaker import _schema_infer as _si
-from agentmaker._docstring import doc_parts
-from agentmaker._docstring_check import check_documented
 from agentmaker._native import ToolResponse, _tool_name_problem, _tool_result
-from agentmaker._run_context import RunContext
-from agentmaker._schema_objects import json_default
 from agentmaker.errors import ToolRegistrationError
+from agentmaker.tools.docstring import doc_parts
+from agentmaker.tools.docstring_check import check_documented
+from agentmaker.tools.run_context import RunContext
+from agentmaker.tools.schema import infer as _si
+from agentmaker.tools.schema.node import _MISSING, ConversionError, Unmappable, closure_defs
+from agentmaker.tools.schema.objects import json_default
 
 __all__ = ["CallableSpec", "ParamInfo", "analyze", "check_tool_name", "to_response"]
 
@@ -34,7 +35,6 @@ _CO_VARARGS = inspect.CO_VARARGS
 _CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
 _CO_GENERATOR = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
 _POSITIONAL_ONLY = inspect.Parameter.POSITIONAL_ONLY
-_MISSING = _si._MISSING
 
 
 class ParamInfo(NamedTuple):
@@ -126,7 +126,7 @@ class CallableSpec:
             if k in kwargs:
                 try:
                     kwargs[k] = conv(kwargs[k])
-                except _si.ConversionError as exc:
+                except ConversionError as exc:
                     exc.path.insert(0, k)
                     return f"Error: tool '{self.name}' failed parameter validation: {exc.render()}"
                 except Exception as exc:  # a converter must never let an exception escape  # noqa: BLE001 - user code / third-party errors become messages
@@ -329,7 +329,7 @@ def _build_schema(
             node = cached(ann) if type(ann) is type else None  # the common case, without a call
             if node is None:
                 node = _si.infer(ann, resolve)
-        except _si.Unmappable as exc:
+        except Unmappable as exc:
             raise _fail(
                 func,
                 f"parameter '{pname}' annotation {ann!r} cannot be mapped to JSON Schema: {exc}. "
@@ -375,7 +375,7 @@ def _build_schema(
         refs |= node.refs
     schema: dict[str, Any] = {"type": "object", "properties": props, "required": required}
     if refs:
-        schema["$defs"] = _si.closure_defs(frozenset(refs))
+        schema["$defs"] = closure_defs(frozenset(refs))
     return schema, rows, tuple(convs), tuple(null_defaults), tuple(posonly), tuple(fills), tuple(contexts)
 
 
@@ -573,7 +573,7 @@ def _resolver(globalns: dict[str, Any], func: Any) -> Callable[[Any], Any]:
         try:
             return _eval_annotation(text, globalns)
         except Exception as exc:  # noqa: BLE001 - user code / third-party errors become messages
-            raise _si.Unmappable(
+            raise Unmappable(
                 f"forward reference {text!r} cannot be resolved ({type(exc).__name__}: {exc})"
             ) from None
 

@@ -21,8 +21,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from agentmaker import _schema_infer as _si
-from agentmaker._docstring import parse_docstring
+from agentmaker.tools.docstring import parse_docstring
+from agentmaker.tools.schema import node as shared
 
 __all__ = ["class_docs", "json_default", "jsonable"]
 
@@ -49,7 +49,7 @@ def _fields(cls: type, kind: str, hints: dict[str, Any]) -> list[tuple[str, Any,
             elif f.default_factory is not dataclasses.MISSING:
                 default = _FACTORY
             else:
-                default = _si._MISSING
+                default = shared._MISSING
             desc = f.metadata.get("description", "") if f.metadata else ""
             out.append((f.name, hints.get(f.name, f.type), default, desc if isinstance(desc, str) else ""))
     elif kind == "typeddict":
@@ -61,12 +61,12 @@ def _fields(cls: type, kind: str, hints: dict[str, Any]) -> list[tuple[str, Any,
             if origin is typing.Annotated:
                 origin = typing.get_origin(ann.__origin__)
             is_required = origin is not typing.NotRequired and (origin is typing.Required or name in required)
-            out.append((name, ann, _si._MISSING if is_required else _ABSENT, ""))
+            out.append((name, ann, shared._MISSING if is_required else _ABSENT, ""))
     else:  # namedtuple
         defaults = getattr(cls, "_field_defaults", {})
         names: tuple[str, ...] = getattr(cls, "_fields", ())  # a NamedTuple class: checked by the caller
         for name in names:
-            out.append((name, hints.get(name, Any), defaults.get(name, _si._MISSING), ""))
+            out.append((name, hints.get(name, Any), defaults.get(name, shared._MISSING), ""))
     return out
 
 
@@ -74,36 +74,39 @@ _FACTORY = object()  # default comes from a default_factory (not shown in the sc
 _ABSENT = object()  # a non-required TypedDict key
 
 
-def _object_class(cls: type, kind: str, resolve: Callable[[Any], Any] | None) -> _si.Node:
+def object_class(
+    cls: type, kind: str, resolve: Callable[[Any], Any] | None, infer: Callable[[Any], shared.Node]
+) -> shared.Node:
+    """A dataclass, TypedDict or NamedTuple as a ``$defs`` object; ``infer`` maps its fields."""
     done = _CLASS_NODES.get(cls)
     if done is not None:
         return done
-    name = _si._def_name(cls, cls.__name__, f"{cls.__module__}.{cls.__qualname__}")
-    if cls in _si._IN_PROGRESS:
+    name = shared._def_name(cls, cls.__name__, f"{cls.__module__}.{cls.__qualname__}")
+    if cls in shared._IN_PROGRESS:
         # A recursive reference: the converter is looked up when it runs.
         def lazy(value: Any) -> Any:
             conv = _CONVS.get(name)
             return conv(value) if conv is not None else value
 
-        return _si.Node(_si._ref(name), lazy, frozenset({name}), False, "object")
-    _si._IN_PROGRESS[cls] = name
+        return shared.Node(shared._ref(name), lazy, frozenset({name}), False, "object")
+    shared._IN_PROGRESS[cls] = name
     try:
-        node = _build(cls, kind, name)
+        node = _build(cls, kind, name, infer)
     finally:
-        del _si._IN_PROGRESS[cls]
+        del shared._IN_PROGRESS[cls]
     _CLASS_NODES[cls] = node
     return node
 
 
-_CLASS_NODES: dict[type, _si.Node] = {}
+_CLASS_NODES: dict[type, shared.Node] = {}
 _CONVS: dict[str, Callable[[Any], Any] | None] = {}
 
 
-def _build(cls: type, kind: str, name: str) -> _si.Node:
+def _build(cls: type, kind: str, name: str, infer: Callable[[Any], shared.Node]) -> shared.Node:
     try:
         hints = typing.get_type_hints(cls, include_extras=True)
     except Exception as exc:  # NameError / TypeError from unresolvable annotations  # noqa: BLE001 - user code / third-party errors become messages
-        raise _si.Unmappable(
+        raise shared.Unmappable(
             f"the annotations of {cls.__qualname__} cannot be resolved ({type(exc).__name__}: {exc}); "
             "define the types it uses at module level"
         ) from None
@@ -114,11 +117,11 @@ def _build(cls: type, kind: str, name: str) -> _si.Node:
     plan: list[tuple[str, Callable[[Any], Any] | None, bool]] = []
     for fname, ann, default, meta_desc in _fields(cls, kind, hints):
         try:
-            node = _si.infer(ann)
-        except _si.Unmappable as exc:
-            raise _si.Unmappable(f"field '{fname}' of {cls.__qualname__}: {exc}") from None
+            node = infer(ann)
+        except shared.Unmappable as exc:
+            raise shared.Unmappable(f"field '{fname}' of {cls.__qualname__}: {exc}") from None
         refs |= node.refs
-        optional = default is not _si._MISSING
+        optional = default is not shared._MISSING
         null_default = optional and not node.accepts_none
         prop = dict(node.schema)
         desc = meta_desc or field_docs.get(fname, "")
@@ -126,7 +129,7 @@ def _build(cls: type, kind: str, name: str) -> _si.Node:
             prop["description"] = desc
         if optional and default is not _FACTORY and default is not _ABSENT:
             shown = json_default(default)
-            if shown is not _si._MISSING:
+            if shown is not shared._MISSING:
                 prop["default"] = shown
         props[fname] = prop
         if not optional:
@@ -137,11 +140,11 @@ def _build(cls: type, kind: str, name: str) -> _si.Node:
         schema["description"] = description
     schema["properties"] = props
     schema["required"] = required
-    _si._DEFS[name] = schema
-    _si._DEF_REFS[name] = frozenset(refs)
+    shared._DEFS[name] = schema
+    shared._DEF_REFS[name] = frozenset(refs)
     conv = _make_conv(cls, kind, plan)
     _CONVS[name] = conv
-    return _si.Node(_si._ref(name), conv, frozenset(refs | {name}), False, "object")
+    return shared.Node(shared._ref(name), conv, frozenset(refs | {name}), False, "object")
 
 
 def _make_conv(
@@ -162,14 +165,14 @@ def _make_conv(
             if c is not None:
                 try:
                     v = c(v)
-                except _si.ConversionError as exc:
+                except shared.ConversionError as exc:
                     exc.path.insert(0, fname)
                     raise
             kwargs[fname] = v
         try:
             return build(**kwargs)
         except Exception as exc:  # a __post_init__ / __new__ that rejects the values  # noqa: BLE001 - user code / third-party errors become messages
-            raise _si.ConversionError(
+            raise shared.ConversionError(
                 f"could not build {cls.__name__}: {type(exc).__name__}: {exc}"
             ) from None
 
@@ -185,7 +188,7 @@ def json_default(value: Any) -> Any:
     try:
         out = jsonable(value, strict=True)
     except _NotJson:
-        return _si._MISSING
+        return shared._MISSING
     return out
 
 

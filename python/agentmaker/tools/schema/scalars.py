@@ -9,7 +9,7 @@ import pathlib
 import uuid
 from typing import Any
 
-from agentmaker._schema_infer import ConversionError, Node, _node
+from agentmaker.tools.schema.node import ConversionError, Node, _node
 
 __all__ = ["scalar_node"]
 

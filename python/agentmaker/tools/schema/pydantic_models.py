@@ -7,7 +7,7 @@ pydantic's own JSON Schema is used (it knows validators, aliases, custom types),
 process-wide ``$defs`` registry: its def names are re-issued so they cannot clash with other
 classes, refs are rewritten to match and titles are dropped (noise for the model).  A property
 with a default stays as pydantic renders it (not nullable); a null sent for it means "use the
-default", exactly like dataclass fields (see _schema_objects): the converter strips those nulls
+default", exactly like dataclass fields (see objects): the converter strips those nulls
 and calls pydantic's validation.
 """
 
@@ -17,22 +17,22 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from agentmaker import _schema_infer as _si
+from agentmaker.tools.schema import node as shared
 
 __all__ = ["adapter_node", "model_node"]
 
-_NODES: dict[Any, _si.Node] = {}
+_NODES: dict[Any, shared.Node] = {}
 _NULL_KEYS: dict[str, frozenset[str]] = {}  # def name -> properties whose null means "default"
 
 
-def model_node(cls: type) -> _si.Node:
+def model_node(cls: type) -> shared.Node:
     node = _NODES.get(cls)
     if node is not None:
         return node
     try:
         raw = cls.model_json_schema(ref_template="#/$defs/{model}", mode="validation")  # type: ignore[attr-defined]
     except Exception as exc:  # noqa: BLE001 - user code / third-party errors become messages
-        raise _si.Unmappable(
+        raise shared.Unmappable(
             f"pydantic cannot build a JSON Schema for {cls.__qualname__} ({type(exc).__name__}: {exc})"
         ) from None
     node = _adopt(raw, cls, cls.__name__, f"{cls.__module__}.{cls.__qualname__}", cls.model_validate)  # type: ignore[attr-defined]
@@ -55,7 +55,7 @@ def _pydantic() -> Any:
     return _PYDANTIC
 
 
-def adapter_node(ann: Any) -> _si.Node | None:
+def adapter_node(ann: Any) -> shared.Node | None:
     """Schema and validation for a type only pydantic knows (IPv4Address, bytes, ...)."""
     try:
         node = _NODES.get(ann)
@@ -79,18 +79,18 @@ def adapter_node(ann: Any) -> _si.Node | None:
 
 def _adopt(
     raw: dict[str, Any], key: Any, preferred: str, qualified: str, validate: Callable[[Any], Any]
-) -> _si.Node:
+) -> shared.Node:
     raw = json.loads(json.dumps(raw))  # private deep copy: pydantic may cache what it returned
     defs: dict[str, Any] = raw.pop("$defs", {})
     rename: dict[str, str] = {}
     for old, schema in defs.items():
         content = json.dumps(schema, sort_keys=True)
-        rename[old] = _si._def_name(("pydantic", old, content), old, f"{qualified}.{old}")
+        rename[old] = shared._def_name(("pydantic", old, content), old, f"{qualified}.{old}")
     root_ref = raw.get("$ref") if len(raw) == 1 else None
     if root_ref is not None:
         root_name = rename[root_ref.rsplit("/", 1)[-1]]
     else:
-        root_name = _si._def_name(key, preferred, qualified)
+        root_name = shared._def_name(key, preferred, qualified)
         defs[None] = raw  # type: ignore[index]
         rename[None] = root_name  # type: ignore[index]
     all_refs: set[str] = set()
@@ -101,8 +101,8 @@ def _adopt(
         null_keys = _nullable_defaults(schema)
         if null_keys:
             _NULL_KEYS[new] = null_keys
-        _si._DEFS[new] = schema
-        _si._DEF_REFS[new] = frozenset(refs)
+        shared._DEFS[new] = schema
+        shared._DEF_REFS[new] = frozenset(refs)
         all_refs |= refs
     all_refs.add(root_name)
     prune = _pruner(root_name) if any(n in _NULL_KEYS for n in all_refs) else None
@@ -113,9 +113,9 @@ def _adopt(
         try:
             return validate(value)
         except Exception as exc:  # noqa: BLE001 - user code / third-party errors become messages
-            raise _si.ConversionError(_render_error(exc)) from None
+            raise shared.ConversionError(_render_error(exc)) from None
 
-    return _si.Node(_si._ref(root_name), conv, frozenset(all_refs), False, "object")
+    return shared.Node(shared._ref(root_name), conv, frozenset(all_refs), False, "object")
 
 
 _SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
@@ -182,7 +182,7 @@ def _pruner(root: str) -> Callable[[Any], Any]:
         ref = schema.get("$ref")
         if isinstance(ref, str):
             name = ref.rsplit("/", 1)[-1]
-            schema = _si._DEFS.get(name, {})
+            schema = shared._DEFS.get(name, {})
             drop = _NULL_KEYS.get(name, frozenset())
         else:
             drop = frozenset()
@@ -201,7 +201,7 @@ def _pruner(root: str) -> Callable[[Any], Any]:
                 return walk(value, option)
         return value
 
-    ref = _si._ref(root)
+    ref = shared._ref(root)
     return lambda value: walk(value, ref)
 
 

@@ -30,7 +30,7 @@ import logging
 from typing import Any
 
 from agentmaker._native import ToolResponse
-from agentmaker._schema_objects import _NotJson, jsonable
+from agentmaker.tools.schema.objects import _NotJson, jsonable
 
 __all__ = ["result_to_response"]
 

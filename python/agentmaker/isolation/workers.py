@@ -28,107 +28,32 @@ import asyncio
 import atexit
 import contextlib
 import errno
-import importlib
 import inspect
 import json
 import multiprocessing
 import os
 import pickle
 import signal
+import sys
 import threading
-from dataclasses import dataclass
 from typing import Any
 
-from . import _native
-from .errors import ToolConfigError
+from agentmaker import _native, errors
+from agentmaker.errors import AgentRunFlow, ToolConfigError
+from agentmaker.isolation.settings import DEFAULT, Isolation, setting
 
-__all__ = ["Isolation", "warm_up"]
-
-
-@dataclass(frozen=True, slots=True)
-class Isolation:
-    """How an isolated tool runs.
-
-    - ``memory_mb``: the worker's address-space limit (``RLIMIT_AS``), in MiB; None: no limit.
-      The interpreter itself needs some 100 MiB of address space, so very small values leave
-      no room for the tool.
-    - ``cpu_seconds``: CPU time one call may use (``RLIMIT_CPU``); None: no limit.
-    - ``open_files``: the most file descriptors the worker may hold (``RLIMIT_NOFILE``).
-    - ``workers``: idle workers kept per distinct ``Isolation`` (busy ones beyond it are started
-      on demand and retired after their call).
-    - ``warm``: workers started as soon as the first isolated call is made.
-    - ``grace_seconds``: time between SIGTERM and SIGKILL when a worker is stopped.
-    """
-
-    memory_mb: int | None = None
-    cpu_seconds: float | None = None
-    open_files: int | None = None
-    workers: int = 2
-    warm: int = 1
-    grace_seconds: float = 1.0
-
-    def __post_init__(self) -> None:
-        for field, value, low in (
-            ("memory_mb", self.memory_mb, 1),
-            ("open_files", self.open_files, 8),
-        ):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
-                raise ToolConfigError(f"Isolation.{field} must be an integer >= {low} or None, got {value!r}")
-        if self.cpu_seconds is not None and (
-            isinstance(self.cpu_seconds, bool)
-            or not isinstance(self.cpu_seconds, (int, float))
-            or not self.cpu_seconds > 0
-        ):
-            raise ToolConfigError(
-                f"Isolation.cpu_seconds must be a positive number or None, got {self.cpu_seconds!r}"
-            )
-        for field, value in (("workers", self.workers), ("warm", self.warm)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ToolConfigError(f"Isolation.{field} must be an integer >= 0, got {value!r}")
-        if (
-            isinstance(self.grace_seconds, bool)
-            or not isinstance(self.grace_seconds, (int, float))
-            or self.grace_seconds < 0
-        ):
-            raise ToolConfigError(
-                f"Isolation.grace_seconds must be a number >= 0, got {self.grace_seconds!r}"
-            )
-
-
-DEFAULT = Isolation()
-
-
-def setting(value: Any, where: str) -> Isolation | bool | None:
-    """Checks an ``isolate=`` value: None (unset), a bool, or an Isolation."""
-    if value is None or isinstance(value, (bool, Isolation)):
-        return value
-    raise ToolConfigError(f"{where}: isolate must be True, False, None or an Isolation, got {value!r}")
-
-
-def check_importable(func: Any, name: str) -> None:
-    """An isolated function tool is found by the worker through its module and qualified name."""
-    qualname = getattr(func, "__qualname__", "") or ""
-    module = getattr(func, "__module__", None)
-    if "<locals>" in qualname or "<lambda>" in qualname or not module:
-        raise ToolConfigError(
-            f"tool '{name}' is isolated, so a worker process must be able to import its function, "
-            f"but {qualname or func!r} is not defined at module level; move it to the top level of a module"
-        )
+__all__ = ["call_async", "call_sync", "warm_up"]
 
 
 # ------------------------------------------------------------------------------- the reference
 
 
 def _recipe(tool: Any) -> bytes:
-    """How a worker rebuilds ``tool``: by module and qualified name, or by pickling it."""
-    from ._callable import FunctionTool
-
-    if isinstance(tool, FunctionTool):
-        func = tool.func
-        check_importable(func, tool.name)
-        return pickle.dumps(
-            (_function_tool, (func.__module__, func.__qualname__, tool.name, tool.description))
-        )
+    """How a worker rebuilds ``tool``: as the tool says (an ``@tool`` function: by its module and
+    qualified name), or by pickling it, or by its class."""
+    own = getattr(tool, "_worker_recipe", None)
+    if own is not None:
+        return pickle.dumps(own())
     cls = type(tool)
     with contextlib.suppress(Exception):  # most tools are not picklable; then try the class
         return pickle.dumps((_as_is, (tool,)))
@@ -156,17 +81,6 @@ def _by_class(cls: type, name: str) -> Any:
     return tool
 
 
-def _function_tool(module: str, qualname: str, name: str, description: str) -> Any:
-    from ._callable import FunctionTool, from_callable
-
-    obj: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    if isinstance(obj, FunctionTool):
-        obj = obj.func
-    return from_callable(obj, name=name, description=description)
-
-
 # ----------------------------------------------------------------------------------- the worker
 
 
@@ -174,9 +88,6 @@ def _worker_main(conn: Any, memory_mb: int | None, open_files: int | None, cpu_s
     """A worker's life: its own process group and limits, then messages until the pipe closes
     (the host ended or dropped it). A message is ``+<id>\n<recipe>`` (how to rebuild a tool;
     no answer) or ``<id>\n<arguments as JSON>`` (a call; the answer is JSON)."""
-    from ._registry import ToolRegistry
-    from .errors import AgentRunFlow
-
     _native._enter_worker(memory_mb, open_files)
     _drop_host_pipes()
     tools: dict[bytes, tuple[Any, str]] = {}
@@ -194,7 +105,7 @@ def _worker_main(conn: Any, memory_mb: int | None, open_files: int | None, cpu_s
             entry = tools.get(key)
             if entry is None:
                 build, args = pickle.loads(recipes[key])
-                reg = ToolRegistry()
+                reg = _native.ToolRegistry()
                 reg.register(build(*args))
                 entry = tools[key] = (reg, reg.names()[0])
             reg, name = entry
@@ -225,8 +136,9 @@ def _drop_host_pipes() -> None:
     start processes of their own, which a worker never does). Held here, they would keep both
     alive after the host died, and with the fork server alive, the worker's parent-death signal
     would never come."""
-    from multiprocessing import forkserver, resource_tracker
-
+    # A module the host never imported holds no pipe (the "spawn" start method).
+    forkserver = sys.modules.get("multiprocessing.forkserver")
+    resource_tracker = sys.modules.get("multiprocessing.resource_tracker")
     for holder, attr in (
         (getattr(forkserver, "_forkserver", None), "_forkserver_alive_fd"),
         (getattr(resource_tracker, "_resource_tracker", None), "_fd"),
@@ -415,8 +327,6 @@ def _answer(tool: Any, raw: bytes | None, w: _Worker, pool: _Pool) -> Any:
         return _native._isolation_text(name, limit, value)
     pool.give(w)
     if "flow" in answer:
-        from . import errors
-
         raise getattr(errors, answer["flow"])(answer["message"])
     if "error" in answer:
         return _native._isolation_text(name, "setup", answer["error"])
