@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from agentmaker._native import ToolRegistry
-from agentmaker._serve import serve_mcp
+from agentmaker.mcp.serve import serve_mcp
 
 
 def load_target(target: str) -> Any:

@@ -38,7 +38,8 @@ import sys
 import threading
 from typing import Any
 
-from agentmaker import _native, errors
+import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
+import agentmaker.errors as errors  # noqa: PLR0402 - the module, not a name of the package
 from agentmaker.errors import AgentRunFlow, ToolConfigError
 from agentmaker.isolation.settings import DEFAULT, Isolation, setting
 

@@ -4,7 +4,7 @@
 How the registry runs these (see src/py/registry.rs): a tool whose ``_fast_call`` is
 ``(func, names)`` or ``(func, names, null_defaults)`` is called from Rust as ``func(**kwargs)``
 with only the declared keys, skipping keys in ``null_defaults`` whose value is None (null means
-"use the default"); its result is wrapped by the rules of ``agentmaker._results``.
+"use the default"); its result is wrapped by the rules of ``agentmaker.tools.return_values``.
 Every other callable tool runs through ``run`` / ``arun`` here, which convert the arguments
 (Enum members, dataclasses, datetimes ...) and wrap the result.
 """

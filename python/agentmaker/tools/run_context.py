@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from agentmaker._messages import Message
-    from agentmaker._run_result import RunUsage
+    from agentmaker.agent.messages import Message
+    from agentmaker.agent.run_result import RunUsage
 
 __all__ = ["RunContext"]
 
@@ -48,16 +48,8 @@ class RunContext(Generic[DepsT]):
     @property
     def usage(self) -> RunUsage:
         """The run's usage so far."""
-        from agentmaker._run_result import RunUsage
-
-        run = self._run
-        return RunUsage(
-            run.llm_calls,
-            run.tools_before + run.pipeline.executed,
-            run.prompt_tokens,
-            run.completion_tokens,
-            run.total_tokens,
-        )
+        usage: RunUsage = self._run.usage()
+        return usage
 
     def __copy__(self) -> RunContext[DepsT]:
         return self

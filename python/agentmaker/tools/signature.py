@@ -214,7 +214,7 @@ _LOOP_RUNNING = object()
 
 
 def to_response(tool_name: str, value: Any) -> ToolResponse:
-    """A tool function's return value as its ToolResponse (the rules: agentmaker._results)."""
+    """A tool function's return value as its ToolResponse (the rules: agentmaker.tools.return_values)."""
     return _tool_result(tool_name, value)
 
 

@@ -1,4 +1,4 @@
-//! The `ToolCallRecord` (a Python object, `agentmaker._tool_call`) the pipeline makes and fills
+//! The `ToolCallRecord` (a Python object, `agentmaker.tools.call_record`) the pipeline makes and fills
 //! for each call: made here, read back through its native prepared call.
 
 use super::call::{PyPreparedCall, ReadCall};

@@ -26,7 +26,6 @@ from typing import Any
 from agentmaker.tools.schema import choices, objects, pydantic_models, scalars
 from agentmaker.tools.schema.node import (
     _IN_PROGRESS,
-    _JSON_TYPE,
     ConversionError,
     Converter,
     Node,

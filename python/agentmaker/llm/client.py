@@ -14,7 +14,7 @@ The contract an object must meet to drive an :class:`~agentmaker.Agent`:
     defines both, ``Agent.arun`` uses ``achat`` and ``Agent.run`` uses ``chat``; a subclass
     that overrides only ``chat`` gets ``chat`` in both (an inherited ``achat`` never shadows
     it), and one that overrides only ``achat`` gets ``achat`` in both (``Agent.run`` drives
-    the coroutine on its own event loop). See ``agentmaker._llm_dispatch`` for the details.
+    the coroutine on its own event loop). See ``agentmaker.llm.dispatch`` for the details.
 ``supports_function_calling`` (optional, default True)
     False makes ``Agent`` refuse tools at construction.
 
@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
-from agentmaker import _native
-from agentmaker._llm_dispatch import runs_chat_on_a_thread
+import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
 from agentmaker.errors import LLMResponseError
+from agentmaker.llm.dispatch import runs_chat_on_a_thread
 
 __all__ = ["LLMClient", "LLMResponse", "LLMResponseError", "LLMStream"]
 

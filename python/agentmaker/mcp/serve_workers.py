@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from agentmaker._progress import CURRENT
+from agentmaker.mcp.progress import CURRENT
 
 __all__ = ["start_workers"]
 

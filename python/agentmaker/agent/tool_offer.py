@@ -7,11 +7,11 @@ import asyncio
 import functools
 from typing import Any
 
-from agentmaker._executor import _Run
-from agentmaker._messages import query_text
 from agentmaker._native import ToolPermissions
-from agentmaker._threads import shared_threads
-from agentmaker._tool_rag import ToolRetriever
+from agentmaker.agent.messages import query_text
+from agentmaker.agent.tool_calls import _Run
+from agentmaker.agent.worker_threads import shared_threads
+from agentmaker.rag.tool_search import ToolRetriever
 
 __all__ = ["ToolOffer"]
 

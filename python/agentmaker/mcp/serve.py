@@ -25,11 +25,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from agentmaker import _native
-from agentmaker._executor import ToolExecutor, _Run
-from agentmaker._progress import CURRENT
-from agentmaker._serve_tools import listing, structured
-from agentmaker._serve_workers import start_workers
+import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
+from agentmaker.agent.tool_calls import ToolExecutor, _Run
+from agentmaker.mcp.progress import CURRENT
+from agentmaker.mcp.serve_workers import start_workers
+from agentmaker.mcp.served_tools import listing, structured
 from agentmaker.tools.registry import ToolRegistry, serve_with
 
 __all__ = ["aserve_mcp", "serve_mcp"]

@@ -29,7 +29,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-from agentmaker._run_result import PendingCall, RunResult
+from agentmaker.agent.run_result import PendingCall, RunResult
 
 __all__ = ["Decision", "changed_call", "checked_decisions", "pending_of", "wire_calls"]
 

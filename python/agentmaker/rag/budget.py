@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["PROVIDERS", "estimate_tokens", "fit_to_budget", "render_one"]
+__all__ = ["PROVIDERS", "check_budget", "check_top_k", "estimate_tokens", "fit_to_budget", "render_one"]
 
 PROVIDERS = ("openai", "anthropic", "gemini")
 
@@ -35,10 +35,17 @@ def estimate_tokens(value: Any) -> int:
     return math.ceil(ascii_chars / 3) + (len(text) - ascii_chars)
 
 
+def check_top_k(top_k: Any, what: str = "top_k") -> int:
+    """``top_k`` (or another count named ``what``) as an integer >= 1."""
+    if isinstance(top_k, bool) or not isinstance(top_k, int):
+        raise TypeError(f"{what} must be an integer >= 1, got {top_k!r}")
+    if top_k < 1:
+        raise ValueError(f"{what} must be >= 1, got {top_k}")
+    return top_k
+
+
 def check_budget(max_tokens: Any, what: str = "max_tokens") -> int:
     """``max_tokens`` as a positive integer (same rule and messages as ``top_k``)."""
-    from agentmaker.rag import check_top_k
-
     return check_top_k(max_tokens, what)
 
 

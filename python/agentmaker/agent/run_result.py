@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from agentmaker._messages import Message, _checked
+from agentmaker.agent.messages import Message, _checked
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.schema.objects import jsonable
 from agentmaker.tools.status import RunStatus

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentmaker._native import Tool, ToolParameter, ToolResponse
-from agentmaker._tool_budget import check_budget, fit_to_budget, render_one
 from agentmaker.errors import ToolConfigError
-from agentmaker.rag import HybridRetriever, check_top_k
+from agentmaker.rag.budget import check_budget, check_top_k, fit_to_budget, render_one
+from agentmaker.rag.hybrid import HybridRetriever
 
 __all__ = [
     "IndexChanges",

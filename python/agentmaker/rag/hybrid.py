@@ -4,9 +4,9 @@
 identifiers split on ``_``/``.``/camelCase/digits, Unicode lowercase, Chinese/Japanese/Korean
 matched on character unigrams and bigrams). Give it an ``embedder`` and it also ranks by cosine
 similarity of embeddings, and fuses the two rankings (confidence-weighted normalised scores by
-default, see :mod:`agentmaker._fusion`).
+default, see :mod:`agentmaker.rag.fusion`).
 
-The tool side lives in :mod:`agentmaker._tool_rag` (:class:`ToolRetriever`,
+The tool side lives in :mod:`agentmaker.rag.tool_search` (:class:`ToolRetriever`,
 :class:`ToolSearchTool`) and is re-exported here.
 
 The embedder duck type
@@ -25,27 +25,13 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agentmaker._embedding_cache import CachedEmbedder
-from agentmaker._fusion import FUSIONS, merge_in_turns, score_fusion, split_request
 from agentmaker._native import Bm25Index, DenseIndex
+from agentmaker.rag.budget import check_top_k
+from agentmaker.rag.fusion import FUSIONS, merge_in_turns, score_fusion, split_request
 
-if TYPE_CHECKING:
-    from agentmaker._tool_budget import estimate_tokens
-    from agentmaker._tool_rag import ToolRetriever, ToolSearchTool, relative_cutoff, score_threshold
-
-__all__ = [
-    "CachedEmbedder",
-    "Embedder",
-    "HybridRetriever",
-    "RetrievalHit",
-    "ToolRetriever",
-    "ToolSearchTool",
-    "estimate_tokens",
-    "relative_cutoff",
-    "score_threshold",
-]
+__all__ = ["Embedder", "HybridRetriever", "RetrievalHit"]
 
 Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
 
@@ -65,14 +51,6 @@ class RetrievalHit:
     scope: str | None = None
     lexical_score: float | None = None
     dense_score: float | None = None
-
-
-def check_top_k(top_k: Any, what: str = "top_k") -> int:
-    if isinstance(top_k, bool) or not isinstance(top_k, int):
-        raise TypeError(f"{what} must be an integer >= 1, got {top_k!r}")
-    if top_k < 1:
-        raise ValueError(f"{what} must be >= 1, got {top_k}")
-    return top_k
 
 
 def _string_list(values: Any, what: str) -> list[str]:
@@ -108,7 +86,7 @@ class HybridRetriever:
       gets ``1 - alpha``. 0 never calls the embedder at search time; 1 ranks by embeddings only.
     - ``fusion``: ``"confidence"`` (default) adds each side's scores normalised to 0..1 over its
       candidates, weighted by ``alpha`` and by how clearly that side prefers its best hit, and
-      searches a multi-part request part by part too (see :mod:`agentmaker._fusion`: on BFCL it
+      searches a multi-part request part by part too (see :mod:`agentmaker.rag.fusion`: on BFCL it
       is never below keyword-only on any category). ``"rrf"`` is reciprocal-rank fusion:
       ``(1 - alpha) / (rrf_k + lexical_rank) + alpha / (rrf_k + dense_rank)`` (ranks from 1; a
       side that did not return the document adds nothing).
@@ -342,16 +320,3 @@ class HybridRetriever:
         # Equal fused scores: the better single rank wins, then the lexical order, then the id.
         order = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[1][1], kv[1][2] is None, kv[0]))
         return [(d, e[0], e[2], e[3]) for d, e in order]
-
-
-def __getattr__(name: str) -> Any:
-    # The tool classes live in _tool_rag, which imports this module: re-export them lazily.
-    if name == "estimate_tokens":
-        from agentmaker._tool_budget import estimate_tokens
-
-        return estimate_tokens
-    if name in ("ToolRetriever", "ToolSearchTool", "relative_cutoff", "score_threshold"):
-        from agentmaker import _tool_rag
-
-        return getattr(_tool_rag, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

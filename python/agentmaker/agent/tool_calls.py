@@ -23,10 +23,11 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures import wait as wait_futures
 from typing import Any
 
-from agentmaker._messages import Message
-from agentmaker._sync_driver import NEED_LOOP, loop_hidden
-from agentmaker._threads import shared_threads
-from agentmaker.run_policy import RunBudget, RunPolicy
+from agentmaker.agent.messages import Message
+from agentmaker.agent.run_policy import RunBudget, RunPolicy
+from agentmaker.agent.run_result import RunUsage
+from agentmaker.agent.sync_driver import NEED_LOOP, loop_hidden
+from agentmaker.agent.worker_threads import shared_threads
 from agentmaker.tools.awaited import complete
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.run_context import RunContext
@@ -86,7 +87,17 @@ class _Run:
         self.deltas = 0
         self.deps: Any = None  # given to tools through RunContext, made when a tool asks
         self.context: Any = None
-        self.gate: Any = None  # a streamed run waits here for its consumer (see _streaming.Feed)
+        self.gate: Any = None  # a streamed run waits here for its consumer (see streaming.Feed)
+
+    def usage(self) -> RunUsage:
+        """The run's usage so far (what ``RunContext.usage`` and the result report)."""
+        return RunUsage(
+            self.llm_calls,
+            self.tools_before + self.pipeline.executed,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.total_tokens,
+        )
 
 
 class ToolExecutor:

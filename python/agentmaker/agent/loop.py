@@ -1,13 +1,13 @@
 """The agent loop: ask the model, run the tools it calls through the gates, feed results back.
 
 ``Agent.run`` and ``Agent.arun`` share one coroutine. ``run`` steps it by hand and only starts a
-(reused, per-thread) event loop when something really has to wait: see ``_sync_driver``. On the sync
+(reused, per-thread) event loop when something really has to wait: see ``sync_driver``. On the sync
 path, sync tools run inline on the calling thread; on the async path they run on worker threads
 so the event loop is never blocked.
 
 Every tool call goes through the call pipeline in the Rust core (``_native.CallPipeline``):
 it reads the calls of a response, runs the gates, and words every outcome for the model;
-``_executor`` hosts confirmation, threads, asyncio and timeouts.
+``tool_calls`` hosts confirmation, threads, asyncio and timeouts.
 """
 
 from __future__ import annotations
@@ -19,21 +19,8 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
-from agentmaker import _native
-from agentmaker._executor import ToolExecutor, _Run
-from agentmaker._llm_dispatch import chat_method
-from agentmaker._messages import ContentPart, Message, RunInput, history_messages, input_messages
-from agentmaker._otel import otel_observer
-from agentmaker._output import OutputSpec
-from agentmaker._pause import Decision, pending_of
-from agentmaker._resume import Resuming
-from agentmaker._run_result import PendingCall, RunResult, RunUsage
-from agentmaker._streaming import Feed, event_stream, has_stream, streamed_chat, sync_stream
-from agentmaker._sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
-from agentmaker._tool_budget import check_budget
-from agentmaker._tool_offer import ToolOffer
-from agentmaker._tool_rag import hide_denied
-from agentmaker.events import (
+import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
+from agentmaker.agent.events import (
     LLMEnd,
     LLMStart,
     RunEnd,
@@ -45,8 +32,21 @@ from agentmaker.events import (
     hooks_observer,
     tool_end,
 )
-from agentmaker.llm import LLMResponse
-from agentmaker.run_policy import DEFAULT_MAX_RETRIES, RunPolicy, before_deadline, retries_exceeded
+from agentmaker.agent.messages import ContentPart, Message, RunInput, history_messages, input_messages
+from agentmaker.agent.otel import otel_observer
+from agentmaker.agent.pause import Decision, pending_of
+from agentmaker.agent.resume import Resuming
+from agentmaker.agent.run_policy import DEFAULT_MAX_RETRIES, RunPolicy, before_deadline, retries_exceeded
+from agentmaker.agent.run_result import PendingCall, RunResult, RunUsage
+from agentmaker.agent.streaming import Feed, event_stream, has_stream, streamed_chat, sync_stream
+from agentmaker.agent.sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
+from agentmaker.agent.tool_calls import ToolExecutor, _Run
+from agentmaker.agent.tool_offer import ToolOffer
+from agentmaker.agent.typed_output import OutputSpec
+from agentmaker.llm.client import LLMResponse
+from agentmaker.llm.dispatch import chat_method
+from agentmaker.rag.budget import check_budget
+from agentmaker.rag.tool_search import hide_denied
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.decorator import FunctionTool
 from agentmaker.tools.registry import ToolRegistry
@@ -101,7 +101,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
       model's own request and are added outside it.
     - ``output_type``: the type of the final answer (a dataclass, TypedDict, pydantic model,
       ``Literal``, JSON scalar type...): requested with its JSON Schema, validated, retried when
-      invalid, and returned as ``result.output`` (see :mod:`agentmaker._output`).
+      invalid, and returned as ``result.output`` (see :mod:`agentmaker.agent.typed_output`).
     - ``hooks``: an object with some of the :class:`~agentmaker.RunHooks` methods, called with
       each event of every run (see :mod:`agentmaker.events`).
     """
@@ -232,7 +232,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
 
         ``input`` is a string (the user's message), a list of content parts (one user message
         with several parts) or a list of messages sent after the instructions as given: see
-        :mod:`agentmaker._messages`. ``message_history`` continues a conversation: its
+        :mod:`agentmaker.agent.messages`. ``message_history`` continues a conversation: its
         messages (e.g. a previous ``result.messages``) go to the model before the input.
         ``deps`` reaches tools through their ``RunContext`` parameter.
 
@@ -277,7 +277,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         ``{call_id: True | False | "reason shown to the model"}``, one for every call in
         ``result.pending``. Approved calls run, refused ones answer the model with the refusal,
         and the run goes on as :meth:`run` would (it may pause again). See
-        :mod:`agentmaker._pause` for the checks, and for ``digests`` (the digests the person
+        :mod:`agentmaker.agent.pause` for the checks, and for ``digests`` (the digests the person
         approved). ``deps`` as for :meth:`run` (a paused result does not keep them)."""
         self._no_loop("resume", "aresume")
         return run_sync(self._resume(result, decisions, digests, self._new_run(True, deps=deps)))
@@ -465,13 +465,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         return self._result(run, TURNS_EXHAUSTED, "max_turns")
 
     def _result(self, run: _Run, text: str, status: RunStatus, output: Any = None) -> RunResult:
-        usage = RunUsage(
-            run.llm_calls,
-            run.tools_before + run.pipeline.executed,
-            run.prompt_tokens,
-            run.completion_tokens,
-            run.total_tokens,
-        )
+        usage = run.usage()
         pending: list[PendingCall] = []
         if status == "paused":
             pending = pending_of(run.pending, run.pipeline.digest)

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from agentmaker.events import LLMEnd, LLMStart, RunEnd, RunEvent, RunStart, ToolEnd, ToolStart
+from agentmaker.agent.events import LLMEnd, LLMStart, RunEnd, RunEvent, RunStart, ToolEnd, ToolStart
 
 __all__ = ["otel_observer"]
 

@@ -1,6 +1,6 @@
 """Resuming a paused run: the person's decisions applied to the calls it paused on.
 
-The decisions are checked first (:mod:`agentmaker._pause`); then the paused calls are prepared
+The decisions are checked first (:mod:`agentmaker.agent.pause`); then the paused calls are prepared
 again through a new pipeline (every gate runs again), each digest is compared with the one the
 paused result showed, approved calls run with their confirmation taken as given, refused ones
 get the refusal text, and the loop goes on from the next turn.
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentmaker._executor import _Run
-from agentmaker._pause import Decision, changed_call, checked_decisions, wire_calls
-from agentmaker._run_result import RunResult
-from agentmaker.events import RunStart, ToolStart, tool_end
+from agentmaker.agent.events import RunStart, ToolStart, tool_end
+from agentmaker.agent.pause import Decision, changed_call, checked_decisions, wire_calls
+from agentmaker.agent.run_result import RunResult
+from agentmaker.agent.tool_calls import _Run
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.decorator import FunctionTool
 from agentmaker.tools.status import RunStatus

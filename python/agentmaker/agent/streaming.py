@@ -20,10 +20,10 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-from agentmaker._sync_driver import _cancel_leftovers, in_running_loop
-from agentmaker._threads import shared_threads
-from agentmaker.events import RunEvent, TextDelta
-from agentmaker.llm import LLMResponse
+from agentmaker.agent.events import RunEvent, TextDelta
+from agentmaker.agent.sync_driver import _cancel_leftovers, in_running_loop
+from agentmaker.agent.worker_threads import shared_threads
+from agentmaker.llm.client import LLMResponse
 
 __all__ = ["Feed", "event_stream", "has_stream", "streamed_chat", "sync_stream"]
 
