@@ -15,7 +15,7 @@ from typing import Any
 
 from agentmaker.agent.messages import Message, _checked
 from agentmaker.tools.call_record import ToolCallRecord
-from agentmaker.tools.schema.objects import jsonable
+from agentmaker.tools.schema.json_values import jsonable
 from agentmaker.tools.status import RunStatus
 
 __all__ = ["PendingCall", "RunResult", "RunUsage"]

@@ -30,7 +30,7 @@ import logging
 from typing import Any
 
 from agentmaker._native import ToolResponse
-from agentmaker.tools.schema.objects import _NotJson, jsonable
+from agentmaker.tools.schema.json_values import _NotJson, jsonable
 
 __all__ = ["result_to_response"]
 

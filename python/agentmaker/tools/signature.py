@@ -25,8 +25,8 @@ from agentmaker.tools.docstring import doc_parts
 from agentmaker.tools.docstring_check import check_documented
 from agentmaker.tools.run_context import RunContext
 from agentmaker.tools.schema import infer as _si
+from agentmaker.tools.schema.json_values import json_default
 from agentmaker.tools.schema.node import _MISSING, ConversionError, Unmappable, closure_defs
-from agentmaker.tools.schema.objects import json_default
 
 __all__ = ["CallableSpec", "ParamInfo", "analyze", "check_tool_name", "to_response"]
 

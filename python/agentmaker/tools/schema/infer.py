@@ -23,7 +23,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from agentmaker.tools.schema import choices, objects, pydantic_models, scalars
+from agentmaker.tools.schema import choices, json_values, objects, pydantic_models, scalars
 from agentmaker.tools.schema.node import (
     _IN_PROGRESS,
     ConversionError,
@@ -158,7 +158,7 @@ def _constraints(meta: Any, out: dict[str, Any], base: dict[str, Any]) -> None:
                 out.setdefault(key, val)
         examples = getattr(meta, "examples", None)
         if isinstance(examples, list) and examples:
-            out.setdefault("examples", [objects.jsonable(e) for e in examples])
+            out.setdefault("examples", [json_values.jsonable(e) for e in examples])
         for sub in getattr(meta, "metadata", ()) or ():
             _constraints(sub, out, base)
         return
