@@ -13,9 +13,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-import agentmaker._executor as executor
+import agentmaker.agent.tool_calls as executor
 from agentmaker import Agent, tool
-from agentmaker._threads import ToolThreads
+from agentmaker.agent.worker_threads import ToolThreads
 from agentmaker.testing import ScriptedLLM
 from native_calls import native_calls
 

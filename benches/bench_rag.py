@@ -30,7 +30,7 @@ from pathlib import Path
 import minilm
 from agentmaker import HybridRetriever, ToolParameter, ToolRegistry, ToolRetriever
 from agentmaker._native import DenseIndex
-from agentmaker._tool_rag import tool_text
+from agentmaker.rag.tool_search import tool_text
 
 COPIES = 7
 DATA = Path(

@@ -14,8 +14,8 @@ import time
 import typing
 
 from agentmaker import ToolRegistry, tool
-from agentmaker._docstring import parse_docstring
-from agentmaker._signature import analyze
+from agentmaker.tools.docstring import parse_docstring
+from agentmaker.tools.signature import analyze
 from harness import per_call_us, report
 
 GROUP = "@tool"

@@ -61,8 +61,8 @@ def test_an_awaited_call_enters_the_core_three_times():
 
 def test_a_sync_call_on_a_worker_thread_enters_the_core_twice(monkeypatch):
     # A fresh pool: its worker starts while the count runs, so its calls are seen too.
-    import agentmaker._executor as executor
-    from agentmaker._threads import ToolThreads
+    import agentmaker.agent.tool_calls as executor
+    from agentmaker.agent.worker_threads import ToolThreads
 
     fresh = ToolThreads(max_workers=1)
     monkeypatch.setattr(executor, "shared_threads", lambda: fresh)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from agentmaker._docstring import parse_docstring
+from agentmaker.tools.docstring import parse_docstring
 
 GOOGLE = """Get the weather.
 

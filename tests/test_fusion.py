@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from agentmaker import HybridRetriever
-from agentmaker._fusion import confidence, merge_in_turns, score_fusion, split_request
+from agentmaker.rag.fusion import confidence, merge_in_turns, score_fusion, split_request
 
 CONCEPTS = {
     "weather": ("weather", "rain", "sunny", "forecast", "umbrella"),

@@ -12,7 +12,6 @@ import decimal
 import enum
 import ipaddress
 import pathlib
-import typing
 import uuid
 from typing import (
     Annotated,
@@ -32,34 +31,8 @@ import jsonschema
 import pydantic
 import pytest
 from agentmaker import ToolRegistrationError
-from agentmaker._signature import analyze
-
-_NO = object()
-
-
-def make(ann: Any, default: Any = _NO) -> Any:
-    if default is _NO:
-
-        def f(x):  # type: ignore[no-untyped-def]
-            return x
-    else:
-
-        def f(x=default):  # type: ignore[no-untyped-def]
-            return x
-
-    f.__annotations__ = {"x": ann}
-    return f
-
-
-def prop(ann: Any, default: Any = _NO) -> dict[str, Any]:
-    return analyze(make(ann, default)).schema["properties"]["x"]
-
-
-def convert(ann: Any, value: Any) -> Any:
-    spec = analyze(make(ann))
-    result = spec.prepare({"x": value})
-    assert not isinstance(result, str), result
-    return result[1]["x"]
+from agentmaker.tools.signature import analyze
+from inference_support import convert, make
 
 
 class Color(enum.Enum):
@@ -458,71 +431,11 @@ def test_required_iff_no_default_and_json_defaults_shown() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Definition-time errors
+# A class with no schema (the definition-time errors name it: tests/test_definition_errors.py)
 
 
 class Opaque:
     pass
-
-
-def _varargs(*items: int) -> None: ...
-def _varkw(**opts: int) -> None: ...
-def _missing(a, b: int) -> None: ...  # type: ignore[no-untyped-def]
-def _opaque(a: Opaque) -> None: ...
-def _callable_param(fn: typing.Callable[[int], int]) -> None: ...
-def _int_keys(m: dict[int, str]) -> None: ...
-def _gen(a: int) -> typing.Iterator[int]:
-    yield a
-
-
-ERRORS = [
-    ("varargs", _varargs, "Tool function '_varargs' has variadic parameter '*items'"),
-    ("varkw", _varkw, "Tool function '_varkw' has variadic parameter '**opts'"),
-    ("missing annotation", _missing, "Tool function '_missing' parameter 'a' is missing a type annotation"),
-    (
-        "opaque class",
-        _opaque,
-        "Tool function '_opaque' parameter 'a' annotation <class 'test_inference.Opaque'> cannot be mapped",
-    ),
-    ("Callable", _callable_param, "Tool function '_callable_param' parameter 'fn' annotation"),
-    ("int keys", _int_keys, "dict keys must be str"),
-    ("generator", _gen, "Tool function '_gen' is a generator"),
-    ("lambda name", lambda a: a, "Cannot infer a valid tool name"),
-    ("class", Opaque, "is a class"),
-]
-
-
-@pytest.mark.parametrize(("label", "func", "message"), ERRORS, ids=[c[0] for c in ERRORS])
-def test_definition_errors(label: str, func: Any, message: str) -> None:
-    with pytest.raises(ToolRegistrationError) as info:
-        analyze(func)
-    assert message in str(info.value)
-    assert isinstance(info.value, ValueError)
-
-
-def test_illegal_explicit_name() -> None:
-    def ok(a: int) -> None: ...
-
-    for bad in ("has space", "x" * 129, "calc\n", ""):
-        with pytest.raises(ToolRegistrationError, match="1 to 128 characters with no whitespace"):
-            analyze(ok, name=bad) if bad else analyze(make(int), name="bad name")
-
-
-def test_unresolvable_forward_reference() -> None:
-    def f(a: "DoesNotExist") -> None: ...  # noqa: F821
-
-    with pytest.raises(
-        ToolRegistrationError, match="parameter 'a' annotation 'DoesNotExist' cannot be resolved"
-    ):
-        analyze(f)
-
-
-def test_unbound_method_self_hint() -> None:
-    class C:
-        def m(self, a: int) -> None: ...
-
-    with pytest.raises(ToolRegistrationError, match="register the bound method"):
-        analyze(C.m)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -569,7 +482,8 @@ def test_constructor_failure_is_an_error_text() -> None:
 def test_without_pydantic(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from agentmaker import _pydantic_schema, _schema_infer
+    from agentmaker.tools.schema import infer as _schema_infer
+    from agentmaker.tools.schema import pydantic_models as _pydantic_schema
 
     monkeypatch.setitem(sys.modules, "pydantic", None)  # `import pydantic` now raises ImportError
     monkeypatch.setattr(_pydantic_schema, "_PYDANTIC", None)

@@ -500,7 +500,8 @@ async def test_agent_awaits_mcp_tools_without_worker_threads(monkeypatch, tmp_pa
     the event loop (a lone call leaves the loop free; a batch of 30 parallel calls holds no
     worker thread), and the sync path calls a lone one inline and awaits a batch on a loop of
     its own."""
-    from agentmaker import Agent, _threads
+    from agentmaker import Agent
+    from agentmaker.agent import worker_threads as _threads
     from agentmaker.testing import ScriptedLLM
 
     submitted = []
@@ -521,7 +522,7 @@ async def test_agent_awaits_mcp_tools_without_worker_threads(monkeypatch, tmp_pa
             reg.register(t)
         assert reg._lookup("calc_add")[1] == "dual"
         calls = ScriptedLLM.tool_calls(*(("calc_add", {"a": i, "b": 1}) for i in range(30)))
-        import agentmaker._executor as executor
+        import agentmaker.agent.tool_calls as executor
 
         monkeypatch.setattr(executor, "shared_threads", lambda: Spy())
         result = await Agent("a", ScriptedLLM([calls, "done"]), tools=tools).arun("go")

@@ -17,7 +17,7 @@ from agentmaker import (
     tool,
 )
 from agentmaker._native import Bm25Index, DenseIndex
-from agentmaker._tool_rag import IndexChanges
+from agentmaker.rag.tool_search import IndexChanges
 from agentmaker.testing import ScriptedLLM
 
 DOCS = {
@@ -539,7 +539,7 @@ def test_agent_never_shows_denied_tools_in_subset_or_search_results():
 
 
 def test_tool_text_indexes_parameter_descriptions_and_enum_values():
-    from agentmaker._tool_rag import tool_text
+    from agentmaker.rag.tool_search import tool_text
 
     schema = {
         "type": "object",

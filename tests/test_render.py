@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Optional
 import jsonschema
 import pytest
 from agentmaker import ToolRegistry, tool
-from agentmaker._render import NotStrict, gemini_schema, strict_schema
+from agentmaker.tools.render import NotStrict, gemini_schema, strict_schema
 
 
 class Mode(enum.Enum):

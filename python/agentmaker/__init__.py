@@ -4,26 +4,23 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 :class:`ToolRegistry`, and let an :class:`Agent` call them.
 """
 
-from agentmaker._callable import FunctionTool, ToolFlags, tool
-from agentmaker._messages import ContentPart, Message, RunInput, messages_from_json, messages_to_json
-from agentmaker._native import (
-    CalculatorTool,
-    CLITool,
-    MCPClient,
-    MCPTool,
-    NotesTool,
-    SearchTool,
-    Tool,
-    ToolParameter,
-    ToolPermissions,
-    ToolResponse,
-)
-from agentmaker._progress import report_progress
-from agentmaker._registry import ToolRegistry
-from agentmaker._run_context import RunContext
-from agentmaker._status import RunStatus, ToolCallStatus, ToolStatus
+from agentmaker._native import Tool, ToolParameter, ToolPermissions, ToolResponse
 from agentmaker.agent import Agent, PendingCall, RunResult, RunUsage, ToolCallRecord
-from agentmaker.confirm import cli_confirm
+from agentmaker.agent.confirm import cli_confirm
+from agentmaker.agent.events import (
+    LLMEnd,
+    LLMStart,
+    RunEnd,
+    RunEvent,
+    RunHooks,
+    RunStart,
+    TextDelta,
+    ToolEnd,
+    ToolStart,
+)
+from agentmaker.agent.messages import ContentPart, Message, RunInput, messages_from_json, messages_to_json
+from agentmaker.agent.run_policy import RunPolicy
+from agentmaker.builtins import CalculatorTool, CLITool, NotesTool, SearchTool
 from agentmaker.errors import (
     AgentmakerError,
     AgentRunFlow,
@@ -37,22 +34,12 @@ from agentmaker.errors import (
     ToolError,
     ToolRegistrationError,
 )
-from agentmaker.events import (
-    LLMEnd,
-    LLMStart,
-    RunEnd,
-    RunEvent,
-    RunHooks,
-    RunStart,
-    TextDelta,
-    ToolEnd,
-    ToolStart,
-)
 from agentmaker.isolation import Isolation
 from agentmaker.llm import LLMClient, LLMResponse, LLMStream
+from agentmaker.mcp import MCPClient, MCPTool, report_progress
 from agentmaker.rag import HybridRetriever, ToolRetriever, ToolSearchTool
-from agentmaker.run_policy import RunPolicy
-from agentmaker.toolkit import Toolkit
+from agentmaker.tools import FunctionTool, RunContext, ToolFlags, Toolkit, ToolRegistry, tool
+from agentmaker.tools.status import RunStatus, ToolCallStatus, ToolStatus
 
 __all__ = [
     "Agent",

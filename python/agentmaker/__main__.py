@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from agentmaker._native import ToolRegistry
+from agentmaker.mcp.serve import serve_mcp
 
 
 def load_target(target: str) -> Any:
@@ -63,7 +64,6 @@ def main(argv: list[str] | None = None) -> None:
 
     sys.path.insert(0, os.getcwd())
     tools = load_target(args.target)
-    from agentmaker._serve import serve_mcp
 
     options: dict[str, Any] = {"name": args.name, "max_concurrent_calls": args.max_concurrent_calls}
     if args.transport == "http":

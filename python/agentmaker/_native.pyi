@@ -6,8 +6,8 @@ from typing import Any, ClassVar, Literal, ParamSpec, Self, TypeVar, Unpack, fin
 
 from typing_extensions import disjoint_base
 
-from agentmaker._callable import FunctionTool, ToolFlags
-from agentmaker._status import ToolStatus as _Status
+from agentmaker.tools.decorator import FunctionTool, ToolFlags
+from agentmaker.tools.status import ToolStatus as _Status
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .llm import LLMResponse
+from agentmaker.llm.client import LLMResponse
 
 __all__ = ["ScriptedLLM", "ScriptedRequest"]
 

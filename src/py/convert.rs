@@ -110,7 +110,7 @@ fn to_value(
         return Ok(Value::Array(out));
     }
     // A NamedTuple is not cast here: it has field names, and the result conversion in Python
-    // (agentmaker._results) renders it as an object.
+    // (agentmaker.tools.return_values) renders it as an object.
     if let Ok(t) = obj
         .cast::<PyTuple>()
         .ok()

@@ -5,7 +5,7 @@
 //! (the caller's or a worker), `start` for one awaited on the event loop (then the
 //! [`PyStartedCall`]'s `finish`/`fail`). Each fills the call's `ToolCallRecord`. What stays in
 //! Python is what only Python can host: the tool's callable, a person's confirmation, worker
-//! threads and asyncio (`agentmaker._executor`).
+//! threads and asyncio (`agentmaker.agent.tool_calls`).
 
 mod call;
 mod record;

@@ -1,5 +1,5 @@
 //! `_native._McpServer`: the MCP server side ([`crate::mcp_server`]) for
-//! `agentmaker._serve`, which runs every call through the agent's call pipeline.
+//! `agentmaker.mcp.serve`, which runs every call through the agent's call pipeline.
 //!
 //! Python pulls work (`next_event`) and pushes answers (`reply`), so no tokio thread ever
 //! waits for the GIL on a call's path; the only Python called from a tokio-owned thread is a

@@ -1,4 +1,4 @@
-//! The provider renderers of [`crate::render`] for one schema (`agentmaker._render` uses them;
+//! The provider renderers of [`crate::render`] for one schema (`agentmaker.tools.render` uses them;
 //! the registry renders its tools through `ToolRegistry.to_*_schema`).
 
 use crate::py::convert::{py_to_value, value_to_py};

@@ -349,7 +349,7 @@ impl PyTool {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = cls.py();
-        py.import("agentmaker._callable")?
+        py.import("agentmaker.tools.decorator")?
             .getattr("from_callable")?
             .call((func,), kwargs)
     }

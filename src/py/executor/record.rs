@@ -1,4 +1,4 @@
-//! The `ToolCallRecord` (a Python object, `agentmaker._tool_call`) the pipeline makes and fills
+//! The `ToolCallRecord` (a Python object, `agentmaker.tools.call_record`) the pipeline makes and fills
 //! for each call: made here, read back through its native prepared call.
 
 use super::call::{PyPreparedCall, ReadCall};
@@ -8,12 +8,12 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyString;
 
-/// The record class (`agentmaker._tool_call.ToolCallRecord`).
+/// The record class (`agentmaker.tools.call_record.ToolCallRecord`).
 pub fn record_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     static CELL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     CELL.get_or_try_init(py, || {
         Ok::<_, PyErr>(
-            py.import("agentmaker._tool_call")?
+            py.import("agentmaker.tools.call_record")?
                 .getattr("ToolCallRecord")?
                 .unbind(),
         )

@@ -1,7 +1,7 @@
 //! A call started on the event loop: what to await, and how what it gives becomes a result.
 //! One protocol for `ToolRegistry.aexecute_tool` and for the agent's awaited calls: Python awaits
 //! `awaitable`, then hands the value to `finish` or the exception to `fail`
-//! (`agentmaker._awaited.complete`).
+//! (`agentmaker.tools.awaited.complete`).
 
 use super::call::PyPreparedCall;
 use super::PyCallPipeline;

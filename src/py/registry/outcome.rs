@@ -112,7 +112,7 @@ pub fn wrap_run_result(
 
 /// Wraps what an `@tool` function returned: str and ToolResponse as they are, None as an
 /// empty success, JSON values as compact JSON text with the value kept in `data`, and anything
-/// else through `agentmaker._results.result_to_response` (dataclasses, pydantic models, Enums
+/// else through `agentmaker.tools.return_values.result_to_response` (dataclasses, pydantic models, Enums
 /// ... or an error response naming a type that has no JSON form). The one owner of these rules:
 /// Python reaches it through `_tool_result`.
 pub fn wrap_callable_result(
@@ -148,7 +148,7 @@ pub fn wrap_callable_result(
     }
     static CONVERT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let convert = CONVERT.get_or_try_init(py, || {
-        py.import("agentmaker._results")?
+        py.import("agentmaker.tools.return_values")?
             .getattr("result_to_response")
             .map(Bound::unbind)
     })?;

@@ -1,0 +1,118 @@
+"""Pausing a run for a person's decision and checking the decisions it resumes with.
+
+With ``Agent(confirm="pause")`` a call that needs confirmation is not run and no callback is
+asked: the core marks it ``pending`` and the run ends with ``status == "paused"`` once the
+other calls of the same response have run. ``Agent.resume(result, decisions)`` then gives each
+pending call its decision, keyed by call id:
+
+- ``True``: the call runs (the confirmation is the decision; every other gate runs again);
+- ``False``: refused, the model reads that it was not approved;
+- a non-empty string: refused, the model reads the string as the reason.
+
+Every pending call needs a decision, and a decision for an id the result does not wait on is
+an error (a typo must not silently refuse a call). Resuming re-prepares each call through the
+core and compares its digest with the one the paused result showed: an approval never runs a
+call whose tool name or arguments changed in between (say, in a stored result someone edited).
+Where the paused result is stored somewhere a person's approval does not control (a queue, a
+client), pass ``digests={call_id: digest}`` too: the digests the person was shown. An approval
+then holds only when that digest is the paused call's, so a stored result rewritten in between
+(arguments and digest both changed) is refused.
+
+A paused result can be resumed more than once (each resume runs the approved calls again), so
+the caller that stores it decides when it is used up.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Any, TypeAlias
+
+from agentmaker.agent.run_result import PendingCall, RunResult
+
+__all__ = ["Decision", "changed_call", "checked_decisions", "pending_of", "wire_calls"]
+
+Decision: TypeAlias = bool | str
+"""A person's decision on a paused call: approve, refuse, or refuse with a reason."""
+
+
+def checked_decisions(result: object, decisions: object, digests: object = None) -> list[Decision]:
+    """One decision per pending call of ``result``, in order; a clear error for anything else."""
+    if not isinstance(result, RunResult):
+        raise TypeError(f"resume needs the RunResult of a paused run, got {type(result).__name__}")
+    if result.status != "paused":
+        raise ValueError(f"only a paused run can be resumed; this result's status is {result.status!r}")
+    if not isinstance(decisions, Mapping):
+        raise TypeError(
+            f"decisions must be a dict {{call_id: True | False | reason}}, got {type(decisions).__name__}"
+        )
+    ids = {p.id for p in result.pending}
+    unknown = [k for k in decisions if k not in ids]
+    if unknown:
+        raise ValueError(
+            f"decision for unknown call id {unknown[0]!r}; the paused calls are "
+            + ", ".join(f"{p.id!r} ({p.tool_name})" for p in result.pending)
+        )
+    chosen: list[Decision] = []
+    for p in result.pending:
+        if p.id not in decisions:
+            raise ValueError(
+                f"no decision for paused call {p.id!r} ({p.tool_name}); give every pending call "
+                "True, False or a reason"
+            )
+        d = decisions[p.id]
+        if not (d is True or d is False or (isinstance(d, str) and d.strip())):
+            raise TypeError(
+                f"the decision for call {p.id!r} must be True, False or a non-empty reason, got {d!r}"
+            )
+        chosen.append(d)
+    if digests is not None:
+        _check_digests(result, chosen, digests)
+    return chosen
+
+
+def _check_digests(result: RunResult, chosen: list[Decision], digests: object) -> None:
+    if not isinstance(digests, Mapping):
+        raise TypeError(f"digests must be a dict {{call_id: digest}}, got {type(digests).__name__}")
+    for p, d in zip(result.pending, chosen, strict=True):
+        if d is not True:
+            continue
+        shown = digests.get(p.id)
+        if shown is None:
+            raise ValueError(
+                f"no digest for approved call {p.id!r} ({p.tool_name}); give the digest the person approved"
+            )
+        if shown != p.digest:
+            raise ValueError(
+                f"the approval of call {p.id!r} ({p.tool_name}) was given for digest {shown}, but the "
+                f"paused call's digest is {p.digest}; the approval does not hold for it"
+            )
+
+
+def pending_of(records: list[Any], digest: Any) -> list[PendingCall]:
+    """The pending calls of a turn, each with its digest from the core."""
+    return [
+        PendingCall(r.call_id, r.name, copy.deepcopy(r.arguments), digest(r))
+        for r in records
+        if r.status == "pending"
+    ]
+
+
+def wire_calls(pending: list[PendingCall]) -> list[dict[str, Any]]:
+    """The pending calls in the shape the model sent them, to prepare them again."""
+    return [
+        {
+            "id": p.id,
+            "type": "function",
+            "function": {"name": p.tool_name, "arguments": json.dumps(p.arguments, ensure_ascii=False)},
+        }
+        for p in pending
+    ]
+
+
+def changed_call(rec: Any, pending: PendingCall) -> ValueError:
+    return ValueError(
+        f"paused call {pending.id!r} ({pending.tool_name}) is not the call that was paused: its "
+        f"digest was {pending.digest} and is now different; the approval does not hold for it"
+    )

@@ -1,0 +1,92 @@
+"""Resuming a paused run: the person's decisions applied to the calls it paused on.
+
+The decisions are checked first (:mod:`agentmaker.agent.pause`); then the paused calls are prepared
+again through a new pipeline (every gate runs again), each digest is compared with the one the
+paused result showed, approved calls run with their confirmation taken as given, refused ones
+get the refusal text, and the loop goes on from the next turn.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentmaker.agent.events import RunStart, ToolStart, tool_end
+from agentmaker.agent.pause import Decision, changed_call, checked_decisions, wire_calls
+from agentmaker.agent.run_result import RunResult
+from agentmaker.agent.tool_calls import _Run
+from agentmaker.tools.call_record import ToolCallRecord
+from agentmaker.tools.decorator import FunctionTool
+from agentmaker.tools.status import RunStatus
+
+__all__ = ["Resuming"]
+
+
+class Resuming:
+    """The resuming half of :class:`~agentmaker.Agent` (a mixin over the agent's loop)."""
+
+    name: str
+
+    if TYPE_CHECKING:  # what the mixin uses of the agent (and of its other mixins)
+
+        async def _alone(self, run: _Run, rec: ToolCallRecord) -> None: ...
+        def _failed(self, run: _Run, exc: BaseException) -> None: ...
+        def _give_context(self, run: _Run, rec: ToolCallRecord) -> None: ...
+        async def _loop(self, run: _Run, first_turn: int) -> RunResult: ...
+        async def _offer_tools(self, run: _Run) -> None: ...
+        def _result(self, run: _Run, text: str, status: RunStatus, output: Any = None) -> RunResult: ...
+
+    async def _resume(self, result: RunResult, decisions: Any, digests: Any, run: _Run) -> RunResult:
+        chosen = checked_decisions(result, decisions, digests)
+        try:
+            return await self._resumed(result, chosen, run)
+        except BaseException as exc:
+            self._failed(run, exc)
+            raise
+
+    async def _resumed(self, result: RunResult, chosen: list[Decision], run: _Run) -> RunResult:
+        run.messages = messages = list(result.messages)
+        usage = result.usage
+        run.llm_calls = usage.llm_calls
+        run.prompt_tokens = usage.prompt_tokens
+        run.completion_tokens = usage.completion_tokens
+        run.total_tokens = usage.total_tokens
+        run.tools_before = usage.tool_calls
+        run.start = result._start
+        run.turn = result._turn
+        run.records = list(result.tool_calls)
+        observe = run.observe
+        if observe is not None:
+            observe(RunStart(self.name, []))
+        await self._offer_tools(run)
+        pipeline = run.pipeline
+        recs, _ = pipeline.prepare(wire_calls(result.pending), run.turn)
+        for rec, p in zip(recs, result.pending, strict=True):
+            if rec.status is None and pipeline.digest(rec) != p.digest:
+                raise changed_call(rec, p)
+        stop: str | None = None
+        for rec, choice in zip(recs, chosen, strict=True):
+            if rec.status is None and isinstance(rec._tool, FunctionTool) and rec._tool._spec.contexts:
+                self._give_context(run, rec)
+            if observe is not None:
+                observe(ToolStart(run.turn, rec.call_id, rec.name, rec.arguments))
+            if rec.status is not None:  # a gate refuses it now (e.g. the tool is gone)
+                pass
+            elif stop is not None:
+                pipeline.refuse(rec, "skipped")
+            elif choice is True:
+                rec._confirm = False  # the person's decision is the confirmation
+                await self._alone(run, rec)
+            elif choice is False:
+                pipeline.refuse(rec, "not_approved")
+            else:
+                pipeline.refuse(rec, "declined", reason=choice.strip())
+            if observe is not None:
+                observe(tool_end(run.turn, rec))
+            messages.append({"role": "tool", "tool_call_id": rec.call_id, "content": rec.output})
+            if stop is None and rec._stop is not None:
+                stop = rec._stop
+        resumed = {r.call_id: r for r in recs}
+        run.records = [resumed.pop(r.call_id, r) if r.status == "pending" else r for r in run.records]
+        if stop is not None:
+            return self._result(run, stop, "stopped")
+        return await self._loop(run, run.turn + 1)

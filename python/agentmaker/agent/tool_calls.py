@@ -1,0 +1,243 @@
+"""Running admitted tool calls: the part of the call pipeline only Python can host.
+
+The Rust core (``_native.CallPipeline``) reads each call, runs the gates, decides where each call
+runs and turns every outcome into the text the model reads. This module hosts what needs the
+interpreter: a person's confirmation, worker threads for blocking tools, asyncio for awaited
+ones, and timeouts around both.
+
+Timeouts: an awaited tool past its timeout is cancelled. A sync tool cannot be interrupted in
+Python: when it overruns, its call returns a timeout error at once and the run goes on, but the
+tool's thread keeps running until the function returns (a daemon thread, so it never keeps the
+process alive); its late result is dropped, and a call whose timeout passed before a worker
+took it never starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import time
+from concurrent.futures import FIRST_COMPLETED
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import wait as wait_futures
+from typing import Any
+
+from agentmaker.agent.messages import Message
+from agentmaker.agent.run_policy import RunBudget, RunPolicy
+from agentmaker.agent.run_result import RunUsage
+from agentmaker.agent.sync_driver import NEED_LOOP, loop_hidden
+from agentmaker.agent.worker_threads import shared_threads
+from agentmaker.tools.awaited import complete
+from agentmaker.tools.call_record import ToolCallRecord
+from agentmaker.tools.run_context import RunContext
+
+__all__ = ["ToolExecutor"]
+
+
+class _Run:
+    """Working state of one run."""
+
+    __slots__ = (
+        "budget",
+        "completion_tokens",
+        "context",
+        "deltas",
+        "deps",
+        "direct",
+        "gate",
+        "llm_calls",
+        "messages",
+        "observe",
+        "pending",
+        "pipeline",
+        "prompt_tokens",
+        "records",
+        "retries",
+        "start",
+        "sync_entry",
+        "tools",
+        "tools_before",
+        "total_tokens",
+        "turn",
+    )
+
+    def __init__(self, sync_entry: bool, policy: RunPolicy | None, pipeline: Any) -> None:
+        self.direct = sync_entry  # stepped by hand, no event loop yet
+        self.sync_entry = sync_entry
+        self.pipeline = pipeline
+        self.messages: list[Message] = []
+        self.records: list[ToolCallRecord] = []
+        self.budget = RunBudget(policy) if policy is not None else None
+        self.turn = 0
+        self.llm_calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.total_tokens = 0
+        self.tools: list[dict[str, Any]] | None = None
+        # Where this run's own messages start (after the instructions and any history), the
+        # calls it paused on, and tool executions of the run before it was paused and resumed.
+        self.start = 0
+        self.pending: list[ToolCallRecord] = []
+        self.tools_before = 0
+        self.retries = 0  # tool calls that raised RetryAgentRun
+        # Who sees the run's events (hooks, a stream), and the model's text as events: 0 no, 1
+        # the whole text of each reply, 2 the pieces of the model's own stream.
+        self.observe: Any = None
+        self.deltas = 0
+        self.deps: Any = None  # given to tools through RunContext, made when a tool asks
+        self.context: Any = None
+        self.gate: Any = None  # a streamed run waits here for its consumer (see streaming.Feed)
+
+    def usage(self) -> RunUsage:
+        """The run's usage so far (what ``RunContext.usage`` and the result report)."""
+        return RunUsage(
+            self.llm_calls,
+            self.tools_before + self.pipeline.executed,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.total_tokens,
+        )
+
+
+class ToolExecutor:
+    """The execution half of :class:`~agentmaker.Agent` (a mixin: it reads ``confirm`` and
+    ``max_concurrency`` from the agent)."""
+
+    confirm: Any
+    max_concurrency: int | None
+
+    async def _alone(self, run: _Run, rec: ToolCallRecord) -> None:
+        """A call that runs by itself: confirmation, admission, then execution."""
+        if rec._confirm and not await self._approved(run, rec):
+            return
+        if run.budget is not None:
+            self._admit(run, rec)
+        await self._execute(run, rec)
+
+    @staticmethod
+    def _admit(run: _Run, rec: ToolCallRecord) -> None:
+        """The run's limits admit one more execution; the deadline shortens its timeout."""
+        budget = run.budget
+        assert budget is not None
+        budget.admit_tool()
+        budget.record_tool()
+        timeout = budget.cap_timeout(rec._timeout)
+        if timeout != rec._timeout:
+            run.pipeline.set_timeout(rec, timeout)
+
+    async def _approved(self, run: _Run, rec: ToolCallRecord) -> bool:
+        """The confirmation gate: only an answer of exactly True approves."""
+        confirm = self.confirm
+        pipeline = run.pipeline
+        if confirm == "pause":  # the run pauses; Agent.resume brings the person's decision
+            pipeline.refuse(rec, "pending")
+            return False
+        if confirm is None:
+            pipeline.refuse(rec, "no_confirm")
+            return False
+        params = rec._params or {}
+        args = copy.deepcopy({k: v for k, v in params.items() if not isinstance(v, RunContext)})
+        try:
+            if run.sync_entry and not run.direct and not inspect.iscoroutinefunction(confirm):
+                with loop_hidden():
+                    answer = confirm(rec._tool, args)
+            elif run.sync_entry or inspect.iscoroutinefunction(confirm):
+                answer = confirm(rec._tool, args)
+            else:  # a blocking prompt must not stall the event loop
+                answer = await asyncio.wrap_future(shared_threads().submit(confirm, rec._tool, args))
+            if inspect.isawaitable(answer):
+                if run.direct:
+                    await NEED_LOOP
+                    run.direct = False
+                answer = await answer
+        except Exception as exc:  # noqa: BLE001 - a failing approval refuses the call
+            pipeline.refuse(rec, "confirm_failed", exc)
+            return False
+        if answer is True:
+            return True
+        pipeline.refuse(rec, "not_approved")
+        return False
+
+    @staticmethod
+    def _inline(run: _Run, rec: ToolCallRecord) -> None:
+        """Run a call on the thread that drives the run (a sync run that had to start an event
+        loop hides it, so a tool may run its own)."""
+        if run.sync_entry and not run.direct:
+            with loop_hidden():
+                run.pipeline.run(rec)
+        else:
+            run.pipeline.run(rec)
+
+    async def _execute(self, run: _Run, rec: ToolCallRecord) -> None:
+        """Run an admitted call on its route, under its timeout; the core fills the record."""
+        pipeline = run.pipeline
+        route = rec._route
+        timeout = rec._timeout
+        started = time.perf_counter()
+        try:
+            if route == "inline":
+                self._inline(run, rec)
+            elif route == "thread":
+                fut = shared_threads().submit(pipeline.run, rec)
+                if run.direct:
+                    fut.result(timeout)
+                else:
+                    await asyncio.wait_for(asyncio.wrap_future(fut), timeout)
+            else:
+                if run.direct:
+                    await NEED_LOOP
+                    run.direct = False
+                call = pipeline.start(rec)
+                if call is not None:
+                    await (complete(call) if timeout is None else asyncio.wait_for(complete(call), timeout))
+        except (FutureTimeout, TimeoutError):
+            pipeline.time_out(rec, timeout, time.perf_counter() - started)
+        except Exception as exc:  # noqa: BLE001 - the last net: the core words it for the model
+            pipeline.fail(rec, exc, time.perf_counter() - started)
+
+    async def _batch(self, run: _Run, recs: list[ToolCallRecord]) -> None:
+        """Run a batch of parallel-safe calls together; results land in each record."""
+        if run.budget is not None:  # only deadline/cancel apply here: numeric caps force serial runs
+            for r in recs:
+                self._admit(run, r)
+        for r in recs:
+            if r._route == "inline":  # non-blocking built-ins: a thread would cost more than the call
+                self._inline(run, r)
+        todo = [r for r in recs if r._route != "inline"]
+        bound = self.max_concurrency
+        if run.direct and all(r._timeout is None and r._route == "thread" for r in todo):
+            self._batch_on_threads(run, todo, bound)
+            return
+        if run.direct:
+            await NEED_LOOP
+            run.direct = False
+        if bound is None or bound >= len(todo):
+            await asyncio.gather(*(self._execute(run, r) for r in todo))
+            return
+        sem = asyncio.Semaphore(bound)
+
+        async def bounded(r: ToolCallRecord) -> None:
+            async with sem:
+                await self._execute(run, r)
+
+        await asyncio.gather(*(bounded(r) for r in todo))
+
+    @staticmethod
+    def _batch_on_threads(run: _Run, todo: list[ToolCallRecord], bound: int | None) -> None:
+        """Sync tools of a batch on worker threads, without an event loop (the sync path)."""
+        pipeline = run.pipeline
+        threads = shared_threads()
+        window = bound or len(todo)
+        pending: dict[Any, tuple[ToolCallRecord, float]] = {}
+        queue = list(reversed(todo))
+        while queue or pending:
+            while queue and len(pending) < window:
+                r = queue.pop()
+                pending[threads.submit(pipeline.run, r)] = (r, time.perf_counter())
+            done, _ = wait_futures(list(pending), return_when=FIRST_COMPLETED)
+            for fut in done:
+                r, started = pending.pop(fut)
+                exc = fut.exception()
+                if exc is not None:
+                    pipeline.fail(r, exc, time.perf_counter() - started)

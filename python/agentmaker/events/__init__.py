@@ -1,0 +1,25 @@
+"""``agentmaker.events``: kept as an import path; the events live in :mod:`agentmaker.agent.events`."""
+
+from agentmaker.agent.events import (
+    LLMEnd,
+    LLMStart,
+    RunEnd,
+    RunEvent,
+    RunHooks,
+    RunStart,
+    TextDelta,
+    ToolEnd,
+    ToolStart,
+)
+
+__all__ = [
+    "LLMEnd",
+    "LLMStart",
+    "RunEnd",
+    "RunEvent",
+    "RunHooks",
+    "RunStart",
+    "TextDelta",
+    "ToolEnd",
+    "ToolStart",
+]
