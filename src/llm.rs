@@ -12,6 +12,8 @@ mod assembly;
 mod error;
 mod gemini;
 mod openai;
+mod parts;
+mod reasoning;
 pub mod retry;
 pub mod sse;
 mod transport;

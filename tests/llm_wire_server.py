@@ -1,6 +1,7 @@
 """A scripted model server on 127.0.0.1 for the LLMClient tests: HTTP/1.1 with keep-alive,
 whole JSON replies, chunked server-sent events, error statuses with headers, and bodies that
-stall. It records every request (path, headers, JSON body) and every connection it accepts."""
+stall. It records every request (path, headers, JSON body; the body's bytes in ``raw``) and every
+connection it accepts."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ class WireServer:
     def __init__(self, script: list[Scripted]) -> None:
         self.script = list(script)
         self.requests: list[tuple[str, Any, Any]] = []
+        self.raw: list[bytes] = []  # each request's body as sent
         self.connections = 0
         self.hung_up = threading.Event()  # a client closed a stalled response
         self._stop = threading.Event()
@@ -72,6 +74,7 @@ class WireServer:
                     body = raw
                 with outer._lock:
                     outer.requests.append((self.path, self.headers, body))
+                    outer.raw.append(raw)
                     reply = outer.script.pop(0) if outer.script else json_reply({"error": "unscripted"}, 500)
                 try:
                     self._send(reply)
