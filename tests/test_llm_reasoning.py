@@ -111,22 +111,48 @@ def thinking_stream() -> list[dict[str, Any]]:
     start["content"], start["stop_reason"] = [], None
     events: list[dict[str, Any]] = [
         {"type": "message_start", "message": start},
-        {"type": "content_block_start", "index": 0, "content_block": {**THINKING, "thinking": "", "signature": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": THINKING["thinking"][:9]}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": THINKING["thinking"][9:]}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": THINKING["signature"]}},
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {**THINKING, "thinking": "", "signature": ""},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "thinking_delta", "thinking": THINKING["thinking"][:9]},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "thinking_delta", "thinking": THINKING["thinking"][9:]},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "signature_delta", "signature": THINKING["signature"]},
+        },
         {"type": "content_block_stop", "index": 0},
         {"type": "content_block_start", "index": 1, "content_block": REDACTED},
         {"type": "content_block_stop", "index": 1},
         {"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}},
         {"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "Checking."}},
         {"type": "content_block_stop", "index": 2},
-        {"type": "content_block_start", "index": 3,
-         "content_block": {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {}}},
-        {"type": "content_block_delta", "index": 3, "delta": {"type": "input_json_delta", "partial_json": '{"city": "Oslo"}'}},
+        {
+            "type": "content_block_start",
+            "index": 3,
+            "content_block": {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 3,
+            "delta": {"type": "input_json_delta", "partial_json": '{"city": "Oslo"}'},
+        },
         {"type": "content_block_stop", "index": 3},
-        {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-         "usage": {"output_tokens": 30}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+            "usage": {"output_tokens": 30},
+        },
         {"type": "message_stop"},
     ]
     return [anthropic_event(e) for e in events]
@@ -155,7 +181,9 @@ def test_the_history_json_keeps_them_and_other_providers_never_get_them() -> Non
     assert again.final_output == "Still sunny."
     assert_thinking_sent_back(server.raw[0], 1)
 
-    openai_reply = {"choices": [{"message": {"role": "assistant", "content": "Fine."}, "finish_reason": "stop"}]}
+    openai_reply = {
+        "choices": [{"message": {"role": "assistant", "content": "Fine."}, "finish_reason": "stop"}]
+    }
     with WireServer([json_reply(openai_reply)]) as server:
         gpt = LLMClient("gpt-x", base_url=server.url())
         Agent("w", gpt, tools=[get_weather]).run("And now?", message_history=history)
@@ -190,9 +218,19 @@ def test_gemini_gets_its_thought_signature_back_on_the_function_call() -> None:
     signature = "CiQBcsjafDkmQm9yX7N2aWdu"
     call = {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}, "thoughtSignature": signature}
     replies = [
-        json_reply(gemini_reply({"candidates": [{"content": {"role": "model", "parts": [call]}, "finishReason": "STOP"}]})),
         json_reply(
-            gemini_reply({"candidates": [{"content": {"role": "model", "parts": [{"text": "Sunny."}]}, "finishReason": "STOP"}]})
+            gemini_reply(
+                {"candidates": [{"content": {"role": "model", "parts": [call]}, "finishReason": "STOP"}]}
+            )
+        ),
+        json_reply(
+            gemini_reply(
+                {
+                    "candidates": [
+                        {"content": {"role": "model", "parts": [{"text": "Sunny."}]}, "finishReason": "STOP"}
+                    ]
+                }
+            )
         ),
     ]
     with WireServer(replies) as server:
@@ -203,4 +241,6 @@ def test_gemini_gets_its_thought_signature_back_on_the_function_call() -> None:
     second = check_gemini_request(server.raw[1])
     model_turn = second["contents"][1]
     assert model_turn["role"] == "model"
-    assert model_turn["parts"] == [{"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}, "thoughtSignature": signature}]
+    assert model_turn["parts"] == [
+        {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}, "thoughtSignature": signature}
+    ]

@@ -47,7 +47,8 @@ class LLMResponse:
     ``content`` is the text; ``tool_calls`` the OpenAI-style calls (or None); ``usage`` a dict
     with ``prompt_tokens``/``completion_tokens``/``total_tokens`` when the provider reports them;
     ``finish_reason`` as reported. ``assistant_message`` may hold provider state (e.g. reasoning
-    fields) that the agent merges into the assistant message it records.
+    fields, or ``provider_reasoning``: Anthropic's thinking blocks, which must go back with the
+    turn) that the agent merges into the assistant message it records.
     """
 
     content: str = ""
