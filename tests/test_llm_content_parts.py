@@ -140,3 +140,28 @@ def test_images_in_system_or_assistant_messages_are_refused() -> None:
             with pytest.raises(ValueError, match="an assistant message takes text parts only"):
                 client.chat([{"role": "user", "content": "x"}, {"role": "assistant", "content": PICTURE}])
     assert server.requests == []
+
+
+def test_a_tool_result_with_an_image_goes_to_anthropic_and_is_refused_by_gemini() -> None:
+    call = {"id": "toolu_1", "type": "function", "function": {"name": "snap", "arguments": "{}"}}
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "Snap it."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "toolu_1", "content": PICTURE[:2]},
+    ]
+    with WireServer([json_reply(claude_text("A pixel."))]) as server:
+        claude(server).chat(history)
+        with pytest.raises(ValueError, match="a tool message sent to Gemini takes text parts only"):
+            gemini(server).chat(history)
+    assert len(server.requests) == 1
+    body = check_anthropic_request(server.raw[0])
+    assert body["messages"][2]["content"] == [
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_1",
+            "content": [
+                {"type": "text", "text": "What is in these?"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+            ],
+        }
+    ]
