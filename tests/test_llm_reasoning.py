@@ -244,3 +244,27 @@ def test_gemini_gets_its_thought_signature_back_on_the_function_call() -> None:
     assert model_turn["parts"] == [
         {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}, "thoughtSignature": signature}
     ]
+
+
+def test_a_streamed_gemini_call_keeps_its_thought_signature() -> None:
+    signature = "CiQBcsjafDkmQm9yX7N2aWdu"
+    call = {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}, "thoughtSignature": signature}
+    chunks = [
+        gemini_reply({"candidates": [{"content": {"role": "model", "parts": [{"text": "Let me check."}]}}]}),
+        gemini_reply(
+            {"candidates": [{"content": {"role": "model", "parts": [call]}, "finishReason": "STOP"}]}
+        ),
+    ]
+    done = gemini_reply(
+        {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": "Sunny."}]}, "finishReason": "STOP"}
+            ]
+        }
+    )
+    with WireServer([sse_reply(chunks), json_reply(done)]) as server:
+        gemini = LLMClient("gemini-x", provider="gemini", base_url=server.url("/v1beta"), stream=True)
+        result = Agent("w", gemini, tools=[get_weather]).run("Weather?")
+    assert result.final_output == "Sunny."
+    model_turn = check_gemini_request(server.raw[1])["contents"][1]
+    assert model_turn["parts"] == [{"text": "Let me check."}, call]

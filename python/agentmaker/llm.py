@@ -124,7 +124,8 @@ class LLMClient:
     Extra keyword arguments (``temperature=0``, ``max_tokens=...``, ``tool_choice=...``,
     ``parallel_tool_calls=False``) are sent with every request, in OpenAI's names; the
     Anthropic and Gemini codecs map them to their own. Per-call keyword arguments override
-    them. ``headers`` are added to every request.
+    them. ``headers`` are added to every request and replace the codec's own header of the same
+    name (e.g. ``{"anthropic-version": ...}`` over the default ``2023-06-01``).
     """
 
     def __init__(
