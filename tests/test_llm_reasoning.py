@@ -268,3 +268,31 @@ def test_a_streamed_gemini_call_keeps_its_thought_signature() -> None:
     assert result.final_output == "Sunny."
     model_turn = check_gemini_request(server.raw[1])["contents"][1]
     assert model_turn["parts"] == [{"text": "Let me check."}, call]
+
+
+def test_interleaved_thinking_goes_back_in_the_order_it_came() -> None:
+    later = {"type": "thinking", "thinking": "Now Rome.", "signature": "EqQBCkYIBxgCKkDz=="}
+    content = [
+        THINKING,
+        {"type": "text", "text": "Checking."},
+        {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Oslo"}},
+        later,
+        REDACTED,
+        {"type": "tool_use", "id": "toolu_02", "name": "get_weather", "input": {"city": "Rome"}},
+    ]
+    replies = [
+        json_reply(message(*content, stop="tool_use")),
+        json_reply(message({"type": "text", "text": "Both sunny."})),
+    ]
+    with WireServer(replies) as server:
+        result = Agent("w", anthropic(server), tools=[get_weather]).run("Oslo and Rome?")
+    assert result.final_output == "Both sunny."
+    assert check_anthropic_request(server.raw[1])["messages"][1]["content"] == content
+    positions = [server.raw[1].index(compact(block)) for block in (THINKING, later, REDACTED)]
+    assert positions == sorted(positions)
+    kept = result.messages[2]["provider_reasoning"]
+    assert kept == {
+        "provider": "anthropic",
+        "parts": [THINKING, later, REDACTED],
+        "layout": ["reasoning", "text", "call", "reasoning", "reasoning", "call"],
+    }

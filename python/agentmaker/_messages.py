@@ -72,14 +72,17 @@ class ToolCallMessage(TypedDict):
     function: FunctionCall
 
 
-class ProviderReasoning(TypedDict):
+class ProviderReasoning(TypedDict, total=False):
     """The reasoning parts of one reply, exactly as its provider sent them, kept so that the
     provider gets them back with the turn (Anthropic's ``thinking`` blocks with their
     ``signature`` and ``redacted_thinking`` blocks with their ``data``). Only the provider
-    named here is sent them; every other provider's request leaves them out."""
+    named here is sent them; every other provider's request leaves them out. ``layout`` is
+    there only when a part came after the reply's text or a tool call (interleaved thinking):
+    the reply's order as ``"reasoning"``, ``"text"`` and ``"call"`` entries."""
 
-    provider: str
-    parts: list[dict[str, Any]]
+    provider: Required[str]
+    parts: Required[list[dict[str, Any]]]
+    layout: list[Literal["reasoning", "text", "call"]]
 
 
 class Message(TypedDict, total=False):

@@ -210,30 +210,40 @@ fn image_block(image: Image<'_>, i: usize) -> Result<Value, LlmError> {
     })
 }
 
-/// The reasoning blocks the reply kept, then its text, then its tool calls (the order
-/// Anthropic's replies have and its requests require).
+/// The reasoning blocks the reply kept, its text and its tool calls, in the reply's order (the
+/// reasoning first unless the reply had it later: see [`reasoning`]).
 fn assistant_blocks(m: &Value, i: usize) -> Result<Option<Vec<Value>>, LlmError> {
-    let mut blocks = Vec::new();
-    for (text, part) in texts(m.get("content"), i, "an assistant message")? {
-        blocks.push(text_block((text, part)));
-    }
-    for (id, name, call) in calls_of(m) {
-        blocks.push(
-            json!({"type": "tool_use", "id": id, "name": name, "input": call_arguments(call)}),
-        );
-    }
-    if blocks.is_empty() {
+    let texts: Vec<Value> = texts(m.get("content"), i, "an assistant message")?
+        .into_iter()
+        .map(text_block)
+        .collect();
+    let calls: Vec<Value> = calls_of(m)
+        .map(|(id, name, call)| {
+            json!({"type": "tool_use", "id": id, "name": name, "input": call_arguments(call)})
+        })
+        .collect();
+    if texts.is_empty() && calls.is_empty() {
         return Ok(None);
     }
     let kept = reasoning::parts_for(m, i, "anthropic")?;
-    if let Some(bad) = kept.iter().find(|b| !is_reasoning(b)) {
+    if let Some(bad) = kept.parts.iter().find(|b| !is_reasoning(b)) {
         return Err(LlmError::Request(format!(
             "message {i}: Anthropic's provider_reasoning parts are thinking and \
              redacted_thinking blocks, got {bad}"
         )));
     }
-    blocks.splice(0..0, kept.iter().cloned());
-    Ok(Some(blocks))
+    Ok(Some(kept.arrange(texts, calls)))
+}
+
+/// Where a block of type `kind` sits in a [`reasoning`] layout (blocks the neutral form does
+/// not keep have no place).
+fn layout_entry(kind: Option<&str>) -> Option<&'static str> {
+    match kind? {
+        "thinking" | "redacted_thinking" => Some(reasoning::REASONING),
+        "text" => Some(reasoning::TEXT),
+        "tool_use" => Some(reasoning::CALL),
+        _ => None,
+    }
 }
 
 fn is_reasoning(block: &Value) -> bool {
@@ -279,8 +289,11 @@ pub(super) fn parse(payload: Map<String, Value>) -> Result<Reply, LlmError> {
     };
     let mut reply = Reply::default();
     let mut thinking = Vec::new();
+    let mut layout = Vec::new();
     for block in blocks {
-        match block.get("type").and_then(Value::as_str) {
+        let kind = block.get("type").and_then(Value::as_str);
+        layout.extend(layout_entry(kind));
+        match kind {
             Some("thinking" | "redacted_thinking") => thinking.push(block.clone()),
             Some("text") => reply.content.push_str(block["text"].as_str().unwrap_or("")),
             Some("tool_use") => {
@@ -293,7 +306,7 @@ pub(super) fn parse(payload: Map<String, Value>) -> Result<Reply, LlmError> {
             _ => {}
         }
     }
-    reasoning::keep(&mut reply.extra, "anthropic", thinking);
+    reasoning::keep(&mut reply.extra, "anthropic", thinking, layout);
     reply.usage = payload
         .get("usage")
         .and_then(Value::as_object)
@@ -339,6 +352,9 @@ impl StreamDecoder for Decoder {
             }
             "content_block_start" => {
                 let block = &data["content_block"];
+                if let Some(entry) = layout_entry(block["type"].as_str()) {
+                    r.layout(index, entry);
+                }
                 match block["type"].as_str() {
                     Some("tool_use") => r.call(
                         index,

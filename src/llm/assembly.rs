@@ -28,6 +28,8 @@ pub(super) struct Assembly {
     /// Reasoning blocks by block index, and the provider that sent them.
     reasoning: BTreeMap<u64, Value>,
     reasoning_provider: &'static str,
+    /// Each block's place in a reasoning layout, by block index.
+    layout: BTreeMap<u64, &'static str>,
 }
 
 impl Assembly {
@@ -70,6 +72,11 @@ impl Assembly {
         self.reasoning.insert(index, block);
     }
 
+    /// Notes block `index`'s place in the reply (a [`reasoning`] layout entry).
+    pub fn layout(&mut self, index: u64, entry: &'static str) {
+        self.layout.insert(index, entry);
+    }
+
     /// Appends a piece to string field `key` of reasoning block `index`.
     pub fn reasoning_text(&mut self, index: u64, key: &str, piece: &str) {
         let Some(Value::Object(block)) = self.reasoning.get_mut(&index) else {
@@ -95,7 +102,8 @@ impl Assembly {
     /// `{}`.
     pub fn finish(mut self) -> Reply {
         let blocks = std::mem::take(&mut self.reasoning).into_values().collect();
-        reasoning::keep(&mut self.extra, self.reasoning_provider, blocks);
+        let layout = std::mem::take(&mut self.layout).into_values().collect();
+        reasoning::keep(&mut self.extra, self.reasoning_provider, blocks, layout);
         let tool_calls = self
             .calls
             .into_iter()

@@ -327,3 +327,72 @@ fn reasoning_parts_of_another_shape_are_refused() {
         "{err}"
     );
 }
+
+fn interleaved_content() -> Value {
+    json!([
+        {"type": "thinking", "thinking": "Oslo first.", "signature": "c2lnMQ=="},
+        {"type": "text", "text": "Checking."},
+        {"type": "tool_use", "id": "t1", "name": "w", "input": {"city": "Oslo"}},
+        {"type": "thinking", "thinking": "Now Rome.", "signature": "c2lnMg=="},
+        {"type": "tool_use", "id": "t2", "name": "w", "input": {"city": "Rome"}}
+    ])
+}
+
+/// The assistant turn the next request sends for `reply`.
+fn sent_back(reply: Reply) -> Value {
+    let mut assistant =
+        json!({"role": "assistant", "content": reply.content, "tool_calls": reply.tool_calls});
+    assistant["provider_reasoning"] = reply.extra["provider_reasoning"].clone();
+    let call = Call {
+        messages: vec![json!({"role": "user", "content": "Weather?"}), assistant],
+        ..Call::default()
+    };
+    body_of(&call)["messages"][1]["content"].clone()
+}
+
+#[test]
+fn interleaved_thinking_goes_back_where_it_was() {
+    let body =
+        json!({"model": "claude", "stop_reason": "tool_use", "content": interleaved_content()});
+    let reply = parse_reply(Provider::Anthropic, body.to_string().as_bytes()).unwrap();
+    assert_eq!(
+        reply.extra["provider_reasoning"]["layout"],
+        json!(["reasoning", "text", "call", "reasoning", "call"])
+    );
+    assert_eq!(sent_back(reply), interleaved_content());
+}
+
+#[test]
+fn interleaved_thinking_of_a_stream_goes_back_where_it_was() {
+    let content = interleaved_content();
+    let mut events = vec![json!({"type": "message_start", "message": {"model": "claude"}})];
+    for (index, block) in content.as_array().unwrap().iter().enumerate() {
+        let (start, delta) = match block["type"].as_str().unwrap() {
+            "thinking" => (
+                json!({"type": "thinking", "thinking": ""}),
+                vec![
+                    json!({"type": "thinking_delta", "thinking": block["thinking"]}),
+                    json!({"type": "signature_delta", "signature": block["signature"]}),
+                ],
+            ),
+            "text" => (
+                json!({"type": "text", "text": ""}),
+                vec![json!({"type": "text_delta", "text": block["text"]})],
+            ),
+            _ => (
+                json!({"type": "tool_use", "id": block["id"], "name": "w", "input": {}}),
+                vec![
+                    json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+                ],
+            ),
+        };
+        events.push(json!({"type": "content_block_start", "index": index, "content_block": start}));
+        for d in delta {
+            events.push(json!({"type": "content_block_delta", "index": index, "delta": d}));
+        }
+    }
+    events.push(json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}));
+    events.push(json!({"type": "message_stop"}));
+    let (reply, _) = decode(&events);
+    assert_eq!(sent_back(reply), content);
+}
