@@ -12,6 +12,8 @@ mod assembly;
 mod error;
 mod gemini;
 mod openai;
+mod parts;
+mod reasoning;
 pub mod retry;
 pub mod sse;
 mod transport;
@@ -249,7 +251,8 @@ fn tool_triples(call: &Call) -> Result<Vec<(&str, &str, &Value)>, LlmError> {
         .collect()
 }
 
-/// The text of a neutral message's `content` (a string, or a list of text parts).
+/// The text of an OpenAI reply's `content` (a string, or a list of text parts, read as one
+/// text). Requests never glue parts this way: see [`parts`].
 fn text_of(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),

@@ -1,6 +1,9 @@
 """A scripted model server on 127.0.0.1 for the LLMClient tests: HTTP/1.1 with keep-alive,
 whole JSON replies, chunked server-sent events, error statuses with headers, and bodies that
-stall. It records every request (path, headers, JSON body) and every connection it accepts."""
+stall. It records every request (path, headers, JSON body; the body's bytes in ``raw``) and every
+connection it accepts. On leaving its ``with`` block, every request body it received is checked
+against the official SDK's request type for the endpoint it was sent to (unless ``check=False``
+or the block raised; ``passed`` names top-level keys a test sends on purpose that the type lacks)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+
+from provider_wire_types import check_request
 
 
 @dataclass
@@ -47,9 +52,12 @@ def sse_reply(events: list[Any], *, named: bool = False) -> Scripted:
 class WireServer:
     """``with WireServer([...]) as server:`` serves the scripted responses in order."""
 
-    def __init__(self, script: list[Scripted]) -> None:
+    def __init__(self, script: list[Scripted], *, check: bool = True, passed: tuple[str, ...] = ()) -> None:
         self.script = list(script)
+        self.check = check
+        self.passed = passed
         self.requests: list[tuple[str, Any, Any]] = []
+        self.raw: list[bytes] = []  # each request's body as sent
         self.connections = 0
         self.hung_up = threading.Event()  # a client closed a stalled response
         self._stop = threading.Event()
@@ -72,6 +80,7 @@ class WireServer:
                     body = raw
                 with outer._lock:
                     outer.requests.append((self.path, self.headers, body))
+                    outer.raw.append(raw)
                     reply = outer.script.pop(0) if outer.script else json_reply({"error": "unscripted"}, 500)
                 try:
                     self._send(reply)
@@ -125,7 +134,10 @@ class WireServer:
         self.thread.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         self._stop.set()
         self.server.shutdown()
         self.server.server_close()
+        if self.check and exc_type is None:
+            for (path, _, _), raw in zip(self.requests, self.raw, strict=True):
+                check_request(path.split("?")[0], raw, self.passed)

@@ -4,6 +4,7 @@ input_schema, tool_use/tool_result blocks, a stream with partial JSON, and an ag
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from agentmaker import Agent, LLMClient, LLMResponseError, tool
@@ -112,7 +113,10 @@ def test_the_request_has_anthropic_headers_system_apart_and_tool_blocks():
             "function": {"name": "get_weather", "description": "Weather.", "parameters": schema},
         }
     ]
-    with WireServer([json_reply(message({"type": "text", "text": "Sunny and rain."}))]) as server:
+    # The SDK's request type has no temperature: the codec sends a keyword it does not know as is.
+    with WireServer(
+        [json_reply(message({"type": "text", "text": "Sunny and rain."}))], passed=("temperature",)
+    ) as server:
         llm = client(server, temperature=0)
         resp = llm.chat(history, tools=tools, tool_choice="required")
     assert resp.content == "Sunny and rain."
@@ -201,3 +205,25 @@ def test_an_agent_runs_parallel_tool_calls_through_anthropic():
         {"type": "tool_result", "tool_use_id": "tu_2", "content": "Rome: sunny"},
     ]
     assert result.usage.total_tokens == 48
+
+
+def test_headers_override_the_anthropic_version_and_add_beta_flags():
+    reply = json_reply(message({"type": "text", "text": "ok"}))
+    with WireServer([reply, json_reply(message({"type": "text", "text": "ok"}))]) as server:
+        pinned = client(
+            server,
+            headers={"Anthropic-Version": "2024-10-22", "anthropic-beta": "interleaved-thinking-2025-05-14"},
+        )
+        pinned.chat([{"role": "user", "content": "x"}])
+        client(server).chat([{"role": "user", "content": "x"}])
+    (_, overridden, _), (_, default, _) = server.requests
+    assert overridden.get_all("anthropic-version") == ["2024-10-22"]
+    assert overridden["anthropic-beta"] == "interleaved-thinking-2025-05-14"
+    assert default.get_all("anthropic-version") == ["2023-06-01"]
+
+
+def test_the_docs_show_the_anthropic_version_override():
+    # docs/llm.md once called the header fixed; it must show the override this file tests.
+    docs = (Path(__file__).parent.parent / "docs" / "llm.md").read_text(encoding="utf-8")
+    assert "`anthropic-version: 2023-06-01` unless `headers=` gives another" in docs
+    assert 'headers={"anthropic-version": ' in docs

@@ -1,20 +1,24 @@
 //! Anthropic Messages (`POST {base}/messages`). From the neutral form: system messages go to
-//! the top-level `system`; an assistant's tool calls become `tool_use` blocks and tool messages
-//! `tool_result` blocks of a user turn (consecutive turns of one role are merged, so the
-//! results of parallel calls travel together); tools are rendered with
+//! the top-level `system` (one text block per text part); an assistant's tool calls become
+//! `tool_use` blocks, after the `thinking` / `redacted_thinking` blocks of the reply that made
+//! them (kept as [`super::reasoning`] parts), and tool messages `tool_result` blocks of a user
+//! turn (consecutive turns of one role are merged, so the results of parallel calls travel
+//! together); `image_url` parts become `image` blocks; tools are rendered with
 //! [`crate::render::anthropic_tool`]. `max_tokens`, which Anthropic requires, defaults to
 //! [`DEFAULT_MAX_TOKENS`]; OpenAI's `stop`, `tool_choice` and `parallel_tool_calls` are mapped.
 
 use super::assembly::Assembly;
 use super::error::{describe, LlmError};
+use super::parts::{image_type, parts, refused, texts, Image, Part, Text};
+use super::reasoning;
 use super::turns::{unknown_role, Turns};
 use super::{
-    call_arguments, calls_of, sse, text_of, tool_call, tool_triples, usage, Call, Reply,
-    StreamDecoder,
+    call_arguments, calls_of, sse, tool_call, tool_triples, usage, Call, Reply, StreamDecoder,
 };
 use serde_json::{json, Map, Value};
 
-/// The `anthropic-version` header sent with every request.
+/// The `anthropic-version` header sent with every request unless the client's own `headers`
+/// give another.
 pub(super) const VERSION: &str = "2023-06-01";
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 
@@ -26,8 +30,15 @@ pub(super) fn request(
     let (system, messages) = messages(&call.messages)?;
     let mut body = Map::new();
     body.insert("model".into(), Value::String(model.to_string()));
-    if !system.is_empty() {
-        body.insert("system".into(), Value::String(system));
+    match system.as_slice() {
+        [] => {}
+        // One plain text block reads best as the string form.
+        [only] if only.as_object().is_some_and(|o| o.len() == 2) => {
+            body.insert("system".into(), only["text"].clone());
+        }
+        _ => {
+            body.insert("system".into(), Value::Array(system));
+        }
     }
     body.insert("messages".into(), Value::Array(messages));
     let mut params = call.params.clone();
@@ -110,25 +121,30 @@ impl FunctionName for Map<String, Value> {
     }
 }
 
-/// The system text and the turns, merged by role.
-fn messages(neutral: &[Value]) -> Result<(String, Vec<Value>), LlmError> {
+/// The system blocks and the turns, merged by role.
+fn messages(neutral: &[Value]) -> Result<(Vec<Value>, Vec<Value>), LlmError> {
     let mut turns = Turns::default();
     for (i, m) in neutral.iter().enumerate() {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("");
         let (role, blocks) = match role {
             "system" | "developer" => {
-                turns.system(text_of(m.get("content")));
+                let texts = texts(m.get("content"), i, "a system message")?;
+                turns.system(texts.into_iter().map(text_block));
                 continue;
             }
-            "user" => ("user", user_blocks(m.get("content"))),
-            "assistant" => match assistant_blocks(m) {
+            "user" => ("user", content_blocks(m.get("content"), i)?),
+            "assistant" => match assistant_blocks(m, i)? {
                 Some(blocks) => ("assistant", blocks),
                 None => continue, // an empty reply: Anthropic refuses empty turns
             },
             "tool" => {
                 let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
-                let block = json!({"type": "tool_result", "tool_use_id": id,
-                                   "content": text_of(m.get("content"))});
+                let content = match m.get("content") {
+                    Some(Value::String(s)) => Value::String(s.clone()),
+                    None | Some(Value::Null) => Value::String(String::new()),
+                    other => Value::Array(content_blocks(other, i)?),
+                };
+                let block = json!({"type": "tool_result", "tool_use_id": id, "content": content});
                 ("user", vec![block])
             }
             other => return Err(unknown_role(i, other)),
@@ -138,26 +154,103 @@ fn messages(neutral: &[Value]) -> Result<(String, Vec<Value>), LlmError> {
     Ok(turns.finish("content"))
 }
 
-fn user_blocks(content: Option<&Value>) -> Vec<Value> {
-    match content {
-        // Parts given as blocks (text, or Anthropic's own image blocks) pass through.
-        Some(Value::Array(parts)) => parts.clone(),
-        other => vec![json!({"type": "text", "text": text_of(other)})],
+/// A text block; a part's `cache_control` rides along.
+fn text_block((text, part): Text<'_>) -> Value {
+    let mut block = json!({"type": "text", "text": text});
+    if let Some(cache) = part.and_then(|p| p.get("cache_control")) {
+        block["cache_control"] = cache.clone();
+    }
+    block
+}
+
+/// The image types Anthropic takes.
+const IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+/// Anthropic's own block types a user turn or a tool result may hold, passed through.
+const OWN_BLOCKS: [&str; 3] = ["image", "document", "search_result"];
+
+/// The blocks of a user or tool message's content.
+fn content_blocks(content: Option<&Value>, i: usize) -> Result<Vec<Value>, LlmError> {
+    let mut blocks = Vec::new();
+    for part in parts(content, i)? {
+        let block = match part {
+            // An empty text part of a list is left out (Anthropic refuses empty text blocks).
+            Part::Text("", Some(_)) => continue,
+            Part::Text(text, part) => text_block((text, part)),
+            Part::Image(image) => image_block(image, i)?,
+            Part::Other(kind, block) if OWN_BLOCKS.contains(&kind) => block.clone(),
+            Part::Other(kind, _) => {
+                return Err(refused(
+                    i,
+                    "Anthropic",
+                    format!(
+                        "a {kind:?} content part (it takes text and image_url parts, and its own \
+                         image, document and search_result blocks)"
+                    ),
+                ))
+            }
+        };
+        blocks.push(block);
+    }
+    Ok(blocks)
+}
+
+fn image_block(image: Image<'_>, i: usize) -> Result<Value, LlmError> {
+    Ok(match image {
+        Image::Base64 { media_type, data } => {
+            let media_type = image_type(&media_type, &IMAGE_TYPES, "Anthropic", i)?;
+            json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+        }
+        Image::Url { url, media_type } => {
+            if let Some(media_type) = media_type {
+                image_type(&media_type, &IMAGE_TYPES, "Anthropic", i)?;
+            }
+            json!({"type": "image", "source": {"type": "url", "url": url}})
+        }
+    })
+}
+
+/// The reasoning blocks the reply kept, its text and its tool calls, in the reply's order (the
+/// reasoning first unless the reply had it later: see [`reasoning`]).
+fn assistant_blocks(m: &Value, i: usize) -> Result<Option<Vec<Value>>, LlmError> {
+    let texts: Vec<Value> = texts(m.get("content"), i, "an assistant message")?
+        .into_iter()
+        .map(text_block)
+        .collect();
+    let calls: Vec<Value> = calls_of(m)
+        .map(|(id, name, call)| {
+            json!({"type": "tool_use", "id": id, "name": name, "input": call_arguments(call)})
+        })
+        .collect();
+    if texts.is_empty() && calls.is_empty() {
+        return Ok(None);
+    }
+    let kept = reasoning::parts_for(m, i, "anthropic")?;
+    if let Some(bad) = kept.parts.iter().find(|b| !is_reasoning(b)) {
+        return Err(LlmError::Request(format!(
+            "message {i}: Anthropic's provider_reasoning parts are thinking and \
+             redacted_thinking blocks, got {bad}"
+        )));
+    }
+    Ok(Some(kept.arrange(texts, calls)))
+}
+
+/// Where a block of type `kind` sits in a [`reasoning`] layout (blocks the neutral form does
+/// not keep have no place).
+fn layout_entry(kind: Option<&str>) -> Option<&'static str> {
+    match kind? {
+        "thinking" | "redacted_thinking" => Some(reasoning::REASONING),
+        "text" => Some(reasoning::TEXT),
+        "tool_use" => Some(reasoning::CALL),
+        _ => None,
     }
 }
 
-fn assistant_blocks(m: &Value) -> Option<Vec<Value>> {
-    let mut blocks = Vec::new();
-    let text = text_of(m.get("content"));
-    if !text.is_empty() {
-        blocks.push(json!({"type": "text", "text": text}));
-    }
-    for (id, name, call) in calls_of(m) {
-        blocks.push(
-            json!({"type": "tool_use", "id": id, "name": name, "input": call_arguments(call)}),
-        );
-    }
-    (!blocks.is_empty()).then_some(blocks)
+fn is_reasoning(block: &Value) -> bool {
+    matches!(
+        block.get("type").and_then(Value::as_str),
+        Some("thinking" | "redacted_thinking")
+    )
 }
 
 fn finish_reason(stop: &str) -> String {
@@ -195,8 +288,13 @@ pub(super) fn parse(payload: Map<String, Value>) -> Result<Reply, LlmError> {
         ));
     };
     let mut reply = Reply::default();
+    let mut thinking = Vec::new();
+    let mut layout = Vec::new();
     for block in blocks {
-        match block.get("type").and_then(Value::as_str) {
+        let kind = block.get("type").and_then(Value::as_str);
+        layout.extend(layout_entry(kind));
+        match kind {
+            Some("thinking" | "redacted_thinking") => thinking.push(block.clone()),
             Some("text") => reply.content.push_str(block["text"].as_str().unwrap_or("")),
             Some("tool_use") => {
                 let s = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or("");
@@ -208,6 +306,7 @@ pub(super) fn parse(payload: Map<String, Value>) -> Result<Reply, LlmError> {
             _ => {}
         }
     }
+    reasoning::keep(&mut reply.extra, "anthropic", thinking, layout);
     reply.usage = payload
         .get("usage")
         .and_then(Value::as_object)
@@ -253,6 +352,9 @@ impl StreamDecoder for Decoder {
             }
             "content_block_start" => {
                 let block = &data["content_block"];
+                if let Some(entry) = layout_entry(block["type"].as_str()) {
+                    r.layout(index, entry);
+                }
                 match block["type"].as_str() {
                     Some("tool_use") => r.call(
                         index,
@@ -260,6 +362,9 @@ impl StreamDecoder for Decoder {
                         block["name"].as_str().unwrap_or(""),
                     ),
                     Some("text") => r.text(block["text"].as_str().unwrap_or(""), text),
+                    Some("thinking" | "redacted_thinking") => {
+                        r.reasoning(index, "anthropic", block.clone())
+                    }
                     _ => {}
                 }
             }
@@ -270,7 +375,15 @@ impl StreamDecoder for Decoder {
                     Some("input_json_delta") => {
                         r.arguments(index, delta["partial_json"].as_str().unwrap_or(""))
                     }
-                    _ => {} // thinking and signature deltas
+                    Some("thinking_delta") => {
+                        let piece = delta["thinking"].as_str().unwrap_or("");
+                        r.reasoning_text(index, "thinking", piece)
+                    }
+                    Some("signature_delta") => {
+                        let piece = delta["signature"].as_str().unwrap_or("");
+                        r.reasoning_text(index, "signature", piece)
+                    }
+                    _ => {}
                 }
             }
             "message_delta" => {
@@ -304,172 +417,4 @@ impl StreamDecoder for Decoder {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::{build_request, parse_reply, stream_decoder, Provider};
-    use super::*;
-
-    fn body_of(call: &Call) -> Value {
-        let req = build_request(
-            Provider::Anthropic,
-            "http://h/v1",
-            "claude",
-            Some("k"),
-            call,
-        )
-        .unwrap();
-        assert_eq!(req.url, "http://h/v1/messages");
-        serde_json::from_slice(&req.body).unwrap()
-    }
-
-    #[test]
-    fn system_apart_tool_use_and_merged_tool_results() {
-        let call = Call {
-            messages: vec![
-                json!({"role": "system", "content": "Be brief."}),
-                json!({"role": "user", "content": "Weather?"}),
-                json!({"role": "assistant", "content": "", "tool_calls": [
-                    {"id": "a", "type": "function", "function": {"name": "w", "arguments": "{\"city\": \"Oslo\"}"}},
-                    {"id": "b", "type": "function", "function": {"name": "w", "arguments": "{\"city\": \"Rome\"}"}}]}),
-                json!({"role": "tool", "tool_call_id": "a", "content": "sunny"}),
-                json!({"role": "tool", "tool_call_id": "b", "content": "rain"}),
-            ],
-            tools: Some(vec![
-                json!({"type": "function", "function": {"name": "w", "description": "Weather.",
-                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}),
-            ]),
-            ..Call::default()
-        };
-        let body = body_of(&call);
-        assert_eq!(body["system"], "Be brief.");
-        assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
-        let msgs = body["messages"].as_array().unwrap();
-        assert_eq!(msgs.len(), 3);
-        assert_eq!(
-            msgs[1]["content"][0],
-            json!({"type": "tool_use", "id": "a", "name": "w", "input": {"city": "Oslo"}})
-        );
-        assert_eq!(msgs[2]["role"], "user");
-        assert_eq!(
-            msgs[2]["content"][1],
-            json!({"type": "tool_result", "tool_use_id": "b", "content": "rain"})
-        );
-        assert_eq!(
-            body["tools"][0]["input_schema"]["properties"]["city"]["type"],
-            "string"
-        );
-        assert_eq!(body["tools"][0]["name"], "w");
-    }
-
-    #[test]
-    fn an_empty_assistant_turn_is_left_out_and_the_user_turns_merge() {
-        let call = Call {
-            messages: vec![
-                json!({"role": "user", "content": "a"}),
-                json!({"role": "assistant", "content": ""}),
-                json!({"role": "user", "content": "b"}),
-            ],
-            ..Call::default()
-        };
-        assert_eq!(
-            body_of(&call)["messages"],
-            json!([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}])
-        );
-    }
-
-    #[test]
-    fn openai_parameters_are_mapped() {
-        let mut params = Map::new();
-        params.insert(
-            "tool_choice".into(),
-            json!({"type": "function", "function": {"name": "w"}}),
-        );
-        params.insert("parallel_tool_calls".into(), json!(false));
-        params.insert("stop".into(), json!("END"));
-        params.insert("max_tokens".into(), json!(10));
-        let call = Call {
-            messages: vec![json!({"role": "user", "content": "x"})],
-            tools: Some(vec![json!({"type": "function", "function": {"name": "w"}})]),
-            params,
-            stream: true,
-        };
-        let body = body_of(&call);
-        assert_eq!(
-            body["tool_choice"],
-            json!({"type": "tool", "name": "w", "disable_parallel_tool_use": true})
-        );
-        assert_eq!(body["stop_sequences"], json!(["END"]));
-        assert_eq!(body["max_tokens"], 10);
-        assert_eq!(body["stream"], true);
-        assert!(body.get("parallel_tool_calls").is_none());
-    }
-
-    #[test]
-    fn a_reply_with_tool_use_becomes_openai_calls() {
-        let body = json!({"model": "claude", "stop_reason": "tool_use",
-            "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 2},
-            "content": [{"type": "text", "text": "Checking."},
-                        {"type": "tool_use", "id": "t1", "name": "w", "input": {"city": "Oslo"}}]});
-        let reply = parse_reply(Provider::Anthropic, body.to_string().as_bytes()).unwrap();
-        assert_eq!(reply.content, "Checking.");
-        assert_eq!(
-            reply.tool_calls[0]["function"]["arguments"],
-            "{\"city\":\"Oslo\"}"
-        );
-        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
-        let usage = reply.usage.unwrap();
-        assert_eq!(
-            (
-                usage["prompt_tokens"].as_u64(),
-                usage["total_tokens"].as_u64()
-            ),
-            (Some(12), Some(17))
-        );
-    }
-
-    #[test]
-    fn a_stream_joins_partial_json_per_block() {
-        let events = [
-            json!({"type": "message_start", "message": {"model": "claude", "usage": {"input_tokens": 9, "output_tokens": 1}}}),
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "On it"}}),
-            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t1", "name": "w", "input": {}}}),
-            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"city\": "}}),
-            json!({"type": "ping"}),
-            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "\"Oslo\"}"}}),
-            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 20}}),
-            json!({"type": "message_stop"}),
-        ];
-        let mut decoder = stream_decoder(Provider::Anthropic);
-        let mut text = Vec::new();
-        for e in &events {
-            let ev = sse::Event {
-                event: e["type"].as_str().unwrap().into(),
-                data: e.to_string(),
-            };
-            decoder.event(&ev, &mut text).unwrap();
-        }
-        assert!(decoder.finished());
-        let reply = decoder.finish();
-        assert_eq!(text, vec!["On it"]);
-        assert_eq!(
-            reply.tool_calls[0]["function"]["arguments"],
-            "{\"city\": \"Oslo\"}"
-        );
-        let usage = reply.usage.unwrap();
-        assert_eq!(
-            (
-                usage["prompt_tokens"].as_u64(),
-                usage["completion_tokens"].as_u64()
-            ),
-            (Some(9), Some(20))
-        );
-        let mut decoder = stream_decoder(Provider::Anthropic);
-        let err = sse::Event { event: "error".into(),
-            data: json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).to_string() };
-        let e = decoder.event(&err, &mut text).unwrap_err();
-        assert!(
-            e.to_string().contains("overloaded_error: Overloaded"),
-            "{e}"
-        );
-    }
-}
+mod tests;

@@ -1,9 +1,10 @@
 //! A reply put together from stream events: text as it arrives, and tool calls whose id and
 //! name come first and whose arguments come in pieces, keyed by the index the provider gives
 //! each call (OpenAI's `tool_calls[].index`, Anthropic's content block index, Gemini's part
-//! order).
+//! order), and the provider's reasoning blocks (Anthropic's `thinking`, whose text and
+//! signature arrive as deltas), kept in block order for the next turn.
 
-use super::{tool_call, Reply};
+use super::{reasoning, tool_call, Reply};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -24,6 +25,11 @@ pub(super) struct Assembly {
     pub finish_reason: Option<String>,
     pub model: String,
     pub extra: Map<String, Value>,
+    /// Reasoning blocks by block index, and the provider that sent them.
+    reasoning: BTreeMap<u64, Value>,
+    reasoning_provider: &'static str,
+    /// Each block's place in a reasoning layout, by block index.
+    layout: BTreeMap<u64, &'static str>,
 }
 
 impl Assembly {
@@ -60,6 +66,30 @@ impl Assembly {
         self.calls.entry(index).or_default().signature = Some(signature);
     }
 
+    /// Starts reasoning block `index` of `provider` as its start event gave it.
+    pub fn reasoning(&mut self, index: u64, provider: &'static str, block: Value) {
+        self.reasoning_provider = provider;
+        self.reasoning.insert(index, block);
+    }
+
+    /// Notes block `index`'s place in the reply (a [`reasoning`] layout entry).
+    pub fn layout(&mut self, index: u64, entry: &'static str) {
+        self.layout.insert(index, entry);
+    }
+
+    /// Appends a piece to string field `key` of reasoning block `index`.
+    pub fn reasoning_text(&mut self, index: u64, key: &str, piece: &str) {
+        let Some(Value::Object(block)) = self.reasoning.get_mut(&index) else {
+            return; // a delta for a block never started: nothing to add it to
+        };
+        match block.get_mut(key) {
+            Some(Value::String(s)) => s.push_str(piece),
+            _ => {
+                block.insert(key.into(), Value::String(piece.into()));
+            }
+        }
+    }
+
     pub fn has_calls(&self) -> bool {
         !self.calls.is_empty()
     }
@@ -70,7 +100,10 @@ impl Assembly {
 
     /// The finished reply. Calls without an id get `call_<n>`; calls with no argument text get
     /// `{}`.
-    pub fn finish(self) -> Reply {
+    pub fn finish(mut self) -> Reply {
+        let blocks = std::mem::take(&mut self.reasoning).into_values().collect();
+        let layout = std::mem::take(&mut self.layout).into_values().collect();
+        reasoning::keep(&mut self.extra, self.reasoning_provider, blocks, layout);
         let tool_calls = self
             .calls
             .into_iter()

@@ -1,6 +1,8 @@
 //! Gemini `generateContent` (`POST {base}/models/{model}:generateContent`, streamed as
 //! `:streamGenerateContent?alt=sse`). From the neutral form: system messages become
-//! `systemInstruction`, assistant turns `model` turns with `functionCall` parts, tool messages
+//! `systemInstruction` (one part per text part), user turns keep each text part apart and send
+//! `image_url` parts as `inlineData` (a data URL) or `fileData` (an http(s) URL whose type is
+//! known), assistant turns become `model` turns with `functionCall` parts, tool messages
 //! `functionResponse` parts (named after the call they answer); tools are rendered with
 //! [`crate::render::gemini_declaration`]. OpenAI's sampling parameters go into
 //! `generationConfig` under Gemini's names and `tool_choice` into `toolConfig`.
@@ -13,10 +15,9 @@
 
 use super::assembly::Assembly;
 use super::error::{describe, LlmError};
+use super::parts::{image_type, parts, refused, texts, Image, Part};
 use super::turns::{unknown_role, Turns};
-use super::{
-    call_arguments, calls_of, sse, text_of, tool_triples, usage, Call, Reply, StreamDecoder,
-};
+use super::{call_arguments, calls_of, sse, tool_triples, usage, Call, Reply, StreamDecoder};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
@@ -34,10 +35,7 @@ pub(super) fn request(
     let (system, contents) = contents(&call.messages)?;
     let mut body = Map::new();
     if !system.is_empty() {
-        body.insert(
-            "systemInstruction".into(),
-            json!({"parts": [{"text": system}]}),
-        );
+        body.insert("systemInstruction".into(), json!({"parts": system}));
     }
     body.insert("contents".into(), Value::Array(contents));
     let tools = tool_triples(call)?;
@@ -118,26 +116,33 @@ fn tool_config(choice: &Value) -> Result<Value, LlmError> {
     }
 }
 
-/// The system text and the `contents`, consecutive turns of one role merged.
-fn contents(neutral: &[Value]) -> Result<(String, Vec<Value>), LlmError> {
+/// The system parts and the `contents`, consecutive turns of one role merged.
+fn contents(neutral: &[Value]) -> Result<(Vec<Value>, Vec<Value>), LlmError> {
     let mut turns = Turns::default();
     let mut names: HashMap<String, String> = HashMap::new();
     for (i, m) in neutral.iter().enumerate() {
         let (role, parts) = match m.get("role").and_then(Value::as_str).unwrap_or("") {
             "system" | "developer" => {
-                turns.system(text_of(m.get("content")));
+                let texts = texts(m.get("content"), i, "a system message")?;
+                turns.system(texts.into_iter().map(|(t, _)| json!({"text": t})));
                 continue;
             }
-            "user" => ("user", vec![json!({"text": text_of(m.get("content"))})]),
-            "assistant" => match model_parts(m, &mut names) {
+            "user" => ("user", user_parts(m.get("content"), i)?),
+            "assistant" => match model_parts(m, i, &mut names)? {
                 Some(parts) => ("model", parts),
                 None => continue, // an empty reply: Gemini refuses empty turns
             },
             "tool" => {
                 let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or("");
                 let name = names.get(id).cloned().unwrap_or_default();
-                let mut response =
-                    json!({"name": name, "response": {"content": text_of(m.get("content"))}});
+                // The response is one string: several text parts are joined by a blank line.
+                let texts = texts(m.get("content"), i, "a tool message sent to Gemini")?;
+                let text = texts
+                    .iter()
+                    .map(|(t, _)| *t)
+                    .collect::<Vec<_>>()
+                    .join("\n\n");
+                let mut response = json!({"name": name, "response": {"content": text}});
                 if !id.is_empty() && !id.starts_with("call_") {
                     response["id"] = Value::String(id.to_string()); // an id Gemini gave
                 }
@@ -150,10 +155,68 @@ fn contents(neutral: &[Value]) -> Result<(String, Vec<Value>), LlmError> {
     Ok(turns.finish("parts"))
 }
 
-fn model_parts(m: &Value, names: &mut HashMap<String, String>) -> Option<Vec<Value>> {
+/// The image types Gemini takes.
+const IMAGE_TYPES: [&str; 5] = [
+    "image/png",
+    "image/jpeg",
+    "image/webp",
+    "image/heic",
+    "image/heif",
+];
+
+fn user_parts(content: Option<&Value>, i: usize) -> Result<Vec<Value>, LlmError> {
+    let mut out = Vec::new();
+    for part in parts(content, i)? {
+        out.push(match part {
+            Part::Text("", Some(_)) => continue, // an empty text part of a list
+            Part::Text(text, _) => json!({"text": text}),
+            Part::Image(image) => image_part(image, i)?,
+            Part::Other(kind, _) => {
+                return Err(refused(
+                    i,
+                    "Gemini",
+                    format!("a {kind:?} content part (it takes text and image_url parts)"),
+                ))
+            }
+        });
+    }
+    Ok(out)
+}
+
+fn image_part(image: Image<'_>, i: usize) -> Result<Value, LlmError> {
+    match image {
+        Image::Base64 { media_type, data } => {
+            let media_type = image_type(&media_type, &IMAGE_TYPES, "Gemini", i)?;
+            Ok(json!({"inlineData": {"mimeType": media_type, "data": data}}))
+        }
+        Image::Url {
+            url,
+            media_type: Some(media_type),
+        } => {
+            let media_type = image_type(&media_type, &IMAGE_TYPES, "Gemini", i)?;
+            Ok(json!({"fileData": {"mimeType": media_type, "fileUri": url}}))
+        }
+        Image::Url {
+            url,
+            media_type: None,
+        } => Err(refused(
+            i,
+            "Gemini",
+            format!(
+                "the image URL {url:?} without its type: give a data: URL, a URL whose path \
+                 ends in .png, .jpg, .jpeg, .webp, .heic or .heif, or image_url.mime_type"
+            ),
+        )),
+    }
+}
+
+fn model_parts(
+    m: &Value,
+    i: usize,
+    names: &mut HashMap<String, String>,
+) -> Result<Option<Vec<Value>>, LlmError> {
     let mut parts = Vec::new();
-    let text = text_of(m.get("content"));
-    if !text.is_empty() {
+    for (text, _) in texts(m.get("content"), i, "an assistant message")? {
         parts.push(json!({"text": text}));
     }
     for (id, name, call) in calls_of(m) {
@@ -168,7 +231,7 @@ fn model_parts(m: &Value, names: &mut HashMap<String, String>) -> Option<Vec<Val
         }
         parts.push(part);
     }
-    (!parts.is_empty()).then_some(parts)
+    Ok((!parts.is_empty()).then_some(parts))
 }
 
 /// Reads one response (a whole reply, or one chunk of a stream) into `r`.
@@ -403,5 +466,78 @@ mod tests {
             .collect();
         assert_eq!(names, vec!["a", "b"]);
         assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+    }
+
+    fn body_of(messages: Vec<Value>) -> Result<Value, String> {
+        let call = Call {
+            messages,
+            ..Call::default()
+        };
+        let req = build_request(Provider::Gemini, "http://h", "g", None, &call)
+            .map_err(|e| e.to_string())?;
+        Ok(serde_json::from_slice(&req.body).unwrap())
+    }
+
+    #[test]
+    fn text_parts_stay_separate_parts_and_images_become_data_parts() {
+        let rules =
+            json!([{"type": "text", "text": "Rule one."}, {"type": "text", "text": "Rule two."}]);
+        let body = body_of(vec![
+            json!({"role": "system", "content": rules}),
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "A"}, {"type": "text", "text": "B"},
+                {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/4AAQ", "detail": "low"}},
+                {"type": "image_url", "image_url": {"url": "https://img.test/a.webp?x=1"}}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "w", "arguments": "{}"}}]}),
+            json!({"role": "tool", "tool_call_id": "call_1", "content": rules}),
+        ])
+        .unwrap();
+        assert_eq!(
+            body["systemInstruction"],
+            json!({"parts": [{"text": "Rule one."}, {"text": "Rule two."}]})
+        );
+        assert_eq!(
+            body["contents"][0]["parts"],
+            json!([{"text": "A"}, {"text": "B"},
+                   {"inlineData": {"mimeType": "image/jpeg", "data": "/9j/4AAQ"}},
+                   {"fileData": {"mimeType": "image/webp", "fileUri": "https://img.test/a.webp?x=1"}}])
+        );
+        assert_eq!(
+            body["contents"][2]["parts"][0]["functionResponse"]["response"]["content"],
+            "Rule one.\n\nRule two."
+        );
+    }
+
+    #[test]
+    fn parts_gemini_cannot_take_are_refused_before_sending() {
+        let user =
+            |part: Value| body_of(vec![json!({"role": "user", "content": [part]})]).unwrap_err();
+        let img = |url: &str| json!({"type": "image_url", "image_url": {"url": url}});
+        let err = user(img("https://img.test/photo"));
+        assert!(err.contains("message 0: Gemini cannot take the image URL \"https://img.test/photo\" without its type"), "{err}");
+        let err = user(img("data:text/plain;base64,aGk="));
+        assert!(err.contains("an image of type \"text/plain\""), "{err}");
+        let err = user(img("data:image/gif;base64,R0lG"));
+        assert!(err.contains("\"image/gif\""), "{err}");
+        let err = user(json!({"type": "file", "file": {"file_id": "f"}}));
+        assert!(
+            err.contains("Gemini cannot take a \"file\" content part"),
+            "{err}"
+        );
+        let typed = json!({"type": "image_url", "image_url": {"url": "https://img.test/photo", "mime_type": "image/png"}});
+        let body = body_of(vec![json!({"role": "user", "content": [typed]})]).unwrap();
+        assert_eq!(
+            body["contents"][0]["parts"][0]["fileData"]["mimeType"],
+            "image/png"
+        );
+        let err = body_of(vec![
+            json!({"role": "system", "content": [img("https://img.test/a.png")]}),
+        ])
+        .unwrap_err();
+        assert!(
+            err.contains("a system message takes text parts only"),
+            "{err}"
+        );
     }
 }

@@ -1,10 +1,11 @@
 //! OpenAI chat completions (`POST {base}/chat/completions`), which vLLM, Ollama, llama.cpp's
 //! server and most gateways speak too. The neutral form is this one, so the request passes
-//! messages and tools through; a stream asks for usage in its last chunk.
+//! messages and tools through (less the reasoning parts another provider's replies left in the
+//! history, which this wire has no field for); a stream asks for usage in its last chunk.
 
 use super::assembly::Assembly;
 use super::error::LlmError;
-use super::{sse, text_of, usage, Call, Reply, StreamDecoder};
+use super::{reasoning, sse, text_of, usage, Call, Reply, StreamDecoder};
 use serde_json::{Map, Value};
 
 pub(super) fn request(
@@ -14,7 +15,8 @@ pub(super) fn request(
 ) -> Result<(String, Map<String, Value>), LlmError> {
     let mut body = Map::new();
     body.insert("model".into(), Value::String(model.to_string()));
-    body.insert("messages".into(), Value::Array(call.messages.clone()));
+    let messages = reasoning::without(&call.messages).into_owned();
+    body.insert("messages".into(), Value::Array(messages));
     for (k, v) in &call.params {
         body.insert(k.clone(), v.clone());
     }

@@ -1,19 +1,20 @@
 //! A conversation rewritten for a provider that keeps the system text apart from the turns and
-//! refuses two turns of one role in a row (Anthropic, Gemini): system texts are collected, and
-//! consecutive messages of one role are merged into one turn.
+//! refuses two turns of one role in a row (Anthropic, Gemini): system texts are collected, each
+//! as a block or part of its own, and consecutive messages of one role are merged into one turn.
 
 use super::error::LlmError;
 use serde_json::{json, Value};
 
 #[derive(Default)]
 pub struct Turns {
-    system: Vec<String>,
+    system: Vec<Value>,
     turns: Vec<(&'static str, Vec<Value>)>,
 }
 
 impl Turns {
-    pub fn system(&mut self, text: String) {
-        self.system.push(text);
+    /// Adds system texts, each already in the provider's block or part form.
+    pub fn system(&mut self, blocks: impl IntoIterator<Item = Value>) {
+        self.system.extend(blocks);
     }
 
     /// Adds `items` as a turn of `role`, or to the last turn when it has that role.
@@ -24,14 +25,14 @@ impl Turns {
         }
     }
 
-    /// The system text and the turns, each `{"role": role, key: items}`.
-    pub fn finish(self, key: &str) -> (String, Vec<Value>) {
+    /// The system blocks and the turns, each `{"role": role, key: items}`.
+    pub fn finish(self, key: &str) -> (Vec<Value>, Vec<Value>) {
         let turns = self
             .turns
             .into_iter()
             .map(|(role, items)| json!({"role": role, key: items}))
             .collect();
-        (self.system.join("\n\n"), turns)
+        (self.system, turns)
     }
 }
 

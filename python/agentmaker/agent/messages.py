@@ -20,6 +20,8 @@ A conversation goes on with ``message_history=``: a list of messages (usually a 
 ``RunResult.messages`` or ``new_messages()``) sent before the new input. The shape is the
 provider-neutral one above, so a history recorded with one provider's LLM is the input of a run
 with another's; :func:`messages_to_json` and :func:`messages_from_json` store it as JSON text.
+An assistant message may also carry ``provider_reasoning`` (see :class:`ProviderReasoning`):
+the reasoning its provider needs back, sent to that provider only.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any, Literal, Required, TypeAlias, TypedDict
 __all__ = [
     "ContentPart",
     "Message",
+    "ProviderReasoning",
     "RunInput",
     "history_messages",
     "input_messages",
@@ -69,15 +72,31 @@ class ToolCallMessage(TypedDict):
     function: FunctionCall
 
 
+class ProviderReasoning(TypedDict, total=False):
+    """The reasoning parts of one reply, exactly as its provider sent them, kept so that the
+    provider gets them back with the turn (Anthropic's ``thinking`` blocks with their
+    ``signature`` and ``redacted_thinking`` blocks with their ``data``). Only the provider
+    named here is sent them; every other provider's request leaves them out. ``layout`` is
+    there only when a part came after the reply's text or a tool call (interleaved thinking):
+    the reply's order as ``"reasoning"``, ``"text"`` and ``"call"`` entries."""
+
+    provider: Required[str]
+    parts: Required[list[dict[str, Any]]]
+    layout: list[Literal["reasoning", "text", "call"]]
+
+
 class Message(TypedDict, total=False):
     """One chat message: ``role`` always, ``content`` for most roles, ``tool_calls`` on an
-    assistant message that calls tools, ``tool_call_id`` on the tool message answering one."""
+    assistant message that calls tools, ``tool_call_id`` on the tool message answering one,
+    ``provider_reasoning`` on an assistant message whose provider's reasoning must go back
+    with it."""
 
     role: Required[Role]
     content: str | list[ContentPart] | None
     name: str
     tool_calls: list[ToolCallMessage]
     tool_call_id: str
+    provider_reasoning: ProviderReasoning
 
 
 RunInput: TypeAlias = str | Sequence[Message] | Sequence[ContentPart]

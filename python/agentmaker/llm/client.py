@@ -47,7 +47,8 @@ class LLMResponse:
     ``content`` is the text; ``tool_calls`` the OpenAI-style calls (or None); ``usage`` a dict
     with ``prompt_tokens``/``completion_tokens``/``total_tokens`` when the provider reports them;
     ``finish_reason`` as reported. ``assistant_message`` may hold provider state (e.g. reasoning
-    fields) that the agent merges into the assistant message it records.
+    fields, or ``provider_reasoning``: Anthropic's thinking blocks, which must go back with the
+    turn) that the agent merges into the assistant message it records.
     """
 
     content: str = ""
@@ -123,7 +124,8 @@ class LLMClient:
     Extra keyword arguments (``temperature=0``, ``max_tokens=...``, ``tool_choice=...``,
     ``parallel_tool_calls=False``) are sent with every request, in OpenAI's names; the
     Anthropic and Gemini codecs map them to their own. Per-call keyword arguments override
-    them. ``headers`` are added to every request.
+    them. ``headers`` are added to every request and replace the codec's own header of the same
+    name (e.g. ``{"anthropic-version": ...}`` over the default ``2023-06-01``).
     """
 
     def __init__(
