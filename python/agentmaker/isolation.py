@@ -194,7 +194,8 @@ def _worker_main(conn: Any, memory_mb: int | None, open_files: int | None, cpu_s
             entry = tools.get(key)
             if entry is None:
                 build, args = pickle.loads(recipes[key])
-                reg = ToolRegistry()
+                # The host's registry already applied its name rule; the worker keeps any name.
+                reg = ToolRegistry(names="catalog")
                 reg.register(build(*args))
                 entry = tools[key] = (reg, reg.names()[0])
             reg, name = entry
