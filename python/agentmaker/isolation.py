@@ -268,19 +268,18 @@ def _check_main_guard() -> None:
     that is re-running such code, the worker leaves at once with ``_RERUN_EXIT``."""
     if getattr(multiprocessing.current_process(), "_inheriting", False):
         os._exit(_RERUN_EXIT)  # the host says why
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__":
-            break
-        frame = frame.f_back  # type: ignore[assignment]
-    if frame is None:
-        return
     main = sys.modules.get("__main__")
     spec = getattr(getattr(main, "__spec__", None), "name", None) or ""
-    path = frame.f_code.co_filename
-    # multiprocessing leaves a package's __main__ alone, and a script with no file (-c, a REPL).
-    if frame.f_globals is not getattr(main, "__dict__", None) or spec.endswith("__main__"):
+    # multiprocessing leaves alone a main with no file (-c, a REPL, a notebook) and a package's
+    # __main__; anything else a worker runs again.
+    if main is None or not getattr(main, "__file__", None) or spec.endswith("__main__"):
         return
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_code.co_name == "<module>" and frame.f_globals is main.__dict__):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:  # not called from the script's top level (another thread: the worker tells)
+        return
+    path = frame.f_code.co_filename
     if not os.path.isfile(path) or _guarded(path, frame.f_lineno):
         return
     raise _MainRerun(f"line {frame.f_lineno} of {path}")

@@ -234,6 +234,11 @@ impl NativeTool for McpTool {
     /// A direct call is validated against the (prepared) input schema like a registry call,
     /// so invalid arguments never reach the server.
     fn check_direct_args(&self, mut args: Value) -> Result<Value, String> {
+        if self.session.is_closed() {
+            // Nothing can be sent: the call answers that the session is closed, whatever the
+            // arguments (the same answer as before validation ran here).
+            return Ok(args);
+        }
         let schema = self
             .spec
             .input_schema
