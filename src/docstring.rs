@@ -173,7 +173,7 @@ fn expand_tabs(doc: &str) -> String {
         match ch {
             '\t' => {
                 let n = 8 - col % 8;
-                out.extend(std::iter::repeat(' ').take(n));
+                out.extend(std::iter::repeat_n(' ', n));
                 col += n;
             }
             '\n' | '\r' => {

@@ -13,6 +13,18 @@ pub enum RegistrationError {
     IllegalName { name: String, reason: String },
 
     #[error(
+        "tool name {name:?} is not accepted: it must match ^[a-zA-Z0-9_-]{{1,64}}$ (the function-calling function-name rule), but {reason}; rename the tool{hint}"
+    )]
+    StrictName {
+        name: String,
+        reason: String,
+        hint: &'static str,
+    },
+
+    #[error("names must be \"strict\" (the default) or \"catalog\", got {got:?}")]
+    NameRule { got: String },
+
+    #[error(
         "tool name '{name}' is already registered; pass overwrite=True (or register_all(..., on_conflict=\"skip\"/\"overwrite\")) if replacing it is intended, or choose another name"
     )]
     Duplicate { name: String },

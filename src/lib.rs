@@ -37,4 +37,4 @@ pub use prompts::Prompts;
 pub use registry::{ConflictMode, Registry};
 pub use response::{ToolResponse, ToolStatus};
 pub use schema::ToolParameter;
-pub use tool::{check_tool_name, is_wire_safe, wire_base, NativeTool, ToolSpec};
+pub use tool::{check_tool_name, is_wire_safe, wire_base, NameRule, NativeTool, ToolSpec};

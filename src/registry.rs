@@ -16,7 +16,7 @@ use crate::render::openai_tool;
 use crate::schema::{
     check_parameters, describe_tool, root_schema, write_root_schema, JsonSink, ToolParameter,
 };
-use crate::tool::{check_tool_name, ToolSpec};
+use crate::tool::{NameRule, ToolSpec};
 use crate::validation::{check_root, render_failure, truncate, SchemaValidator};
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -132,17 +132,27 @@ impl<T> Entry<T> {
     /// happened, so the caller hands the tool the pruned arguments. Arguments that validate as
     /// they are cost nothing more.
     pub fn check_args(&self, args: &mut Value) -> Result<bool, String> {
-        let validator = self.validator()?;
-        if validator.is_valid(args) {
-            return Ok(false);
-        }
-        let pruned = drop_null_optionals(self.schema(), args);
-        if pruned && validator.is_valid(args) {
-            return Ok(true);
-        }
-        let issues = validator.issues(args);
-        Err(render_failure(&self.name, &issues))
+        check_args_with(&self.name, self.schema(), self.validator()?, args)
     }
+}
+
+/// [`Entry::check_args`] for any tool holding its own schema and validator (a tool called
+/// directly, outside a registry): the same pruning of nulls and the same texts.
+pub fn check_args_with(
+    name: &str,
+    schema: &Value,
+    validator: &SchemaValidator,
+    args: &mut Value,
+) -> Result<bool, String> {
+    if validator.is_valid(args) {
+        return Ok(false);
+    }
+    let pruned = drop_null_optionals(schema, args);
+    if pruned && validator.is_valid(args) {
+        return Ok(true);
+    }
+    let issues = validator.issues(args);
+    Err(render_failure(name, &issues))
 }
 
 /// What `register_all` does when a name is already taken.
@@ -177,14 +187,13 @@ pub struct Registry<T> {
     entries: IndexMap<Arc<str>, Arc<Entry<T>>>,
     /// Bumped on every change, so renderings cached by callers know when to rebuild.
     version: u64,
+    /// The names `register` accepts (`prepare` checks only the loosest rule, the catalog's).
+    name_rule: NameRule,
 }
 
 impl<T> Default for Registry<T> {
     fn default() -> Self {
-        Registry {
-            entries: IndexMap::new(),
-            version: 0,
-        }
+        Registry::with_name_rule(NameRule::default())
     }
 }
 
@@ -193,9 +202,32 @@ impl<T> Registry<T> {
         Self::default()
     }
 
-    /// Checks a spec and builds its entry without touching the registry.
-    pub fn prepare(mut spec: ToolSpec, payload: T) -> Result<Entry<T>, RegistrationError> {
-        check_tool_name(&spec.name)?;
+    pub fn with_name_rule(name_rule: NameRule) -> Self {
+        Registry {
+            entries: IndexMap::new(),
+            version: 0,
+            name_rule,
+        }
+    }
+
+    pub fn name_rule(&self) -> NameRule {
+        self.name_rule
+    }
+
+    /// Checks a spec and builds its entry without touching the registry (names by the
+    /// catalog rule, the loosest; `register` applies the registry's own).
+    pub fn prepare(spec: ToolSpec, payload: T) -> Result<Entry<T>, RegistrationError> {
+        Self::prepare_with(NameRule::Catalog, spec, payload)
+    }
+
+    /// [`Registry::prepare`] with the name rule of the registry the entry is meant for, so a
+    /// bad name is reported in that rule's words.
+    pub fn prepare_with(
+        rule: NameRule,
+        mut spec: ToolSpec,
+        payload: T,
+    ) -> Result<Entry<T>, RegistrationError> {
+        rule.check(&spec.name)?;
         let invalid = |name: &str, reason| RegistrationError::InvalidSchema {
             name: name.to_string(),
             reason,
@@ -251,6 +283,7 @@ impl<T> Registry<T> {
         entry: Entry<T>,
         overwrite: bool,
     ) -> Result<Option<Arc<Entry<T>>>, RegistrationError> {
+        self.name_rule.check(entry.name())?;
         // One hash of the name; a replaced tool keeps its position.
         let replaced = match self.entries.entry(Arc::clone(&entry.name)) {
             indexmap::map::Entry::Occupied(_) if !overwrite => {
@@ -275,6 +308,9 @@ impl<T> Registry<T> {
         entries: Vec<Entry<T>>,
         mode: ConflictMode,
     ) -> Result<Vec<String>, RegistrationError> {
+        for entry in &entries {
+            self.name_rule.check(entry.name())?;
+        }
         let mut taken: std::collections::HashSet<&str> =
             self.entries.keys().map(|k| &**k).collect();
         let mut keep = Vec::with_capacity(entries.len());

@@ -67,6 +67,13 @@ pub trait NativeTool: Send + Sync {
         Some(self.call(args))
     }
 
+    /// Checks the arguments of a direct call (`tool.run(...)`, `await tool.arun(...)`, outside
+    /// a registry, which validates on its own) and returns the error text for the model, or
+    /// the arguments to call with. Tools that validate inside `call` keep the default.
+    fn check_direct_args(&self, args: Value) -> Result<Value, String> {
+        Ok(args)
+    }
+
     /// Per-call confirmation decision (NotesTool asks only for appends).
     fn needs_confirmation(&self, _args: &Value) -> bool {
         self.spec().requires_confirmation
@@ -131,6 +138,71 @@ pub fn check_tool_name(name: &str) -> Result<(), crate::error::RegistrationError
         ));
     }
     Ok(())
+}
+
+/// Which names a registry accepts. `Strict` (the default) is the function-calling rule of the
+/// guide, `^[a-zA-Z0-9_-]{1,64}$`: every name goes to every provider unchanged. `Catalog` is the
+/// opt-in for catalogs whose real names hold dots, `::` or `/` (Tool-RAG over an API catalog):
+/// [`check_tool_name`]'s rule, with providers shown a wire name (see `wire.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NameRule {
+    #[default]
+    Strict,
+    Catalog,
+}
+
+impl std::str::FromStr for NameRule {
+    type Err = crate::error::RegistrationError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "strict" => Ok(NameRule::Strict),
+            "catalog" => Ok(NameRule::Catalog),
+            other => Err(crate::error::RegistrationError::NameRule {
+                got: other.to_string(),
+            }),
+        }
+    }
+}
+
+impl NameRule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NameRule::Strict => "strict",
+            NameRule::Catalog => "catalog",
+        }
+    }
+
+    /// Checks `name` against this rule; the error says which character or length broke it and
+    /// what to change.
+    pub fn check(self, name: &str) -> Result<(), crate::error::RegistrationError> {
+        if self == NameRule::Catalog || is_wire_safe(name) {
+            return check_tool_name(name);
+        }
+        let count = name.chars().count();
+        let reason = match name
+            .chars()
+            .enumerate()
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+        {
+            _ if name.is_empty() => "it is empty".to_string(),
+            Some((i, c)) if c.is_whitespace() || c.is_control() => {
+                format!("character {} is U+{:04X}", i + 1, c as u32)
+            }
+            Some((i, c)) => format!("character {} is {c:?}", i + 1),
+            None => format!("it is {count} characters long, more than 64"),
+        };
+        Err(crate::error::RegistrationError::StrictName {
+            name: name.to_string(),
+            reason,
+            hint: if check_tool_name(name).is_ok() {
+                ", or create the registry with ToolRegistry(names=\"catalog\") to keep catalog names \
+                 such as math.factorial (providers are sent a wire name)"
+            } else {
+                ""
+            },
+        })
+    }
 }
 
 /// Whether `name` can go on the wire unchanged: it meets the function-name rule shared by
@@ -224,6 +296,37 @@ mod tests {
             let msg = check_tool_name(name).unwrap_err().to_string();
             assert!(msg.contains(why) && msg.contains("rename"), "{msg}");
         }
+    }
+
+    #[test]
+    fn strict_rule_is_the_function_calling_rule() {
+        for name in ["a", "to_upper", "-x", "A-9_z", &"x".repeat(64)] {
+            assert!(NameRule::Strict.check(name).is_ok(), "{name}");
+        }
+        for (name, why, hint) in [
+            ("math.factorial", "character 5 is '.'", true),
+            ("fs/read", "character 3 is '/'", true),
+            ("名字", "character 1 is '名'", true),
+            (&"x".repeat(65), "65 characters long, more than 64", true),
+            ("calc\n", "character 5 is U+000A", false),
+            ("", "it is empty", false),
+        ] {
+            let msg = NameRule::Strict.check(name).unwrap_err().to_string();
+            assert!(
+                msg.contains("^[a-zA-Z0-9_-]{1,64}$") && msg.contains(why),
+                "{msg}"
+            );
+            assert_eq!(msg.contains("names=\"catalog\""), hint, "{msg}");
+            assert!(msg.contains("rename the tool"), "{msg}");
+        }
+        assert!(NameRule::Catalog.check("math.factorial").is_ok());
+        assert!(NameRule::Catalog.check("a b").is_err());
+        assert_eq!("catalog".parse::<NameRule>(), Ok(NameRule::Catalog));
+        assert!("loose"
+            .parse::<NameRule>()
+            .unwrap_err()
+            .to_string()
+            .contains("\"strict\""));
     }
 
     #[test]

@@ -256,3 +256,10 @@ def test_a_broken_promise_fails():
     assert out.getvalue().rstrip("\n") != snippets[0].expected
     with pytest.raises(AssertionError):
         run_snippet(snippets[1].src, page_namespace(), "t.md:10")
+
+
+def test_guide_snippets_run_as_scripts_without_top_level_await():
+    """Pasted into a script, a top-level ``await`` is a SyntaxError: the guide shows
+    ``asyncio.run(main())`` instead."""
+    awaiting = [f"{s.page}:{s.lineno}" for s in SNIPPETS if s.page == "guide.md" and _awaits(s.src)]
+    assert awaiting == []

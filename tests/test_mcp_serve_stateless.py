@@ -138,7 +138,9 @@ def nginx_binary() -> str:
     for path in ("/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"):
         if os.path.exists(path):
             return path
-    raise AssertionError("nginx is not installed (Debian: apt-get install nginx-light; .ci/run does)")
+    raise AssertionError(
+        "nginx is not installed (Debian: bash scripts/install_test_programs.sh installs nginx-light)"
+    )
 
 
 @contextmanager

@@ -76,7 +76,7 @@ def test_duplicate_raises_and_overwrite_keeps_position():
 
 @pytest.mark.parametrize("bad", ["calc\n", "a b", "bell\x07", "x" * 129])
 def test_illegal_names_are_refused(bad):
-    reg = ToolRegistry()
+    reg = ToolRegistry(names="catalog")
     with pytest.raises(
         ToolRegistrationError, match=r"is not accepted: .*1 to 128 characters with no whitespace"
     ):

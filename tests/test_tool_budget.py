@@ -11,15 +11,20 @@ from agentmaker.rag import estimate_tokens
 from agentmaker.testing import ScriptedLLM
 
 
-def test_estimate_is_a_third_of_ascii_plus_one_per_other_character():
+def test_estimate_charges_pieces_as_the_tokenizers_cut_them():
+    # One piece each: a word, a short code, a run of digits, punctuation; the sum is raised 15%
+    # (rounded up). tests/test_tool_budget_bound.py checks the estimate against real counts.
     assert estimate_tokens("") == 0
-    assert estimate_tokens("abc") == 1
-    assert estimate_tokens("abcd") == 2
-    assert estimate_tokens("天气") == 2
-    assert estimate_tokens("ab天气") == 3
-    # Non-strings count as compact JSON, non-ASCII kept as characters.
-    assert estimate_tokens({"a": 1}) == estimate_tokens('{"a":1}') == 3
-    assert estimate_tokens({"k": "天"}) == 3 + 1  # '{"k":""}' is 8 ASCII -> 3, plus the one CJK
+    assert estimate_tokens("abc") == 2  # 1 piece
+    assert estimate_tokens(" the cat") == 3  # 2 words, each with its space
+    assert estimate_tokens("description") == 3  # 1 + 11 // 6
+    assert estimate_tokens("AFN") == 3  # capitals: 1 + 2 // 2
+    assert estimate_tokens("createdAtUtc") == 5  # three case segments
+    assert estimate_tokens("123456") == 3  # digits in threes
+    assert estimate_tokens("天气") == 5  # 6 UTF-8 bytes / 1.5
+    # Non-strings count as compact JSON: '{"' 'a' '":' '1' '}'.
+    assert estimate_tokens({"a": 1}) == estimate_tokens('{"a":1}') == 6
+    assert estimate_tokens({"k": "天"}) == 7
 
 
 def catalog() -> tuple[ToolRegistry, ToolRetriever]:

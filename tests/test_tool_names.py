@@ -1,5 +1,6 @@
-"""Real tool names (dots, ``::``, ``/``, long names): accepted by the registry, rendered under a
-provider-safe wire name, and run under their real name when a model calls the wire name."""
+"""Real tool names (dots, ``::``, ``/``, long names): accepted by a ``names="catalog"`` registry,
+rendered under a provider-safe wire name, and run under their real name when a model calls the
+wire name. (The default rule is the guide's; see test_name_rule.py.)"""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ LONG = "svc." + "x" * 120  # 124 characters
     ],
 )
 def test_real_names_are_accepted_and_rendered_under_wire_names(real, wire):
-    reg = ToolRegistry()
+    reg = ToolRegistry(names="catalog")
     reg.register(named(real))
     assert reg.names() == [real] and reg.get(real).name == real
     assert reg.wire_name(real) == wire
@@ -79,7 +80,7 @@ def test_real_names_are_accepted_and_rendered_under_wire_names(real, wire):
 
 
 def test_legal_names_are_unchanged_and_not_mapped():
-    reg = ToolRegistry()
+    reg = ToolRegistry(names="catalog")
     reg.register(named("to_upper"))
     reg.register(named("-x"))
     assert reg.wire_name("to_upper") == "to_upper" and reg.wire_name("-x") == "-x"
@@ -101,7 +102,7 @@ def test_legal_names_are_unchanged_and_not_mapped():
     ],
 )
 def test_names_that_cannot_be_accepted_say_why_and_what_to_do(bad, why):
-    reg = ToolRegistry()
+    reg = ToolRegistry(names="catalog")
     with pytest.raises(ToolRegistrationError) as info:
         reg.register(named(bad))
     msg = str(info.value)
@@ -113,10 +114,10 @@ def test_names_that_cannot_be_accepted_say_why_and_what_to_do(bad, why):
 
 
 def test_collisions_get_a_stable_suffix_whatever_the_order():
-    first = ToolRegistry()
+    first = ToolRegistry(names="catalog")
     for n in ("a.b", "a_b", "a:b"):
         first.register(named(n))
-    second = ToolRegistry()
+    second = ToolRegistry(names="catalog")
     for n in ("a:b", "a_b", "a.b"):
         second.register(named(n))
     for reg in (first, second):
@@ -138,7 +139,7 @@ def test_collisions_get_a_stable_suffix_whatever_the_order():
 
 
 def test_a_long_name_colliding_after_the_cut_keeps_64_characters():
-    reg = ToolRegistry()
+    reg = ToolRegistry(names="catalog")
     reg.register(named("x" * 64))
     reg.register(named("x" * 70 + ".y"))
     wire = reg.wire_name("x" * 70 + ".y")
@@ -146,7 +147,7 @@ def test_a_long_name_colliding_after_the_cut_keeps_64_characters():
 
 
 def test_unknown_tool_message_lists_real_names():
-    reg = ToolRegistry()
+    reg = ToolRegistry(names="catalog")
     reg.register(named("math.factorial"))
     resp = reg.execute_tool("math_fact", {"x": 1})
     assert resp.status == "error" and "math.factorial" in resp.text
@@ -156,7 +157,7 @@ def test_unknown_tool_message_lists_real_names():
 
 
 def test_agent_runs_a_call_on_each_renderings_wire_name():
-    reg = ToolRegistry()
+    reg = ToolRegistry(names="catalog")
     reg.register(named("math.double"))
     for provider, names in rendered_names(reg).items():
         llm = ScriptedLLM([ScriptedLLM.tool_call(names[0], {"x": 21}, call_id="c1"), "done"])
@@ -169,7 +170,7 @@ def test_agent_runs_a_call_on_each_renderings_wire_name():
 
 
 def test_agent_arun_and_a_call_on_the_real_name():
-    reg = ToolRegistry()
+    reg = ToolRegistry(names="catalog")
     reg.register(named("svc::double"))
     llm = ScriptedLLM(
         [
@@ -183,7 +184,7 @@ def test_agent_arun_and_a_call_on_the_real_name():
 
 
 def test_permissions_and_confirmation_see_the_real_name():
-    reg = ToolRegistry()
+    reg = ToolRegistry(names="catalog")
     reg.register(named("math.double"))
     reg.register(named("math.triple"))
     asked = []
@@ -210,7 +211,7 @@ def test_permissions_and_confirmation_see_the_real_name():
 
 
 def catalog() -> ToolRegistry:
-    reg = ToolRegistry()
+    reg = ToolRegistry(names="catalog")
     reg.register(named("weather.forecast", "Get the weather forecast for a city."))
     reg.register(named("currency::convert", "Convert an amount of money between currencies."))
     reg.register(named("mail/send", "Send an email message to a person."))

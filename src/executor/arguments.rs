@@ -19,7 +19,7 @@ pub enum RawArguments<'a> {
 /// The call's id and function name, checked in that order.
 pub fn check_call(id: Option<&str>, name: Option<&str>) -> Result<(), Refusal> {
     let name = name.unwrap_or("");
-    if id.map_or(true, str::is_empty) {
+    if id.is_none_or(str::is_empty) {
         return Err(Refusal::new(CallStatus::InvalidCall, messages::no_id(name)));
     }
     if name.is_empty() {

@@ -117,6 +117,15 @@ pub fn worker_died(name: &str, how: &str) -> String {
     format!("Error: tool '{name}' ended its worker process ({how}); the call has no result.")
 }
 
+/// Why an isolated call was not sent to a worker: `place` ("line 12 of /path/script.py", or the
+/// script's path when the line is unknown) runs it from the main script's top-level code, which
+/// a worker process started by the fork server would run again when it imports the script.
+pub fn unguarded_script(place: &str) -> String {
+    format!(
+        "{place} calls it from the script's top-level code, which every worker process would run again when it imports the script; put that code under if __name__ == \"__main__\":"
+    )
+}
+
 /// An isolated tool could not be run in a worker.
 pub fn cannot_isolate(name: &str, why: &str) -> String {
     format!("Error: tool '{name}' could not run in a worker process: {why}")

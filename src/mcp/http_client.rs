@@ -111,7 +111,7 @@ impl BoundedHttpClient {
             // An error without an id (`"id": null`, for a request the server could not read)
             // in the response to our request is its answer.
             (Response::Json(Error(mut error), session), Some(id))
-                if error.id.as_ref().map_or(true, |of| *of == id) =>
+                if error.id.as_ref().is_none_or(|of| *of == id) =>
             {
                 error.id = Some(id);
                 Ok(Response::Json(Error(error), session))

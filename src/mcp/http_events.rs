@@ -105,7 +105,7 @@ pub(super) fn bounded_events(
 fn error_without_id(data: &str, id: &str) -> Option<String> {
     memchr::memmem::find(data.as_bytes(), b"\"error\"")?;
     let message = serde_json::from_str::<Envelope<'_>>(data).ok()?;
-    let unnamed = message.id.map_or(true, |id| id.get() == "null");
+    let unnamed = message.id.is_none_or(|id| id.get() == "null");
     if !unnamed || message.method.is_some() || message.result.is_some() {
         return None;
     }
@@ -141,9 +141,9 @@ fn surely_readable(data: &str) -> bool {
         Some(text) => !text.bytes().all(|b| b.is_ascii_digit()),
         None => id == "null" || id.bytes().all(|b| b.is_ascii_digit() || b == b'-'),
     };
-    let error_ok = env.error.map_or(true, |e| {
-        serde_json::from_str::<rmcp::model::ErrorData>(e.get()).is_ok()
-    });
+    let error_ok = env
+        .error
+        .is_none_or(|e| serde_json::from_str::<rmcp::model::ErrorData>(e.get()).is_ok());
     id_as_is
         && env.jsonrpc.is_some_and(|v| v.get() == r#""2.0""#)
         && (env.result.is_some() || env.error.is_some())

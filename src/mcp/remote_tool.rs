@@ -7,12 +7,14 @@ use super::result::convert_result;
 use super::sanitize::sanitize_marked;
 use super::MessageKey;
 use crate::prompts::Prompts;
+use crate::registry::check_args_with;
 use crate::response::ToolResponse;
 use crate::tool::{NativeTool, ToolSpec};
+use crate::validation::SchemaValidator;
 use rmcp::model::CallToolRequestParams;
 use serde_json::Value;
 use std::sync::mpsc::RecvTimeoutError;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 /// One remote tool, callable while its session is open.
@@ -26,6 +28,8 @@ pub struct McpTool {
     /// after its client is dropped does not keep that client's later session (and server) alive.
     client: Weak<Mutex<Option<Arc<Session>>>>,
     config: Arc<ClientConfig>,
+    /// Compiled on the first direct call (`run`/`arun`); a registry validates with its own.
+    validator: OnceLock<Result<SchemaValidator, String>>,
 }
 
 impl McpTool {
@@ -49,6 +53,7 @@ impl McpTool {
             session,
             client,
             config: config.clone(),
+            validator: OnceLock::new(),
         }
     }
 
@@ -224,5 +229,32 @@ impl NativeTool for McpTool {
 
     fn awaitable(&self) -> bool {
         true
+    }
+
+    /// A direct call is validated against the (prepared) input schema like a registry call,
+    /// so invalid arguments never reach the server.
+    fn check_direct_args(&self, mut args: Value) -> Result<Value, String> {
+        if self.session.is_closed() {
+            // Nothing can be sent: the call answers that the session is closed, whatever the
+            // arguments (the same answer as before validation ran here).
+            return Ok(args);
+        }
+        let schema = self
+            .spec
+            .input_schema
+            .as_ref()
+            .expect("set in McpTool::new");
+        let validator = self
+            .validator
+            .get_or_init(|| SchemaValidator::compile(schema))
+            .as_ref()
+            .map_err(|reason| {
+                format!(
+                    "Error: tool '{}' has an input schema that cannot be compiled: {reason}",
+                    self.spec.name
+                )
+            })?;
+        check_args_with(&self.spec.name, schema, validator, &mut args)?;
+        Ok(args)
     }
 }

@@ -67,7 +67,7 @@ impl PyCallPipeline {
             Some(reg) => reg.get().names_where(py, &|entry, origin| {
                 self.permissions
                     .as_ref()
-                    .map_or(true, |p| p.is_allowed(entry.name(), origin))
+                    .is_none_or(|p| p.is_allowed(entry.name(), origin))
             }),
         });
         let names: Vec<&str> = visible.iter().map(String::as_str).collect();

@@ -52,7 +52,8 @@ fn number(value: &Bound<'_, PyAny>) -> PyResult<f64> {
 
 /// The error result of an isolated call that did not give one: `kind` is `timeout` (value:
 /// seconds), `memory` (MiB), `cpu` (seconds), `files` (descriptors), `crash` (how the worker
-/// ended) or `setup` (why the tool could not be sent to a worker).
+/// ended), `setup` (why the tool could not be sent to a worker) or `unguarded` (where the main
+/// script calls it from unguarded top-level code).
 #[pyfunction]
 pub fn _isolation_text(
     py: Python<'_>,
@@ -68,6 +69,10 @@ pub fn _isolation_text(
         "files" => messages::over_limit(name, &format!("open-files limit ({})", g(number(value)?))),
         "crash" => messages::worker_died(name, &value.str()?.to_string_lossy()),
         "setup" => messages::cannot_isolate(name, &value.str()?.to_string_lossy()),
+        "unguarded" => messages::cannot_isolate(
+            name,
+            &messages::unguarded_script(&value.str()?.to_string_lossy()),
+        ),
         other => {
             return Err(PyValueError::new_err(format!(
                 "unknown isolation outcome {other:?}"

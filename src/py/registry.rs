@@ -18,6 +18,7 @@ use crate::py::mcp::PyMcpTool;
 use crate::py::response::PyToolResponse;
 use crate::py::tool::call_native;
 use crate::registry::{ConflictMode, Registry};
+use crate::tool::NameRule;
 use entry::{prepare, Payload};
 pub(crate) use entry::{PyEntry, Runner};
 pub(crate) use isolate::call_async as call_isolated;
@@ -205,20 +206,37 @@ fn names_arg(names: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<String>>> 
 
 #[pymethods]
 impl PyToolRegistry {
+    /// ``names="strict"`` (the default) accepts the function-calling names of the guide,
+    /// ``^[a-zA-Z0-9_-]{1,64}$``; ``names="catalog"`` also accepts catalog names of up to 128
+    /// characters with dots, ``::`` or ``/`` (no whitespace or control characters), which
+    /// provider renderings send under a wire name. Other arguments are left to a subclass's
+    /// ``__init__``.
     #[new]
-    #[pyo3(signature = (*_args, **_kwargs))]
-    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
-        PyToolRegistry {
-            inner: RwLock::new(Registry::new()),
+    #[pyo3(signature = (*_args, names = "strict", **_kwargs))]
+    fn new(
+        py: Python<'_>,
+        _args: &Bound<'_, PyTuple>,
+        names: &str,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let rule: NameRule = names.parse().map_err(|e| registration(py, e))?;
+        Ok(PyToolRegistry {
+            inner: RwLock::new(Registry::with_name_rule(rule)),
             rendered: Mutex::new(None),
-        }
+        })
+    }
+
+    /// The name rule given as ``names=``: ``"strict"`` or ``"catalog"``.
+    #[getter]
+    fn name_rule(&self, py: Python<'_>) -> &'static str {
+        self.read(py).name_rule().as_str()
     }
 
     /// Register one tool. A duplicate name raises ToolRegistrationError unless ``overwrite=True``
     /// (the replaced tool keeps its position).
     #[pyo3(signature = (tool, overwrite = false))]
     fn register(&self, py: Python<'_>, tool: &Bound<'_, PyAny>, overwrite: bool) -> PyResult<()> {
-        let entry = prepare(tool)?;
+        let entry = prepare(tool, self.read(py).name_rule())?;
         // A replaced tool is released after the lock is.
         let result = self.write(py).register(entry, overwrite);
         result.map(drop).map_err(|e| registration(py, e))
@@ -245,8 +263,9 @@ impl PyToolRegistry {
             )
         })?;
         let mut entries = Vec::new();
+        let rule = self.read(py).name_rule();
         for tool in iter {
-            entries.push(prepare(&tool?)?);
+            entries.push(prepare(&tool?, rule)?);
         }
         let replaced = self.replaced(py, entries.iter().map(|e| e.name().to_string()));
         let result = self.write(py).register_all(entries, mode);

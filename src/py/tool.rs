@@ -303,7 +303,9 @@ impl PyTool {
             (this.name.clone(), this.native.clone())
         };
         match native {
-            Some(native) => match args_value(&name, parameters) {
+            Some(native) => match args_value(&name, parameters)
+                .and_then(|args| native.check_direct_args(args))
+            {
                 Ok(args) => call_native(py, &native, &args),
                 Err(text) => Ok(PyToolResponse::error_text(py, text)),
             },

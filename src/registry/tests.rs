@@ -49,6 +49,31 @@ fn duplicates_and_bad_names_are_refused() {
 }
 
 #[test]
+fn the_default_rule_is_strict_and_catalog_names_are_an_opt_in() {
+    let mut r = Registry::new();
+    assert_eq!(r.name_rule(), NameRule::Strict);
+    let err = r.register(entry("math.factorial", 1), false).unwrap_err();
+    assert!(matches!(err, RegistrationError::StrictName { .. }), "{err}");
+    let err = r
+        .register_all(
+            vec![entry("ok", 1), entry("fs/read", 2)],
+            ConflictMode::Raise,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("character 3 is '/'"), "{err}");
+    assert!(r.is_empty(), "a refused batch registers nothing");
+    let mut catalog = Registry::with_name_rule(NameRule::Catalog);
+    catalog.register(entry("math.factorial", 1), false).unwrap();
+    catalog
+        .register_all(
+            vec![entry("fs/read", 2), entry(&"x".repeat(128), 3)],
+            ConflictMode::Raise,
+        )
+        .unwrap();
+    assert_eq!(catalog.len(), 3);
+}
+
+#[test]
 fn register_all_is_atomic_on_conflict() {
     let mut r = Registry::new();
     r.register(entry("a", 1), false).unwrap();

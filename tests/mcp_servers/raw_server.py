@@ -61,6 +61,8 @@ def catalog() -> list:
                 "Bell\x07 and \u200bzero width \u00adsoft hyphen and \U0001f468\u200d\U0001f469 family",
             ),
         ]
+    if MODE == "catalog_names":  # real catalog names, each legal in MCP, none in the guide's rule
+        return [ok, tool("fs/read"), tool("math.factorial"), tool("svc::get"), tool("q" * 100)]
     if MODE == "long_name":
         return [ok, tool("n" * 500, "Long name.")]
     if MODE == "empty_name":

@@ -48,7 +48,7 @@ from agentmaker.llm.dispatch import chat_method
 from agentmaker.rag.budget import check_budget
 from agentmaker.rag.tool_search import hide_denied
 from agentmaker.tools.call_record import ToolCallRecord
-from agentmaker.tools.decorator import FunctionTool
+from agentmaker.tools.decorator import FunctionTool, from_callable
 from agentmaker.tools.registry import ToolRegistry
 from agentmaker.tools.run_context import RunContext
 from agentmaker.tools.status import RunStatus
@@ -70,14 +70,26 @@ def _positive_number(value: Any, what: str) -> float | None:
     return float(value)
 
 
+def _as_tool(item: Any) -> Any:
+    """A ``tools=[...]`` item as a tool: a plain function (or bound method) is inferred exactly
+    like ``@tool`` (same schema, same definition-time errors); anything else goes to
+    ``register_all`` as it is, which says what is wrong with it."""
+    if isinstance(item, (_native.Tool, type)) or not callable(item):
+        return item
+    return from_callable(item)
+
+
 class Agent(Resuming, ToolExecutor, ToolOffer):
     """An LLM agent that can call tools.
 
     ``llm`` is any object meeting the contract in :mod:`agentmaker.llm` (``LLMClient``,
     ``agentmaker.testing.ScriptedLLM``, or your own). Tools come from ``tools`` (a list,
     registered into a new ``ToolRegistry``) or ``tool_registry`` (used as is), not both; with
-    neither, the agent answers plainly. ``tools`` may hold ``Toolkit`` objects: their
-    tools are registered and their ``instructions`` follow the agent's own in the system prompt.
+    neither, the agent answers plainly. ``tools`` may hold plain functions (turned into tools
+    as ``@tool`` does, with the same errors) and ``Toolkit`` objects: their tools are registered
+    and their ``instructions`` follow the agent's own in the system prompt. The new registry
+    keeps the default name rule (``^[a-zA-Z0-9_-]{1,64}$``); for catalog names pass
+    ``tool_registry=ToolRegistry(names="catalog")``.
 
     - ``instructions``: the system prompt (default: a generic helpful-assistant line).
     - ``confirm(tool, parameters) -> bool``: approves high-risk calls; only a return of exactly
@@ -145,7 +157,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
                 toolkit_notes = [k.instructions for k in kits if k.instructions]
                 tool_registry = ToolRegistry()
                 tool_registry.register_all(
-                    [t for x in tools for t in (x.tools if isinstance(x, Toolkit) else [x])]
+                    [_as_tool(t) for x in tools for t in (x.tools if isinstance(x, Toolkit) else [x])]
                 )
         elif tool_registry is not None and not isinstance(tool_registry, _native.ToolRegistry):
             raise TypeError(f"tool_registry must be a ToolRegistry, got {tool_registry!r}")

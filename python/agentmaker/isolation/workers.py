@@ -15,7 +15,10 @@ forks the host process with its live threads. Arguments and results cross as JSO
 exactly as in-process results are. The tool reaches the worker by reference: an ``@tool``
 function must be defined at module level of an importable module (a script's functions work when
 its entry point is guarded by ``if __name__ == "__main__":``); a ``Tool`` subclass must be
-importable and constructible without arguments, or picklable.
+importable and constructible without arguments, or picklable. A worker imports the main script
+again, so a script that calls isolated tools from unguarded top-level code gets, at the first
+call, an error result naming the line and the fix (the guard) instead of a worker that runs
+the script a second time.
 
 Costs: a round trip of a trivial call to a warm worker is about 0.15-0.2 ms
 (``benches/bench_isolation.py``); a worker costs a process (about 20-30 MB) while it lives; a
@@ -24,6 +27,7 @@ worker replaced after a timeout or crash takes some tens of milliseconds to star
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import atexit
 import contextlib
@@ -36,6 +40,7 @@ import pickle
 import signal
 import sys
 import threading
+import tokenize
 from typing import Any
 
 import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
@@ -106,7 +111,8 @@ def _worker_main(conn: Any, memory_mb: int | None, open_files: int | None, cpu_s
             entry = tools.get(key)
             if entry is None:
                 build, args = pickle.loads(recipes[key])
-                reg = _native.ToolRegistry()
+                # The host's registry already applied its name rule; the worker keeps any name.
+                reg = _native.ToolRegistry(names="catalog")
                 reg.register(build(*args))
                 entry = tools[key] = (reg, reg.names()[0])
             reg, name = entry
@@ -151,6 +157,74 @@ def _drop_host_pipes() -> None:
             setattr(holder, attr, None)
 
 
+# ------------------------------------------------------------------- the main script's guard
+
+# The exit status of a worker that found itself re-running the main script's unguarded code.
+_RERUN_EXIT = 86
+
+
+class _MainRerun(Exception):
+    """Starting a worker would run the main script's top-level code again: ``place`` is where."""
+
+    def __init__(self, place: str) -> None:
+        super().__init__(place)
+        self.place = place
+
+
+def _check_main_guard() -> None:
+    """Raises :class:`_MainRerun` when this call comes from the main script's top-level code
+    outside ``if __name__ == "__main__":``. A worker started by the fork server (or spawned)
+    imports the main script again before it runs anything, so that code (this very call
+    included) would run again in the worker: multiprocessing then fails with its long
+    "bootstrapping phase" error, after running the script's side effects twice. In a worker
+    that is re-running such code, the worker leaves at once with ``_RERUN_EXIT``."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        os._exit(_RERUN_EXIT)  # the host says why
+    main = sys.modules.get("__main__")
+    spec = getattr(getattr(main, "__spec__", None), "name", None) or ""
+    # multiprocessing leaves alone a main with no file (-c, a REPL, a notebook) and a package's
+    # __main__; anything else a worker runs again.
+    if main is None or not getattr(main, "__file__", None) or spec.endswith("__main__"):
+        return
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_code.co_name == "<module>" and frame.f_globals is main.__dict__):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:  # not called from the script's top level (another thread: the worker tells)
+        return
+    path = frame.f_code.co_filename
+    if not os.path.isfile(path) or _guarded(path, frame.f_lineno):
+        return
+    raise _MainRerun(f"line {frame.f_lineno} of {path}")
+
+
+_guards: dict[str, list[tuple[int, int]]] = {}
+
+
+def _guarded(path: str, line: int) -> bool:
+    """Whether ``line`` of the script at ``path`` is inside an ``if __name__ == "__main__":``
+    block (a script that cannot be read or parsed is given the benefit of the doubt)."""
+    spans = _guards.get(path)
+    if spans is None:
+        try:
+            with tokenize.open(path) as f:
+                tree = ast.parse(f.read(), path)
+        except (OSError, SyntaxError, ValueError):
+            return True
+        spans = _guards[path] = [
+            (node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and _is_main_test(node.test)
+        ]
+    return any(start <= line <= end for start, end in spans)
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = {ast.dump(test.left), ast.dump(test.comparators[0])}
+    return sides == {ast.dump(ast.Name("__name__", ast.Load())), ast.dump(ast.Constant("__main__"))}
+
+
 # ------------------------------------------------------------------------------------ the pool
 
 
@@ -180,6 +254,7 @@ class _Pool:
         self._started = False
 
     def _spawn(self) -> _Worker:
+        _check_main_guard()
         ctx = _context()
         parent, child = ctx.Pipe()
         proc = ctx.Process(
@@ -284,7 +359,13 @@ def warm_up(isolation: Isolation | bool = True) -> None:
     if not iso:
         return
     pool = _pool(iso)
-    w = pool.take()  # starts the pool's warm workers beside this one
+    try:
+        w = pool.take()  # starts the pool's warm workers beside this one
+    except _MainRerun as exc:
+        raise ToolConfigError(
+            f"warm_up() is called from the main script's top-level code ({exc.place}), which every "
+            'worker process would run again; put that code under if __name__ == "__main__":'
+        ) from None
     pool.give(w)
 
 
@@ -319,6 +400,9 @@ def _answer(tool: Any, raw: bytes | None, w: _Worker, pool: _Pool) -> Any:
         pool.stop(w)
         if code == -signal.SIGXCPU:
             return _native._isolation_text(name, "cpu", float(iso.cpu_seconds or 0))
+        if code == _RERUN_EXIT:
+            main = getattr(sys.modules.get("__main__"), "__file__", None) or "the main script"
+            return _native._isolation_text(name, "unguarded", main)
         return _native._isolation_text(name, "crash", _exit_description(code))
     answer = json.loads(raw)
     limit = answer.get("limit")
@@ -354,7 +438,10 @@ def _start(tool: Any, parameters: dict[str, Any], isolation: Any) -> Any:
         message = _message(tool, parameters)
     except ToolConfigError as exc:
         return _native._isolation_text(tool.name, "setup", str(exc))
-    w = pool.take()
+    try:
+        w = pool.take()
+    except _MainRerun as exc:
+        return _native._isolation_text(tool.name, "unguarded", exc.place)
     try:
         w.send(message)
     except OSError:

@@ -249,7 +249,7 @@ pub fn float_repr(x: f64) -> String {
             let int_len = exp as usize + 1;
             if digits.len() <= int_len {
                 out.push_str(digits);
-                out.extend(std::iter::repeat('0').take(int_len - digits.len()));
+                out.extend(std::iter::repeat_n('0', int_len - digits.len()));
                 out.push_str(".0");
             } else {
                 out.push_str(&digits[..int_len]);
@@ -258,7 +258,7 @@ pub fn float_repr(x: f64) -> String {
             }
         } else {
             out.push_str("0.");
-            out.extend(std::iter::repeat('0').take((-exp - 1) as usize));
+            out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
             out.push_str(digits);
         }
     } else {

@@ -99,7 +99,8 @@ impl PyMcpTool {
 
     /// Call the remote tool; returns a coroutine resolving to a ToolResponse (errors,
     /// timeouts and a closed session are error responses, never exceptions). The call is sent
-    /// when the coroutine runs; cancelling the task that runs it cancels the call (the server
+    /// when the coroutine runs, after the arguments are validated against the tool's input
+    /// schema (invalid ones are an error response and never reach the server); cancelling the task that runs it cancels the call (the server
     /// is sent ``notifications/cancelled``).
     fn arun<'py>(
         slf: &Bound<'py, Self>,
@@ -115,13 +116,20 @@ impl PyMcpTool {
         parameters: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        match py_to_value(parameters) {
+        let tool = &slf.get().tool;
+        let checked = match py_to_value(parameters) {
+            // None has always meant "no arguments" here.
+            Ok(serde_json::Value::Null) => tool.check_direct_args(serde_json::json!({})),
+            Ok(args) => tool.check_direct_args(args),
+            Err(e) => Err(format!(
+                "Error: MCP tool arguments are not JSON: {}",
+                e.describe()
+            )),
+        };
+        match checked {
             Ok(args) => slf.get().start(py, args),
-            Err(e) => {
-                let resp = PyToolResponse::error_text(
-                    py,
-                    format!("Error: MCP tool arguments are not JSON: {}", e.describe()),
-                );
+            Err(text) => {
+                let resp = PyToolResponse::error_text(py, text);
                 let done = py
                     .import("asyncio")?
                     .call_method0("get_running_loop")?

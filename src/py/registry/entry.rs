@@ -5,7 +5,7 @@ use crate::py::convert::py_to_value;
 use crate::py::errors::{registration, tool_registration_error};
 use crate::py::tool::{base_methods, not_a_tool, overrides, PyTool};
 use crate::registry::{Entry, Registry};
-use crate::tool::{NativeTool, ToolSpec};
+use crate::tool::{NameRule, NativeTool, ToolSpec};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -97,7 +97,7 @@ fn base_input_schema(py: Python<'_>) -> PyResult<&'static Py<PyAny>> {
 /// Reads everything the registry needs from a Python tool object. Registration is on the
 /// Tool-RAG path (thousands of tools): attribute names are interned and base-class methods
 /// that a tool keeps are not called.
-pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
+pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
     let py = obj.py();
     let Ok(tool) = obj.cast::<PyTool>() else {
         return Err(not_a_tool(obj));
@@ -157,7 +157,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
         let nspec = native.spec();
         spec.parameters = nspec.parameters.clone();
         spec.input_schema = nspec.input_schema.clone();
-        return build_entry(py, spec, obj, Runner::Native(native));
+        return build_entry(py, spec, obj, Runner::Native(native), rule);
     }
 
     let schema = if overrides(obj, intern!(py, "get_input_schema"), base_input_schema(py)?)? {
@@ -239,7 +239,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
             }
         }
     };
-    build_entry(py, spec, obj, runner)
+    build_entry(py, spec, obj, runner, rule)
 }
 
 fn build_entry(
@@ -247,6 +247,7 @@ fn build_entry(
     spec: ToolSpec,
     obj: &Bound<'_, PyAny>,
     runner: Runner,
+    rule: NameRule,
 ) -> PyResult<PyEntry> {
     let isolate = super::isolate::read_isolate(obj, &spec.name, &runner)?;
     let payload = Payload {
@@ -256,7 +257,7 @@ fn build_entry(
         wire_safe: crate::tool::is_wire_safe(&spec.name),
         isolate,
     };
-    Registry::prepare(spec, payload).map_err(|e| registration(py, e))
+    Registry::prepare_with(rule, spec, payload).map_err(|e| registration(py, e))
 }
 
 /// `{"type": "integer"}` or `{"type": ["integer", "null"]}`.
