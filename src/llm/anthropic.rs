@@ -9,10 +9,11 @@ use super::assembly::Assembly;
 use super::error::{describe, LlmError};
 use super::turns::{unknown_role, Turns};
 use super::{
-    call_arguments, calls_of, sse, text_of, tool_call, tool_triples, usage, Call, Reply,
+    call_arguments, calls_of, text_of, tool_call, tool_triples, usage, Call, Reply,
     StreamDecoder,
 };
 use serde_json::{json, Map, Value};
+use sse_stream::Sse;
 
 /// The `anthropic-version` header sent with every request.
 pub(super) const VERSION: &str = "2023-06-01";
@@ -234,15 +235,16 @@ pub(super) struct Decoder {
 }
 
 impl StreamDecoder for Decoder {
-    fn event(&mut self, event: &sse::Event, text: &mut Vec<String>) -> Result<(), LlmError> {
-        let data: Value = serde_json::from_str(&event.data)
-            .map_err(|_| LlmError::not_json(event.data.as_bytes()))?;
+    fn event(&mut self, event: &Sse, text: &mut Vec<String>) -> Result<(), LlmError> {
+        let text_data = event.data.as_deref().unwrap_or_default();
+        let data: Value =
+            serde_json::from_str(text_data).map_err(|_| LlmError::not_json(text_data.as_bytes()))?;
         let r = &mut self.reply;
         let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
         match data
             .get("type")
             .and_then(Value::as_str)
-            .unwrap_or(&event.event)
+            .unwrap_or(event.event.as_deref().unwrap_or_default())
         {
             "message_start" => {
                 let message = &data["message"];
@@ -442,10 +444,9 @@ mod tests {
         let mut decoder = stream_decoder(Provider::Anthropic);
         let mut text = Vec::new();
         for e in &events {
-            let ev = sse::Event {
-                event: e["type"].as_str().unwrap().into(),
-                data: e.to_string(),
-            };
+            let ev = Sse::default()
+                .event(e["type"].as_str().unwrap())
+                .data(e.to_string());
             decoder.event(&ev, &mut text).unwrap();
         }
         assert!(decoder.finished());
@@ -464,8 +465,10 @@ mod tests {
             (Some(9), Some(20))
         );
         let mut decoder = stream_decoder(Provider::Anthropic);
-        let err = sse::Event { event: "error".into(),
-            data: json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).to_string() };
+        let err = Sse::default().event("error").data(
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                .to_string(),
+        );
         let e = decoder.event(&err, &mut text).unwrap_err();
         assert!(
             e.to_string().contains("overloaded_error: Overloaded"),
