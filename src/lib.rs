@@ -25,6 +25,7 @@ pub mod response;
 pub mod run_policy;
 pub mod runtime;
 pub mod schema;
+pub mod sha256;
 pub mod sse;
 pub mod tool;
 pub mod validation;
