@@ -283,17 +283,27 @@ mod tests {
                     event: a\nevent: b\ndatum: no\ndata: 1\nevent_: x\n\n";
         for piece in 1..=text.len() {
             let out = parse_in_pieces(text, piece);
-            assert_eq!(out, vec![event("", ""), event("a", "1")], "pieces of {piece}");
+            assert_eq!(
+                out,
+                vec![event("", ""), event("a", "1")],
+                "pieces of {piece}"
+            );
         }
     }
 
     #[test]
     fn an_event_over_the_bound_ends_the_stream_with_an_error() {
-        let chunks = [Ok::<_, std::io::Error>(Bytes::from(format!("data: {}\n", "x".repeat(30))))];
+        let chunks = [Ok::<_, std::io::Error>(Bytes::from(format!(
+            "data: {}\n",
+            "x".repeat(30)
+        )))];
         let events = model_events(futures::stream::iter(chunks), 20);
         let out = events.collect::<Vec<_>>().now_or_never().unwrap();
         let err = out[0].as_ref().unwrap_err().to_string();
-        assert!(err.contains("SSE event exceeded the maximum size of 20 bytes"), "{err}");
+        assert!(
+            err.contains("SSE event exceeded the maximum size of 20 bytes"),
+            "{err}"
+        );
         assert_eq!(out.len(), 1, "nothing is read after the error");
     }
 
@@ -335,5 +345,4 @@ mod tests {
         let mut size = EventSize::default();
         assert!(!size.observe(b"data: 12345678901234:5678", 20));
     }
-
 }

@@ -8,8 +8,8 @@
 //! taken), so the result does not depend on registration order. The map is computed once per
 //! registry version.
 
-use crate::tool::{is_wire_safe, wire_base};
 use crate::sha256::sha256_hex;
+use crate::tool::{is_wire_safe, wire_base};
 use std::collections::{HashMap, HashSet};
 
 /// The wire names of one registry version. Only unsafe names have an entry.

@@ -9,8 +9,7 @@ use super::assembly::Assembly;
 use super::error::{describe, LlmError};
 use super::turns::{unknown_role, Turns};
 use super::{
-    call_arguments, calls_of, text_of, tool_call, tool_triples, usage, Call, Reply,
-    StreamDecoder,
+    call_arguments, calls_of, text_of, tool_call, tool_triples, usage, Call, Reply, StreamDecoder,
 };
 use serde_json::{json, Map, Value};
 use sse_stream::Sse;
@@ -237,8 +236,8 @@ pub(super) struct Decoder {
 impl StreamDecoder for Decoder {
     fn event(&mut self, event: &Sse, text: &mut Vec<String>) -> Result<(), LlmError> {
         let text_data = event.data.as_deref().unwrap_or_default();
-        let data: Value =
-            serde_json::from_str(text_data).map_err(|_| LlmError::not_json(text_data.as_bytes()))?;
+        let data: Value = serde_json::from_str(text_data)
+            .map_err(|_| LlmError::not_json(text_data.as_bytes()))?;
         let r = &mut self.reply;
         let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
         match data

@@ -14,9 +14,7 @@
 use super::assembly::Assembly;
 use super::error::{describe, LlmError};
 use super::turns::{unknown_role, Turns};
-use super::{
-    call_arguments, calls_of, text_of, tool_triples, usage, Call, Reply, StreamDecoder,
-};
+use super::{call_arguments, calls_of, text_of, tool_triples, usage, Call, Reply, StreamDecoder};
 use serde_json::{json, Map, Value};
 use sse_stream::Sse;
 use std::collections::HashMap;

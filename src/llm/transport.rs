@@ -360,7 +360,9 @@ impl ReplyStream {
     /// whole reply, an event over [`MAX_EVENT`] or bytes the parser refuses as a bad reply.
     fn unreadable(&self, error: sse_stream::Error) -> LlmError {
         let sse_stream::Error::Body(body) = error else {
-            return LlmError::Reply(format!("the stream is not valid server-sent events: {error}"));
+            return LlmError::Reply(format!(
+                "the stream is not valid server-sent events: {error}"
+            ));
         };
         let io = body.downcast_ref::<std::io::Error>();
         let http = io
