@@ -52,10 +52,22 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let mut fields = Fields::default();
-    let lines = bounded(bytes, max).map(move |chunk| chunk.map(|c| fields.keep(&c)));
-    // Ends a last line and a last event left open (two empty lines add no event).
-    let end = futures::stream::iter([Ok(Bytes::from_static(b"\n\n"))]);
-    SseStream::from_bytes_stream(lines.chain(end))
+    let lines = bounded(bytes, max)
+        .map(Some)
+        .chain(futures::stream::iter([None]))
+        .scan(false, move |failed, chunk| {
+            let next = match chunk {
+                Some(chunk) => {
+                    *failed |= chunk.is_err();
+                    Some(chunk.map(|c| fields.keep(&c)))
+                }
+                // A body that ended well: its last line and event are ended (two empty lines
+                // add no event); after an error nothing is.
+                None => (!*failed).then(|| Ok(Bytes::from_static(b"\n\n"))),
+            };
+            std::future::ready(next)
+        });
+    SseStream::from_bytes_stream(lines)
         .filter(|event| std::future::ready(!matches!(event, Ok(Sse { data: None, .. }))))
         .boxed()
 }
@@ -92,7 +104,10 @@ impl Fields {
     /// The kept part of the next chunk of the stream.
     pub fn keep(&mut self, mut chunk: &[u8]) -> Bytes {
         let mut out = Vec::with_capacity(chunk.len() + HEAD);
-        if std::mem::take(&mut self.after_cr) && chunk.first() == Some(&b'\n') {
+        if chunk.is_empty() {
+            return Bytes::new();
+        }
+        if std::mem::take(&mut self.after_cr) && chunk[0] == b'\n' {
             chunk = &chunk[1..];
         }
         while !chunk.is_empty() {
@@ -289,6 +304,27 @@ mod tests {
                 "pieces of {piece}"
             );
         }
+    }
+
+    /// After an error of the body, the event it cut is not delivered; an empty chunk between
+    /// the `\r` and `\n` of one line end does not split it.
+    #[test]
+    fn an_event_cut_by_an_error_is_dropped_and_empty_chunks_change_nothing() {
+        let chunks = [
+            Ok(Bytes::from_static(b"data: a\r")),
+            Ok(Bytes::new()),
+            Ok(Bytes::from_static(b"\ndata: b\n\ndata: cut")),
+            Err(std::io::Error::other("connection reset")),
+        ];
+        let events = model_events(futures::stream::iter(chunks), 1 << 20);
+        let out = events.collect::<Vec<_>>().now_or_never().unwrap();
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert_eq!(out[0].as_ref().unwrap().data.as_deref(), Some("a\nb"));
+        assert!(out[1]
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .contains("connection reset"));
     }
 
     #[test]
