@@ -29,14 +29,15 @@ test-py: ## Run the Python tests against the current build
 	$(PY) -m pytest
 
 .PHONY: test-rust
-test-rust: ## Run the Rust core tests (no Python)
-	cargo test --no-default-features
+test-rust: ## Run the Rust tests: the core and every part but the binding (no Python)
+	cargo test --no-default-features --features mcp-client,mcp-server,llm,search
 
 .PHONY: lint
 lint: ## cargo fmt --check, clippy, ruff (check and format), the stub check and mypy --strict
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --no-default-features --all-targets -- -D warnings
+	cargo clippy --no-default-features --features mcp-client,mcp-server,llm,search --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests benches examples
 	$(VENV)/bin/ruff format --check python tests benches examples
 	$(PY) -m mypy.stubtest agentmaker._native --allowlist .stubtest-allowlist

@@ -4,4 +4,5 @@
 pub mod calculator;
 pub mod cli;
 pub mod notes;
+#[cfg(feature = "search")]
 pub mod search;

@@ -15,7 +15,6 @@ mod openai;
 mod parts;
 mod reasoning;
 pub mod retry;
-pub mod sse;
 mod transport;
 mod turns;
 
@@ -23,6 +22,7 @@ pub use error::{LlmError, Phase};
 pub use transport::{Endpoint, EndpointOptions, ReplyStream};
 
 use serde_json::{Map, Value};
+use sse_stream::Sse;
 
 /// Which wire format an endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,10 +204,11 @@ pub fn parse_reply(provider: Provider, body: &[u8]) -> Result<Reply, LlmError> {
     }
 }
 
-/// What turns a provider's server-sent events into text deltas and, at the end, a [`Reply`].
+/// What turns a provider's server-sent events (as [`crate::sse::model_events`] reads them: each
+/// has data) into text deltas and, at the end, a [`Reply`].
 pub trait StreamDecoder: Send {
     /// Handles one event; text deltas go to `text`.
-    fn event(&mut self, event: &sse::Event, text: &mut Vec<String>) -> Result<(), LlmError>;
+    fn event(&mut self, event: &Sse, text: &mut Vec<String>) -> Result<(), LlmError>;
     /// Whether the provider said the stream is over (a later end of the body is expected).
     fn finished(&self) -> bool;
     /// The reply assembled from every event.

@@ -69,5 +69,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<llm::PyLlmEndpoint>()?;
     m.add_class::<llm::PyLlmStream>()?;
     m.add_function(wrap_pyfunction!(llm::_parse_llm_reply, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::_time_conversion, m)?)?;
     Ok(())
 }

@@ -8,8 +8,8 @@
 //! taken), so the result does not depend on registration order. The map is computed once per
 //! registry version.
 
+use crate::sha256::sha256_hex;
 use crate::tool::{is_wire_safe, wire_base};
-use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 
 /// The wire names of one registry version. Only unsafe names have an entry.
@@ -45,7 +45,7 @@ impl WireNames {
             }
         }
         for (name, base) in suffixed {
-            let digest = hex(&Sha256::digest(name.as_bytes()));
+            let digest = sha256_hex(&[name.as_bytes()]);
             let wire = (4..=digest.len())
                 .step_by(4)
                 .map(|n| with_suffix(base, &digest[..n]))
@@ -77,10 +77,6 @@ impl WireNames {
 fn with_suffix(base: &str, suffix: &str) -> String {
     let keep = base.len().min(64 - 1 - suffix.len());
     format!("{}_{suffix}", &base[..keep])
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

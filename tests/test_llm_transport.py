@@ -4,6 +4,7 @@ connections, cancellation, and the key kept out of every message."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -100,6 +101,43 @@ def test_a_malformed_stream_event_is_reported():
     with (
         WireServer([sse_reply(["{not json"])]) as server,
         pytest.raises(LLMResponseError, match="did not return JSON"),
+    ):
+        list(client(server).stream(USER))
+
+
+def event_stream(body: bytes, piece: int) -> Scripted:
+    """``body`` as an event stream sent in pieces of ``piece`` bytes."""
+    chunks = [body[i : i + piece] for i in range(0, len(body), piece)]
+    return Scripted(200, {"Content-Type": "text/event-stream"}, chunks=chunks)
+
+
+def test_a_stream_reads_past_lines_the_standard_ignores_and_ends_an_open_last_event():
+    def delta(**fields: object) -> bytes:
+        return json.dumps({"model": "m", "choices": [{"delta": fields}]}).encode()
+
+    stop = json.dumps({"choices": [{"delta": {}, "finish_reason": "stop"}]}).encode()
+    body = b"".join(
+        [
+            b": keep-alive\r\nid: 1\r\nretry: 3000\r\nvendor-field: x\r\n",
+            b"data: " + delta(content="Hel") + b"\r\n\r\n",
+            b"id: 2\nid: 3\nretry: soon\nno colon\n",
+            b"data: " + delta(content="lo") + b"\n\n",
+            b"data: " + stop + b"\n\n",
+            b"data: [DONE]",  # the body ends without the event's empty line
+        ]
+    )
+    with WireServer([event_stream(body, 7)]) as server:
+        stream = client(server).stream(USER)
+        assert list(stream) == ["Hel", "lo"]
+    assert stream.response.content == "Hello"
+    assert stream.response.finish_reason == "stop"
+
+
+def test_a_stream_that_is_not_utf8_is_reported():
+    body = b'data: {"choices": [{"delta": {"content": "\xff"}}]}\n\n'
+    with (
+        WireServer([event_stream(body, 1024)]) as server,
+        pytest.raises(LLMResponseError, match="not valid server-sent events: utf8"),
     ):
         list(client(server).stream(USER))
 

@@ -10,19 +10,11 @@
 
 use crate::render::pyjson::canonical;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 /// The digest of a call to `name` with `arguments`.
 pub fn call_digest(name: &str, arguments: &Value) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(name.as_bytes());
-    hasher.update([0u8]);
-    hasher.update(canonical(arguments).as_bytes());
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    let arguments = canonical(arguments);
+    crate::sha256::sha256_hex(&[name.as_bytes(), b"\0", arguments.as_bytes()])
 }
 
 #[cfg(test)]
@@ -60,15 +52,8 @@ mod tests {
 
     #[test]
     fn the_digest_is_sha256_of_name_nul_and_canonical_json() {
-        // sha256(b'delete\x00{"a":1,"b":"x"}')
-        let expected = {
-            let mut h = Sha256::new();
-            h.update(b"delete\0{\"a\":1,\"b\":\"x\"}");
-            h.finalize()
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        };
+        // sha256(b'delete\x00{"a":1,"b":"x"}'), by Python's hashlib
+        let expected = "a8343199481df5cea1d821d54be301a0245213a348509eb8e52516782ef6387d";
         assert_eq!(call_digest("delete", &json!({"b": "x", "a": 1})), expected);
     }
 }

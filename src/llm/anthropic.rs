@@ -13,9 +13,10 @@ use super::parts::{image_type, parts, refused, texts, Image, Part, Text};
 use super::reasoning;
 use super::turns::{unknown_role, Turns};
 use super::{
-    call_arguments, calls_of, sse, tool_call, tool_triples, usage, Call, Reply, StreamDecoder,
+    call_arguments, calls_of, tool_call, tool_triples, usage, Call, Reply, StreamDecoder,
 };
 use serde_json::{json, Map, Value};
+use sse_stream::Sse;
 
 /// The `anthropic-version` header sent with every request unless the client's own `headers`
 /// give another.
@@ -333,15 +334,16 @@ pub(super) struct Decoder {
 }
 
 impl StreamDecoder for Decoder {
-    fn event(&mut self, event: &sse::Event, text: &mut Vec<String>) -> Result<(), LlmError> {
-        let data: Value = serde_json::from_str(&event.data)
-            .map_err(|_| LlmError::not_json(event.data.as_bytes()))?;
+    fn event(&mut self, event: &Sse, text: &mut Vec<String>) -> Result<(), LlmError> {
+        let text_data = event.data.as_deref().unwrap_or_default();
+        let data: Value = serde_json::from_str(text_data)
+            .map_err(|_| LlmError::not_json(text_data.as_bytes()))?;
         let r = &mut self.reply;
         let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
         match data
             .get("type")
             .and_then(Value::as_str)
-            .unwrap_or(&event.event)
+            .unwrap_or(event.event.as_deref().unwrap_or_default())
         {
             "message_start" => {
                 let message = &data["message"];

@@ -17,8 +17,9 @@ use super::assembly::Assembly;
 use super::error::{describe, LlmError};
 use super::parts::{image_type, parts, refused, texts, Image, Part};
 use super::turns::{unknown_role, Turns};
-use super::{call_arguments, calls_of, sse, tool_triples, usage, Call, Reply, StreamDecoder};
+use super::{call_arguments, calls_of, tool_triples, usage, Call, Reply, StreamDecoder};
 use serde_json::{json, Map, Value};
+use sse_stream::Sse;
 use std::collections::HashMap;
 
 pub(super) fn request(
@@ -322,9 +323,10 @@ pub(super) struct Decoder {
 }
 
 impl StreamDecoder for Decoder {
-    fn event(&mut self, event: &sse::Event, text: &mut Vec<String>) -> Result<(), LlmError> {
-        let chunk: Value = serde_json::from_str(&event.data)
-            .map_err(|_| LlmError::not_json(event.data.as_bytes()))?;
+    fn event(&mut self, event: &Sse, text: &mut Vec<String>) -> Result<(), LlmError> {
+        let data = event.data.as_deref().unwrap_or_default();
+        let chunk: Value =
+            serde_json::from_str(data).map_err(|_| LlmError::not_json(data.as_bytes()))?;
         read_chunk(&chunk, &mut self.reply, text)
     }
 
@@ -446,15 +448,8 @@ mod tests {
         let mut text = Vec::new();
         for c in &chunks {
             assert!(!decoder.finished());
-            decoder
-                .event(
-                    &sse::Event {
-                        event: String::new(),
-                        data: c.to_string(),
-                    },
-                    &mut text,
-                )
-                .unwrap();
+            let event = Sse::default().data(c.to_string());
+            decoder.event(&event, &mut text).unwrap();
         }
         assert!(decoder.finished());
         let reply = decoder.finish();

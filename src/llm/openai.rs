@@ -5,8 +5,9 @@
 
 use super::assembly::Assembly;
 use super::error::LlmError;
-use super::{reasoning, sse, text_of, usage, Call, Reply, StreamDecoder};
+use super::{reasoning, text_of, usage, Call, Reply, StreamDecoder};
 use serde_json::{Map, Value};
+use sse_stream::Sse;
 
 pub(super) fn request(
     base_url: &str,
@@ -83,8 +84,8 @@ pub(super) struct Decoder {
 }
 
 impl StreamDecoder for Decoder {
-    fn event(&mut self, event: &sse::Event, text: &mut Vec<String>) -> Result<(), LlmError> {
-        let data = event.data.trim();
+    fn event(&mut self, event: &Sse, text: &mut Vec<String>) -> Result<(), LlmError> {
+        let data = event.data.as_deref().unwrap_or_default().trim();
         if data == "[DONE]" {
             self.done = true;
             return Ok(());
@@ -223,16 +224,10 @@ mod tests {
         let mut decoder = stream_decoder(Provider::OpenAi);
         let mut text = Vec::new();
         for c in &chunks {
-            let ev = sse::Event {
-                event: String::new(),
-                data: c.to_string(),
-            };
+            let ev = Sse::default().data(c.to_string());
             decoder.event(&ev, &mut text).unwrap();
         }
-        let done = sse::Event {
-            event: String::new(),
-            data: "[DONE]".into(),
-        };
+        let done = Sse::default().data("[DONE]");
         decoder.event(&done, &mut text).unwrap();
         assert!(decoder.finished());
         let reply = decoder.finish();

@@ -10,16 +10,22 @@
 use super::error::{LlmError, Phase};
 use super::retry;
 use super::{
-    build_request, parse_reply, sse, stream_decoder, Call, HttpRequest, Provider, Reply,
-    StreamDecoder,
+    build_request, parse_reply, stream_decoder, Call, HttpRequest, Provider, Reply, StreamDecoder,
 };
+use futures::stream::BoxStream;
+use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use sse_stream::Sse;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 /// The most of a whole (not streamed) reply that is read.
 const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// The most one event of a streamed reply may hold before the stream is refused (a server
+/// that never ends an event must not fill the memory).
+pub const MAX_EVENT: usize = 16 * 1024 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct EndpointOptions {
@@ -203,15 +209,14 @@ impl Endpoint {
         let mut stream = ReplyStream {
             decoder: Some(stream_decoder(self.opts.provider)),
             endpoint: self.clone(),
-            resp: None,
-            parser: sse::Parser::default(),
+            events: None,
             pending: VecDeque::new(),
             reply: None,
             attempts,
-            events: 0,
+            seen: 0,
         };
         if is_sse {
-            stream.resp = Some(resp);
+            stream.events = Some(crate::sse::model_events(resp.bytes_stream(), MAX_EVENT));
         } else {
             // A server that ignored `stream` answered with a whole reply: one delta.
             let body = read_body(resp)
@@ -289,13 +294,14 @@ async fn read_body(mut resp: reqwest::Response) -> Result<Vec<u8>, reqwest::Erro
 /// A streamed reply being read.
 pub struct ReplyStream {
     endpoint: Arc<Endpoint>,
-    resp: Option<reqwest::Response>,
-    parser: sse::Parser,
+    /// The reply's events (see [`crate::sse::model_events`]); none once over.
+    events: Option<BoxStream<'static, Result<Sse, sse_stream::Error>>>,
     decoder: Option<Box<dyn StreamDecoder>>,
     pending: VecDeque<String>,
     reply: Option<Reply>,
     attempts: u32,
-    events: usize,
+    /// The events decoded so far.
+    seen: usize,
 }
 
 impl ReplyStream {
@@ -306,54 +312,67 @@ impl ReplyStream {
             if let Some(delta) = self.pending.pop_front() {
                 return Ok(Some(delta));
             }
-            let Some(resp) = self.resp.as_mut() else {
+            let Some(events) = self.events.as_mut() else {
                 return Ok(None);
             };
-            let read = resp.chunk().await;
-            let result = match read {
-                Ok(Some(bytes)) => self.feed(&bytes, false),
-                Ok(None) => self.feed(&[], true),
-                Err(e) => Err(self.endpoint.classify(&e, self.attempts)),
+            let result = match events.next().await {
+                Some(Ok(event)) => self.decode(&event),
+                Some(Err(e)) => Err(self.unreadable(e)),
+                None => self.end(),
             };
             if let Err(e) = result {
-                self.resp = None;
+                self.events = None;
                 self.decoder = None;
                 return Err(e);
             }
         }
     }
 
-    fn feed(&mut self, bytes: &[u8], end: bool) -> Result<(), LlmError> {
-        let mut events = Vec::new();
-        if end {
-            self.parser.finish(&mut events);
-        } else {
-            self.parser
-                .feed(bytes, &mut events)
-                .map_err(LlmError::Reply)?;
-        }
+    fn decode(&mut self, event: &Sse) -> Result<(), LlmError> {
         let Some(decoder) = self.decoder.as_mut() else {
             return Ok(());
         };
+        self.seen += 1;
         let mut text = Vec::new();
-        for event in &events {
-            self.events += 1;
-            decoder
-                .event(event, &mut text)
-                .map_err(|e| e.redacted(self.endpoint.opts.api_key.as_deref()))?;
-        }
+        decoder
+            .event(event, &mut text)
+            .map_err(|e| e.redacted(self.endpoint.opts.api_key.as_deref()))?;
         self.pending.extend(text);
-        if end {
-            self.resp = None;
-            let decoder = self.decoder.take().expect("checked above");
-            if self.events == 0 {
-                return Err(LlmError::Reply(
-                    "the stream ended without a single event".into(),
-                ));
-            }
-            self.reply = Some(decoder.finish());
-        }
         Ok(())
+    }
+
+    /// The body ended.
+    fn end(&mut self) -> Result<(), LlmError> {
+        self.events = None;
+        let Some(decoder) = self.decoder.take() else {
+            return Ok(());
+        };
+        if self.seen == 0 {
+            return Err(LlmError::Reply(
+                "the stream ended without a single event".into(),
+            ));
+        }
+        self.reply = Some(decoder.finish());
+        Ok(())
+    }
+
+    /// The stream's error in this crate's terms: a broken connection or a timeout as for a
+    /// whole reply, an event over [`MAX_EVENT`] or bytes the parser refuses as a bad reply.
+    fn unreadable(&self, error: sse_stream::Error) -> LlmError {
+        let sse_stream::Error::Body(body) = error else {
+            return LlmError::Reply(format!(
+                "the stream is not valid server-sent events: {error}"
+            ));
+        };
+        let io = body.downcast_ref::<std::io::Error>();
+        let http = io
+            .and_then(|io| io.get_ref())
+            .and_then(|inner| inner.downcast_ref::<reqwest::Error>());
+        match (http, io) {
+            (Some(http), _) => self.endpoint.classify(http, self.attempts),
+            (None, Some(io)) => LlmError::Reply(io.to_string()),
+            (None, None) => LlmError::Reply(body.to_string()),
+        }
     }
 
     /// The whole reply, once [`ReplyStream::next`] returned None.

@@ -9,7 +9,6 @@ use super::sanitize::sanitize_marked;
 use super::schema::{prepare_input_schema, SchemaError};
 use crate::tool::sanitize_tool_name;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashSet};
 
 /// Remote names longer than this (in bytes) are refused; the protocol suggests 128 characters.
@@ -173,8 +172,8 @@ fn unique_name(namespace: &str, remote: &str, taken: &mut HashSet<String>) -> St
     if taken.insert(base.clone()) {
         return base;
     }
-    let digest = Sha256::digest(remote.as_bytes());
-    let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    let digest = crate::sha256::sha256_hex(&[remote.as_bytes()]);
+    let hash = &digest[..8];
     let mut suffix = format!("_{hash}");
     for n in 2.. {
         let stem: String = base.chars().take(NAME_LIMIT - suffix.len()).collect();

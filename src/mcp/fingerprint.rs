@@ -25,12 +25,10 @@
 //! hashes the 43 bytes `["t","d",{"properties":{},"type":"object"}]`.
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 /// SHA-256 of the canonical JSON text described in the module doc, as 64 lowercase hex digits.
 pub fn fingerprint(name: &str, description: Option<&str>, input_schema: Option<&Value>) -> String {
-    let digest = Sha256::digest(canonical_text(name, description, input_schema));
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::sha256::sha256_hex(&[&canonical_text(name, description, input_schema)])
 }
 
 /// The canonical text: serde_json's compact writing (its string escaping and number formatting
@@ -82,10 +80,8 @@ mod tests {
         let text = canonical("t", Some("d"), Some(&schema));
         assert_eq!(text, r#"["t","d",{"properties":{},"type":"object"}]"#);
         assert_eq!(text.len(), 43);
-        let expected: String = Sha256::digest(text.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        // sha256 of those 43 bytes, by Python's hashlib
+        let expected = "22bf9f36e4d29fe98565dc0ad0f4edb2209a218eace46a4bee227a925d2f4042";
         assert_eq!(fingerprint("t", Some("d"), Some(&schema)), expected);
     }
 

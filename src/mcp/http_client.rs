@@ -33,7 +33,7 @@
 //!   shape) failing the request it names at once, as over stdio ([`super::http_events`]):
 //!   rmcp skipped the event, and the call waited while the server held the stream open
 //!   (`test_an_http_event_answering_a_call_that_cannot_be_read_fails_it_at_once`).
-//! - An event over the size limit (measured by [`super::http_events`]: rmcp's limiter is
+//! - An event over the size limit (measured by [`crate::sse::bounded`]: rmcp's limiter is
 //!   private) fails the request its stream answers saying so, also on a stream rmcp resumed
 //!   with `GET` ([`ResumedStreams`]): rmcp read it as a closed connection
 //!   (`test_an_http_event_too_large_to_read_fails_its_call_saying_so`,

@@ -12,66 +12,10 @@ use rmcp::model::RequestId;
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 
 /// The response's event stream, ended with an error at an event of more than `max` bytes
-/// (rmcp's limiter is private; the error says what its says).
+/// (rmcp's limiter is private; [`crate::sse::bounded`]'s error says what its says).
 pub(super) fn bounded_sse(response: reqwest::Response, max: usize) -> BoxedSseResponse {
-    let mut size = EventSize::default();
-    let bytes = response.bytes_stream().scan(false, move |ended, chunk| {
-        let chunk = chunk.map_err(std::io::Error::other).and_then(|chunk| {
-            let too_large = || format!("SSE event exceeded the maximum size of {max} bytes");
-            match size.observe(&chunk, max) {
-                true => Ok(chunk),
-                false => Err(std::io::Error::other(too_large())),
-            }
-        });
-        // After an error nothing more is read.
-        let stop = std::mem::replace(ended, chunk.is_err());
-        std::future::ready((!stop).then_some(chunk))
-    });
-    sse_stream::SseStream::from_bytes_stream(bytes).boxed()
-}
-
-/// The size of the event being received: the bytes of its lines so far (line ends, `\n`, `\r`
-/// or `\r\n`, not counted); an empty line ends it. A comment line (starting with `:`) counts
-/// while it arrives (the parser holds it) and is taken off once ended, as in rmcp's limiter.
-#[derive(Default)]
-struct EventSize {
-    event: usize,
-    line: usize,
-    comment: bool,
-    after_cr: bool,
-}
-
-impl EventSize {
-    /// Takes the next chunk of the stream; false once an event is over `max` bytes.
-    fn observe(&mut self, mut chunk: &[u8], max: usize) -> bool {
-        while let Some(&first) = chunk.first() {
-            let at = memchr::memchr2(b'\n', b'\r', chunk).unwrap_or(chunk.len());
-            if at > 0 {
-                if self.line == 0 {
-                    self.comment = first == b':';
-                }
-                (self.line, self.event, self.after_cr) = (self.line + at, self.event + at, false);
-                if self.event > max {
-                    return false;
-                }
-            }
-            let Some(&end) = chunk.get(at) else {
-                break;
-            };
-            // A line ended, unless this is the `\n` of a `\r\n`.
-            if !(end == b'\n' && std::mem::take(&mut self.after_cr)) {
-                if self.comment {
-                    self.event -= self.line;
-                }
-                if self.line == 0 {
-                    self.event = 0;
-                }
-                (self.line, self.comment, self.after_cr) = (0, false, end == b'\r');
-            }
-            chunk = &chunk[at + 1..];
-        }
-        true
-    }
+    sse_stream::SseStream::from_bytes_stream(crate::sse::bounded(response.bytes_stream(), max))
+        .boxed()
 }
 
 /// The server's event stream bounded as the module documentation says; `awaited` is our
@@ -168,45 +112,6 @@ fn too_large_answer(id: &str, error: &sse_stream::Error) -> Option<sse_stream::S
 mod tests {
     use super::*;
     use crate::mcp::bounded::UNREAD_KEY;
-
-    #[test]
-    fn an_event_is_measured_up_to_its_empty_line_whatever_the_line_ends() {
-        for end in ["\n", "\r", "\r\n"] {
-            let mut size = EventSize::default();
-            let event = format!("data: 12345{end}data: 678{end}{end}");
-            assert!(size.observe(event.as_bytes(), 20), "{end:?}");
-            assert_eq!(size.event, 0, "{end:?}: the empty line ends the event");
-            assert!(!size.observe(b"data: 123456789012345", 20), "{end:?}");
-        }
-        // Split anywhere, even between the \r and \n of one line end.
-        let mut size = EventSize::default();
-        for piece in ["data: 1234", "5\r", "\ndata", ": 678\r", "\n", "\r", "\n"] {
-            assert!(size.observe(piece.as_bytes(), 20));
-        }
-        assert_eq!((size.event, size.line), (0, 0));
-        assert!(size.observe(b"data: 12345678901234", 20));
-        assert!(!size.observe(b"5", 20));
-        // Comment lines (keep-alives) are not part of any event once they end, however many;
-        // one still arriving counts, since the parser holds it.
-        let mut size = EventSize::default();
-        let comments = format!(
-            ":{}\n:{}\r\ndata: 1234567890\n",
-            "p".repeat(15),
-            "q".repeat(15)
-        );
-        assert!(size.observe(comments.as_bytes(), 20));
-        assert!(size.observe(b":", 20) && size.observe(b"xx\n", 20));
-        assert_eq!(size.event, 16);
-        let mut size = EventSize::default();
-        assert!(size.observe(b":0123456789", 20));
-        assert!(
-            !size.observe(b"0123456789", 20),
-            "a comment line of 21 bytes still arriving"
-        );
-        // A line starting with ':' later in a line is no comment.
-        let mut size = EventSize::default();
-        assert!(!size.observe(b"data: 12345678901234:5678", 20));
-    }
 
     /// An event over rmcp's size limit fails the request its stream answers, saying so; on a
     /// stream answering nothing (the GET stream) and for other errors, the error stays.

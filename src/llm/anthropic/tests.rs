@@ -126,10 +126,9 @@ fn decode(events: &[Value]) -> (Reply, Vec<String>) {
     let mut decoder = stream_decoder(Provider::Anthropic);
     let mut text = Vec::new();
     for e in events {
-        let ev = sse::Event {
-            event: e["type"].as_str().unwrap().into(),
-            data: e.to_string(),
-        };
+        let ev = Sse::default()
+            .event(e["type"].as_str().unwrap())
+            .data(e.to_string());
         decoder.event(&ev, &mut text).unwrap();
     }
     assert!(decoder.finished());
@@ -164,12 +163,10 @@ fn a_stream_joins_partial_json_per_block() {
         (Some(9), Some(20))
     );
     let mut decoder = stream_decoder(Provider::Anthropic);
-    let err = sse::Event {
-        event: "error".into(),
-        data:
-            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
-                .to_string(),
-    };
+    let err = Sse::default().event("error").data(
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+            .to_string(),
+    );
     let e = decoder.event(&err, &mut text).unwrap_err();
     assert!(
         e.to_string().contains("overloaded_error: Overloaded"),
