@@ -9,6 +9,7 @@ mod docstring;
 mod errors;
 mod executor;
 mod guard;
+mod hooks;
 mod isolation;
 mod llm;
 mod mcp;
@@ -44,6 +45,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<mcp::PyMcpTool>()?;
     m.add_class::<mcp_server::PyMcpServer>()?;
     bridge::register_exit_hook(m)?;
+    m.add_function(wrap_pyfunction!(hooks::_install_hooks, m)?)?;
     m.add_class::<calculator::PyCalculatorTool>()?;
     m.add_class::<search::PySearchTool>()?;
     m.add_class::<cli::PyCliTool>()?;

@@ -4,6 +4,7 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 :class:`ToolRegistry`, and let an :class:`Agent` call them.
 """
 
+import agentmaker._hooks  # noqa: F401 - hands the Rust core its hooks, once
 from agentmaker._callable import FunctionTool, ToolFlags, tool
 from agentmaker._messages import ContentPart, Message, RunInput, messages_from_json, messages_to_json
 from agentmaker._native import (

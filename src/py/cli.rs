@@ -34,20 +34,17 @@ pub struct PyCliTool {
     arg_policy: Option<Py<PyAny>>,
 }
 
-fn positive(py: Python<'_>, name: &str, value: i64) -> PyResult<usize> {
+fn positive(name: &str, value: i64) -> PyResult<usize> {
     usize::try_from(value)
         .ok()
         .filter(|v| *v > 0)
         .ok_or_else(|| {
-            errors::tool_config_error(
-                py,
-                format!("{name} must be a positive integer, got {value}"),
+            errors::tool_config(format!("{name} must be a positive integer, got {value}"),
             )
         })
 }
 
 fn string_dict(
-    py: Python<'_>,
     what: &str,
     obj: &Bound<'_, PyAny>,
 ) -> PyResult<Vec<(String, String)>> {
@@ -59,9 +56,7 @@ fn string_dict(
         match (k.extract::<String>(), v.extract::<String>()) {
             (Ok(k), Ok(v)) => out.push((k, v)),
             _ => {
-                return Err(errors::tool_config_error(
-                    py,
-                    format!("{what} must map str to str, got {}", k.repr()?),
+                return Err(errors::tool_config(format!("{what} must map str to str, got {}", k.repr()?),
                 ))
             }
         }
@@ -132,8 +127,8 @@ impl PyCliTool {
         arg_policy: Option<Py<PyAny>>,
         prompts: Option<HashMap<String, String>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let max_output_chars = positive(py, "max_output_chars", max_output_chars)?;
-        let env = env.map(|e| string_dict(py, "env", e)).transpose()?;
+        let max_output_chars = positive("max_output_chars", max_output_chars)?;
+        let env = env.map(|e| string_dict("env", e)).transpose()?;
         if let Some(p) = &arg_policy {
             if !p.bind(py).is_callable() {
                 return Err(PyTypeError::new_err(
@@ -150,7 +145,7 @@ impl PyCliTool {
             prompts,
         };
         let allowed = allowed_commands.unwrap_or_default();
-        let core = Arc::new(CliTool::new(&allowed, opts).map_err(|e| errors::config(py, e))?);
+        let core = Arc::new(CliTool::new(&allowed, opts)?);
         let base = PyTool::native(core.clone());
         Ok(PyClassInitializer::from(base).add_subclass(PyCliTool { core, arg_policy }))
     }

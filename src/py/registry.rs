@@ -13,7 +13,7 @@ mod outcome;
 mod render;
 
 use crate::py::convert::{py_to_value, value_to_py};
-use crate::py::errors::{registration, tool_registration_error};
+use crate::py::errors::definition;
 use crate::py::mcp::PyMcpTool;
 use crate::py::response::PyToolResponse;
 use crate::py::tool::call_native;
@@ -221,7 +221,7 @@ impl PyToolRegistry {
         let entry = prepare(tool)?;
         // A replaced tool is released after the lock is.
         let result = self.write(py).register(entry, overwrite);
-        result.map(drop).map_err(|e| registration(py, e))
+        Ok(result.map(drop)?)
     }
 
     /// Register several tools at once; returns the names registered. ``on_conflict`` is
@@ -234,15 +234,12 @@ impl PyToolRegistry {
         tools: &Bound<'_, PyAny>,
         on_conflict: &str,
     ) -> PyResult<Vec<String>> {
-        let mode: ConflictMode = on_conflict.parse().map_err(|e| registration(py, e))?;
+        let mode: ConflictMode = on_conflict.parse()?;
         let iter = tools.try_iter().map_err(|_| {
-            tool_registration_error(
-                py,
-                format!(
-                    "register_all() expects an iterable of tools, got {}",
-                    type_name(tools)
-                ),
-            )
+            definition(format!(
+                "register_all() expects an iterable of tools, got {}",
+                type_name(tools)
+            ))
         })?;
         let mut entries = Vec::new();
         for tool in iter {
@@ -251,7 +248,7 @@ impl PyToolRegistry {
         let replaced = self.replaced(py, entries.iter().map(|e| e.name().to_string()));
         let result = self.write(py).register_all(entries, mode);
         drop(replaced);
-        result.map_err(|e| registration(py, e))
+        Ok(result?)
     }
 
     /// Remove a tool by name and return it. Raises KeyError if it is not registered.

@@ -349,8 +349,9 @@ impl PyTool {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = cls.py();
-        py.import("agentmaker._callable")?
-            .getattr("from_callable")?
+        crate::py::hooks::hooks(py)?
+            .from_callable
+            .bind(py)
             .call((func,), kwargs)
     }
 
@@ -366,7 +367,6 @@ impl PyTool {
 
 /// Raised by `register` for anything that is not a Tool instance.
 pub fn not_a_tool(obj: &Bound<'_, PyAny>) -> PyErr {
-    let py = obj.py();
     let ty = obj
         .get_type()
         .qualname()
@@ -377,8 +377,6 @@ pub fn not_a_tool(obj: &Bound<'_, PyAny>) -> PyErr {
     } else {
         ""
     };
-    crate::py::errors::tool_registration_error(
-        py,
-        format!("expected a Tool (a Tool subclass instance, an @tool function or a built-in), got {ty}{hint}"),
+    crate::py::errors::definition(format!("expected a Tool (a Tool subclass instance, an @tool function or a built-in), got {ty}{hint}"),
     )
 }

@@ -157,10 +157,10 @@ pub fn flow_outcome(py: Python<'_>, err: PyErr) -> PyResult<Outcome> {
             .and_then(|m| m.str().map(|s| s.to_string()))
             .unwrap_or_default()
     };
-    if exc.is_instance(crate::py::errors::stop_class(py)?.bind(py))? {
+    if exc.is_instance(crate::py::errors::stop_class(py)?.as_any())? {
         return Ok(Outcome::Stop(message()));
     }
-    if exc.is_instance(crate::py::errors::retry_class(py)?.bind(py))? {
+    if exc.is_instance(crate::py::errors::retry_class(py)?.as_any())? {
         return Ok(Outcome::Retry(message()));
     }
     Err(err)

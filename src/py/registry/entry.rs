@@ -2,7 +2,7 @@
 
 use super::render::Forms;
 use crate::py::convert::py_to_value;
-use crate::py::errors::{registration, tool_registration_error};
+use crate::py::errors::definition;
 use crate::py::tool::{base_methods, not_a_tool, overrides, PyTool};
 use crate::registry::{Entry, Registry};
 use crate::tool::{NativeTool, ToolSpec};
@@ -126,9 +126,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
             .unwrap_or_default()
     };
     if name.is_empty() {
-        return Err(tool_registration_error(
-            py,
-            format!("tool of class {} has no name: call super().__init__(name, description) in its __init__", cls()),
+        return Err(definition(format!("tool of class {} has no name: call super().__init__(name, description) in its __init__", cls()),
         ));
     }
     if let Some(origin) = forged {
@@ -139,9 +137,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
                 Err(_) => shown_obj.repr().map(|r| r.to_string()).unwrap_or_default(),
             },
         };
-        return Err(tool_registration_error(
-            py,
-            format!("tool '{name}' (class {}) overrides origin with {shown:?}; origin is stamped by the framework ({origin:?}) and cannot be set by a tool", cls()),
+        return Err(definition(format!("tool '{name}' (class {}) overrides origin with {shown:?}; origin is stamped by the framework ({origin:?}) and cannot be set by a tool", cls()),
         ));
     }
     let mut spec = ToolSpec::new(name.clone(), description, Vec::new());
@@ -157,7 +153,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
         let nspec = native.spec();
         spec.parameters = nspec.parameters.clone();
         spec.input_schema = nspec.input_schema.clone();
-        return build_entry(py, spec, obj, Runner::Native(native));
+        return build_entry(spec, obj, Runner::Native(native));
     }
 
     let schema = if overrides(obj, intern!(py, "get_input_schema"), base_input_schema(py)?)? {
@@ -169,27 +165,21 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
         let params = obj.call_method0(intern!(py, "get_parameters"))?;
         spec.parameters.reserve_exact(params.len().unwrap_or(0));
         let iter = params.try_iter().map_err(|_| {
-            tool_registration_error(
-                py,
-                format!("get_parameters() of tool '{name}' must return a list of ToolParameter"),
+            definition(format!("get_parameters() of tool '{name}' must return a list of ToolParameter"),
             )
         })?;
         for item in iter {
             let item = item?;
             let Ok(param) = item.cast::<crate::py::parameter::PyToolParameter>() else {
                 let ty = item.get_type().qualname()?.to_string();
-                return Err(tool_registration_error(
-                    py,
-                    format!("get_parameters() of tool '{name}' returned a {ty}; every item must be a ToolParameter"),
+                return Err(definition(format!("get_parameters() of tool '{name}' returned a {ty}; every item must be a ToolParameter"),
                 ));
             };
             spec.parameters.push(param.borrow().to_core(py, &name)?);
         }
     } else {
         let value = py_to_value(&schema).map_err(|e| {
-            tool_registration_error(
-                py,
-                format!(
+            definition(format!(
                     "get_input_schema() of tool '{name}' returned something that is not JSON: {}",
                     e.describe()
                 ),
@@ -232,18 +222,15 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
             } else if overrides(obj, intern!(py, "arun"), &methods.1)? {
                 Runner::AsyncOnly
             } else {
-                return Err(tool_registration_error(
-                    py,
-                    format!("tool '{name}' (class {}) implements neither run() nor arun(); override at least one", cls()),
+                return Err(definition(format!("tool '{name}' (class {}) implements neither run() nor arun(); override at least one", cls()),
                 ));
             }
         }
     };
-    build_entry(py, spec, obj, runner)
+    build_entry(spec, obj, runner)
 }
 
 fn build_entry(
-    py: Python<'_>,
     spec: ToolSpec,
     obj: &Bound<'_, PyAny>,
     runner: Runner,
@@ -256,7 +243,7 @@ fn build_entry(
         wire_safe: crate::tool::is_wire_safe(&spec.name),
         isolate,
     };
-    Registry::prepare(spec, payload).map_err(|e| registration(py, e))
+    Ok(Registry::prepare(spec, payload)?)
 }
 
 /// `{"type": "integer"}` or `{"type": ["integer", "null"]}`.

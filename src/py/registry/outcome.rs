@@ -30,7 +30,7 @@ const MAX_EXCEPTION_CHARS: usize = 2000;
 
 pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py<PyToolResponse>> {
     let exc = err.value(py);
-    if exc.is_instance(flow_control_class(py)?.bind(py))?
+    if exc.is_instance(flow_control_class(py)?.as_any())?
         || !exc.is_instance_of::<pyo3::exceptions::PyException>()
         || crate::py::isolation::is_worker_limit(exc)
     {
@@ -112,7 +112,7 @@ pub fn wrap_run_result(
 
 /// Wraps what an `@tool` function returned: str and ToolResponse as they are, None as an
 /// empty success, JSON values as compact JSON text with the value kept in `data`, and anything
-/// else through `agentmaker._results.result_to_response` (dataclasses, pydantic models, Enums
+/// else through the package's `result_to_response` hook (dataclasses, pydantic models, Enums
 /// ... or an error response naming a type that has no JSON form). The one owner of these rules:
 /// Python reaches it through `_tool_result`.
 pub fn wrap_callable_result(
@@ -146,13 +146,8 @@ pub fn wrap_callable_result(
             ),
         );
     }
-    static CONVERT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let convert = CONVERT.get_or_try_init(py, || {
-        py.import("agentmaker._results")?
-            .getattr("result_to_response")
-            .map(Bound::unbind)
-    })?;
-    let converted = convert.bind(py).call1((tool, result))?;
+    let convert = crate::py::hooks::hooks(py)?.result_to_response.bind(py);
+    let converted = convert.call1((tool, result))?;
     wrap_run_result(py, tool, converted)
 }
 
