@@ -14,6 +14,7 @@ mod isolation;
 mod llm;
 mod mcp;
 mod mcp_server;
+mod messages;
 mod names;
 mod net;
 mod notes;
@@ -52,7 +53,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<notes::PyNotesTool>()?;
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<executor::PyCallPipeline>()?;
-    m.add_class::<executor::PyStartedCall>()?;
+    m.add_class::<registry::PyStartedCall>()?;
     m.add_class::<permissions::PyToolPermissions>()?;
     m.add_class::<guard::PyGuard>()?;
     m.add_class::<run_policy::PyRunBudget>()?;
@@ -63,6 +64,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render::render_strict_schema, m)?)?;
     m.add_function(wrap_pyfunction!(render::render_gemini_schema, m)?)?;
     m.add_function(wrap_pyfunction!(registry::_tool_result, m)?)?;
+    m.add_function(wrap_pyfunction!(messages::_async_in_running_loop_text, m)?)?;
+    m.add_function(wrap_pyfunction!(messages::_serve_failed_text, m)?)?;
     m.add_function(wrap_pyfunction!(names::tool_name_problem, m)?)?;
     m.add_function(wrap_pyfunction!(net::_is_loopback_url, m)?)?;
     m.add_function(wrap_pyfunction!(isolation::_enter_worker, m)?)?;

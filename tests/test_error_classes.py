@@ -208,7 +208,11 @@ asyncio.run(main())
 def test_a_client_used_after_a_fork_has_its_class(tmp_path):
     tests = os.path.dirname(os.path.abspath(__file__))
     out = subprocess.run(
-        [sys.executable, "-c", FORKED.format(tests=tests)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", FORKED.format(tests=tests)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.stdout.split() == ["MCPForkedError"], out.stderr
 
@@ -221,18 +225,17 @@ def _client(url: str, **kw) -> LLMClient:
 
 
 def test_model_call_failures_have_their_classes_under_llm_response_error():
-    with WireServer([json_reply({"error": {"message": "bad"}}, 400)]) as server:
-        with pytest.raises(LLMResponseError) as status:
-            _client(server.url(), max_retries=0).chat(USER)
+    refusing = WireServer([json_reply({"error": {"message": "bad"}}, 400)])
+    with refusing as server, pytest.raises(LLMResponseError) as status:
+        _client(server.url(), max_retries=0).chat(USER)
     assert type(status.value) is errors.LLMStatusError and status.value.status == 400
     stalled = Scripted(200, {"Content-Type": "application/json"}, chunks=[b'{"choi'], stall=True)
-    with WireServer([stalled]) as server:
-        with pytest.raises(LLMResponseError) as timeout:
-            _client(server.url(), read_timeout=0.3, max_retries=0).chat(USER)
+    with WireServer([stalled]) as server, pytest.raises(LLMResponseError) as timeout:
+        _client(server.url(), read_timeout=0.3, max_retries=0).chat(USER)
     assert type(timeout.value) is errors.LLMTimeoutError
-    with WireServer([Scripted(200, {"Content-Type": "application/json"}, chunks=[b"not json"])]) as server:
-        with pytest.raises(LLMResponseError) as reply:
-            _client(server.url(), max_retries=0).chat(USER)
+    garbled = WireServer([Scripted(200, {"Content-Type": "application/json"}, chunks=[b"not json"])])
+    with garbled as server, pytest.raises(LLMResponseError) as reply:
+        _client(server.url(), max_retries=0).chat(USER)
     assert type(reply.value) is errors.LLMReplyError
     with WireServer([]) as server:
         closed_port_url = server.url()
@@ -242,9 +245,8 @@ def test_model_call_failures_have_their_classes_under_llm_response_error():
 
 
 def test_a_call_that_cannot_be_sent_is_a_value_error():
-    with WireServer([]) as server:
-        with pytest.raises(ValueError) as request:
-            LLMClient("m", base_url=server.url(), api_key="sk-k\nInjected: yes").chat(USER)
+    with WireServer([]) as server, pytest.raises(ValueError) as request:
+        LLMClient("m", base_url=server.url(), api_key="sk-k\nInjected: yes").chat(USER)
     assert type(request.value) is errors.LLMRequestError and not server.requests
 
 
@@ -302,5 +304,7 @@ def test_a_worker_that_cannot_set_its_limits_raises_an_os_error():
         """
     )
     env = dict(os.environ)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, env=env, timeout=60
+    )
     assert out.stdout.split() == ["WorkerSetupError", "True"], out.stderr

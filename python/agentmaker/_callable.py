@@ -17,7 +17,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypedDict, TypeVar, overload
 
-from agentmaker._native import Tool, ToolParameter, ToolResponse
+from agentmaker._native import Tool, ToolParameter, ToolResponse, _async_in_running_loop_text
 from agentmaker._signature import CallableSpec, _is_async, analyze, is_coroutine_function, to_response
 from agentmaker.errors import ToolRegistrationError
 from agentmaker.isolation import Isolation, check_importable, setting
@@ -268,10 +268,7 @@ class DictFunctionTool(Tool):
         if self._is_async or inspect.isawaitable(result):
             result = CallableSpec._finish_sync(result)
             if result is _loop_running():
-                return ToolResponse.error(
-                    f"Error: tool '{self.name}' is an async function and this thread is already running an "
-                    "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead"
-                )
+                return ToolResponse.error(_async_in_running_loop_text(self.name))
         return to_response(self.name, result)
 
     async def arun(self, parameters: dict[str, Any]) -> ToolResponse:

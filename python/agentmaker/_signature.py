@@ -22,7 +22,7 @@ from typing import Any, NamedTuple, TypeGuard
 from agentmaker import _schema_infer as _si
 from agentmaker._docstring import doc_parts
 from agentmaker._docstring_check import check_documented
-from agentmaker._native import ToolResponse, _tool_name_problem, _tool_result
+from agentmaker._native import ToolResponse, _async_in_running_loop_text, _tool_name_problem, _tool_result
 from agentmaker._run_context import RunContext
 from agentmaker._schema_objects import json_default
 from agentmaker.errors import ToolRegistrationError
@@ -169,10 +169,7 @@ class CallableSpec:
         if self.is_async or inspect.isawaitable(result):
             result = self._finish_sync(result)
             if result is _LOOP_RUNNING:
-                return ToolResponse.error(
-                    f"Error: tool '{self.name}' is an async function and this thread is already running an "
-                    "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead"
-                )
+                return ToolResponse.error(_async_in_running_loop_text(self.name))
         return _tool_result(self.name, result)
 
     def _call_in_worker(self, args: dict[str, Any]) -> ToolResponse:

@@ -35,9 +35,7 @@ impl PyCalculatorTool {
 
     #[new]
     #[pyo3(signature = (*, prompts = None))]
-    fn new(
-        prompts: Option<HashMap<String, String>>,
-    ) -> PyResult<PyClassInitializer<Self>> {
+    fn new(prompts: Option<HashMap<String, String>>) -> PyResult<PyClassInitializer<Self>> {
         let core = CalculatorTool::new(prompts)?;
         Ok(PyClassInitializer::from(PyTool::native(Arc::new(core)))
             .add_subclass(PyCalculatorTool {}))

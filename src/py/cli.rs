@@ -39,15 +39,11 @@ fn positive(name: &str, value: i64) -> PyResult<usize> {
         .ok()
         .filter(|v| *v > 0)
         .ok_or_else(|| {
-            errors::tool_config(format!("{name} must be a positive integer, got {value}"),
-            )
+            errors::tool_config(format!("{name} must be a positive integer, got {value}"))
         })
 }
 
-fn string_dict(
-    what: &str,
-    obj: &Bound<'_, PyAny>,
-) -> PyResult<Vec<(String, String)>> {
+fn string_dict(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
     let dict = obj
         .cast::<PyDict>()
         .map_err(|_| PyTypeError::new_err(format!("{what} must be a dict of str to str")))?;
@@ -56,8 +52,10 @@ fn string_dict(
         match (k.extract::<String>(), v.extract::<String>()) {
             (Ok(k), Ok(v)) => out.push((k, v)),
             _ => {
-                return Err(errors::tool_config(format!("{what} must map str to str, got {}", k.repr()?),
-                ))
+                return Err(errors::tool_config(format!(
+                    "{what} must map str to str, got {}",
+                    k.repr()?
+                )))
             }
         }
     }
@@ -197,7 +195,7 @@ impl PyCliTool {
             let args = match args {
                 Ok(args) => args,
                 Err(why) => {
-                    let text = format!("Error: tool 'shell' got unusable arguments: {why}");
+                    let text = crate::executor::messages::unusable_arguments("shell", &why);
                     return deliver_response(ToolResponse::error(text));
                 }
             };
@@ -208,9 +206,9 @@ impl PyCliTool {
             drop(guard);
             match resp {
                 Ok(resp) => deliver_response(resp),
-                Err(e) => deliver_response(ToolResponse::error(format!(
-                    "Error: tool 'shell' failed: {e}"
-                ))),
+                Err(e) => deliver_response(ToolResponse::error(
+                    crate::executor::messages::tool_failed("shell", &e.to_string()),
+                )),
             }
         })
     }

@@ -149,7 +149,7 @@ impl From<LlmError> for PyErr {
             LlmError::Reply(_) => class!("LLMReplyError"),
             LlmError::Request(_) => return class!("LLMRequestError").err(err.to_string()),
         };
-            Python::attach(|py| {
+        Python::attach(|py| {
             let made = class.get(py).and_then(|cls| {
                 let kwargs = PyDict::new(py);
                 kwargs.set_item("status", err.status())?;

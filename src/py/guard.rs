@@ -23,8 +23,7 @@ impl PyGuard {
             None => Guard::random(),
         };
         let core = match header {
-            Some(h) => core
-                .with_header(h)?,
+            Some(h) => core.with_header(h)?,
             None => core,
         };
         Ok(PyGuard { core })

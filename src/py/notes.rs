@@ -24,10 +24,9 @@ pub struct PyNotesTool {
 }
 
 fn positive(name: &str, value: i64) -> PyResult<u64> {
-    u64::try_from(value)
-        .ok()
-        .filter(|v| *v > 0)
-        .ok_or_else(|| errors::tool_config(format!("{name} must be a positive integer, got {value}")))
+    u64::try_from(value).ok().filter(|v| *v > 0).ok_or_else(|| {
+        errors::tool_config(format!("{name} must be a positive integer, got {value}"))
+    })
 }
 
 #[pymethods]

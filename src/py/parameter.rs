@@ -135,11 +135,10 @@ impl PyToolParameter {
         } else {
             Some(py_to_value(schema).map_err(|e| {
                 definition(format!(
-                        "tool '{tool}' parameter '{}' has a schema that is not JSON ({})",
-                        self.name,
-                        e.describe()
-                    ),
-                )
+                    "tool '{tool}' parameter '{}' has a schema that is not JSON ({})",
+                    self.name,
+                    e.describe()
+                ))
             })?)
         };
         Ok(ToolParameter {

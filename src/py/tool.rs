@@ -71,16 +71,10 @@ where
 
 fn args_value(tool: &str, parameters: &Bound<'_, PyAny>) -> Result<Value, String> {
     if !parameters.is_instance_of::<PyDict>() {
-        return Err(format!(
-            "Error: tool '{tool}' expects its arguments as a JSON object (a dict)"
-        ));
+        return Err(crate::executor::messages::not_an_object(tool));
     }
-    py_to_value(parameters).map_err(|e| {
-        format!(
-            "Error: tool '{tool}' got arguments that are not JSON: {}",
-            e.describe()
-        )
-    })
+    py_to_value(parameters)
+        .map_err(|e| crate::executor::messages::arguments_not_json(tool, &e.describe()))
 }
 
 /// `run` wrapped for a worker thread: a StopIteration escaping it becomes a RuntimeError.

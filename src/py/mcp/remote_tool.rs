@@ -40,7 +40,7 @@ impl PyMcpTool {
         args: serde_json::Value,
     ) {
         let completer = completer.if_lost(Box::new(|py: Python<'_>| {
-            let text = "Error: the MCP call was abandoned before it finished".to_string();
+            let text = crate::executor::messages::mcp_call_abandoned();
             Ok(Py::new(py, PyToolResponse::error_text(py, text))?.into_any())
         }));
         let call = self.tool.call_then(args, move |resp| {
@@ -120,7 +120,7 @@ impl PyMcpTool {
             Err(e) => {
                 let resp = PyToolResponse::error_text(
                     py,
-                    format!("Error: MCP tool arguments are not JSON: {}", e.describe()),
+                    crate::executor::messages::mcp_arguments_not_json(&e.describe()),
                 );
                 let done = py
                     .import("asyncio")?

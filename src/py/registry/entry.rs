@@ -1,6 +1,7 @@
 //! Reading a Python tool object into a registry entry: what `register` checks and keeps.
 
 use super::render::Forms;
+use crate::executor::Kind;
 use crate::py::convert::py_to_value;
 use crate::py::errors::definition;
 use crate::py::tool::{base_methods, not_a_tool, overrides, PyTool};
@@ -165,8 +166,9 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
         let params = obj.call_method0(intern!(py, "get_parameters"))?;
         spec.parameters.reserve_exact(params.len().unwrap_or(0));
         let iter = params.try_iter().map_err(|_| {
-            definition(format!("get_parameters() of tool '{name}' must return a list of ToolParameter"),
-            )
+            definition(format!(
+                "get_parameters() of tool '{name}' must return a list of ToolParameter"
+            ))
         })?;
         for item in iter {
             let item = item?;
@@ -180,10 +182,9 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
     } else {
         let value = py_to_value(&schema).map_err(|e| {
             definition(format!(
-                    "get_input_schema() of tool '{name}' returned something that is not JSON: {}",
-                    e.describe()
-                ),
-            )
+                "get_input_schema() of tool '{name}' returned something that is not JSON: {}",
+                e.describe()
+            ))
         })?;
         spec.input_schema = Some(value);
     }
@@ -230,11 +231,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>) -> PyResult<PyEntry> {
     build_entry(spec, obj, runner)
 }
 
-fn build_entry(
-    spec: ToolSpec,
-    obj: &Bound<'_, PyAny>,
-    runner: Runner,
-) -> PyResult<PyEntry> {
+fn build_entry(spec: ToolSpec, obj: &Bound<'_, PyAny>, runner: Runner) -> PyResult<PyEntry> {
     let isolate = super::isolate::read_isolate(obj, &spec.name, &runner)?;
     let payload = Payload {
         obj: obj.clone().unbind(),
@@ -254,5 +251,32 @@ fn is_integer_schema(prop: &Value) -> bool {
             ts.iter().any(|t| t == "integer") && !ts.iter().any(|t| t == "number")
         }
         _ => false,
+    }
+}
+
+/// How a registered tool runs (see [`Kind`]); an isolated one is `Dual`. A Python tool with
+/// both `run` and `arun` counts as async when its `is_async` attribute is true (an `async def`
+/// wrapped by `@tool`).
+pub fn kind_of(py: Python<'_>, entry: &PyEntry, isolated: bool) -> Kind {
+    if isolated {
+        // Blocking when called synchronously, awaited without a thread otherwise.
+        return Kind::Dual;
+    }
+    match &entry.payload.runner {
+        Runner::Native(native) if !native.blocks() => Kind::Inline,
+        Runner::Native(native) if native.awaitable() => Kind::Dual,
+        Runner::Native(_) => Kind::Sync,
+        Runner::AsyncOnly => Kind::Async,
+        Runner::Kwargs(call) if call.is_async => Kind::Async,
+        Runner::Kwargs(_) => Kind::Sync,
+        Runner::Run => {
+            let obj = entry.payload.obj.bind(py);
+            let is_async = obj.getattr_opt(intern!(py, "is_async")).ok().flatten();
+            if is_async.is_some_and(|v| v.is_truthy().unwrap_or(false)) {
+                Kind::Async
+            } else {
+                Kind::Sync
+            }
+        }
     }
 }

@@ -3,10 +3,10 @@
 
 use super::entry::{PyEntry, Runner};
 use crate::py::errors::definition;
+use crate::py::hooks::hooks;
 use crate::py::response::PyToolResponse;
 use pyo3::intern;
 use pyo3::prelude::*;
-use crate::py::hooks::hooks;
 use pyo3::types::PyBool;
 
 /// A tool's `isolate` setting, read at registration.
@@ -41,10 +41,9 @@ pub fn read_isolate(obj: &Bound<'_, PyAny>, name: &str, runner: &Runner) -> PyRe
     };
     if !ok {
         return Err(definition(format!(
-                "tool '{name}': isolate must be True, False, None or an Isolation, got {}",
-                value.repr()?
-            ),
-        ));
+            "tool '{name}': isolate must be True, False, None or an Isolation, got {}",
+            value.repr()?
+        )));
     }
     if matches!(runner, Runner::AsyncOnly) {
         return Err(definition(format!("tool '{name}' is isolated but only implements arun(); a worker process runs a tool's run()"),
@@ -80,14 +79,12 @@ pub fn call_sync(
     isolation: &Py<PyAny>,
     timeout: Option<f64>,
 ) -> PyResult<Py<PyToolResponse>> {
-    let resp = hooks(py)?.isolated_sync.bind(py).call1(
-        (
-            entry.payload.obj.bind(py),
-            params,
-            isolation.bind(py),
-            timeout,
-        ),
-    )?;
+    let resp = hooks(py)?.isolated_sync.bind(py).call1((
+        entry.payload.obj.bind(py),
+        params,
+        isolation.bind(py),
+        timeout,
+    ))?;
     Ok(resp.cast_into::<PyToolResponse>()?.unbind())
 }
 
@@ -98,7 +95,9 @@ pub fn call_async<'py>(
     params: &Bound<'py, PyAny>,
     isolation: &Py<PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    hooks(py)?.isolated_async.bind(py).call1(
-        (entry.payload.obj.bind(py), params, isolation.bind(py)),
-    )
+    hooks(py)?.isolated_async.bind(py).call1((
+        entry.payload.obj.bind(py),
+        params,
+        isolation.bind(py),
+    ))
 }

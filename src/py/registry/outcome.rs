@@ -2,6 +2,7 @@
 //! raised into the ToolResponse the model reads.
 
 use super::entry::{PyEntry, Runner};
+use crate::executor::messages;
 use crate::py::convert::py_to_value;
 use crate::py::errors::flow_control_class;
 use crate::py::response::PyToolResponse;
@@ -42,9 +43,9 @@ pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py
     // flood the context (the full text stays in the logged traceback).
     let msg = crate::validation::truncate(&msg, MAX_EXCEPTION_CHARS);
     let text = if msg.is_empty() {
-        format!("Error: tool '{tool}' raised during execution: {ty}")
+        messages::raised(tool, &ty)
     } else {
-        format!("Error: tool '{tool}' raised during execution: {ty}: {msg}")
+        messages::raised(tool, &format!("{ty}: {msg}"))
     };
     log_tool_exception(py, tool, &err, &text);
     error_response(py, text)
@@ -104,10 +105,7 @@ pub fn wrap_run_result(
             ),
         );
     }
-    error_response(
-        py,
-        format!("Error: tool '{tool}' returned a {} instead of a ToolResponse (or str); this is a bug in the tool", type_name(&result)),
-    )
+    error_response(py, messages::not_a_response(tool, &type_name(&result)))
 }
 
 /// Wraps what an `@tool` function returned: str and ToolResponse as they are, None as an
@@ -199,9 +197,6 @@ pub(crate) fn run_admitted(
                 Err(err) => exception_response(py, name, err),
             }
         }
-        Runner::AsyncOnly => error_response(
-            py,
-            format!("Error: tool '{name}' is async-only; it must be run through the async entry point (aexecute_tool / Agent.arun)"),
-        ),
+        Runner::AsyncOnly => error_response(py, messages::async_only(name)),
     }
 }
