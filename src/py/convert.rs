@@ -86,7 +86,7 @@ fn to_value(
                     .map_err(|_| fail(path, "a key that is not valid UTF-8".into()))?
                     .to_owned(),
                 Err(_) => {
-                    let ty = type_name(&k);
+                    let ty = qualified_type_name(&k);
                     return Err(fail(
                         path,
                         format!("a dict key of type {ty} (JSON object keys are strings)"),
@@ -143,7 +143,7 @@ fn to_value(
     }
     Err(fail(
         path,
-        format!("a value of type {} (not JSON)", type_name(obj)),
+        format!("a value of type {} (not JSON)", qualified_type_name(obj)),
     ))
 }
 
@@ -179,7 +179,7 @@ pub(crate) fn saturating_i64(int: &Bound<'_, PyAny>) -> PyResult<i64> {
     }
 }
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+fn qualified_type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .qualname()
         .map(|n| n.to_string())
@@ -290,4 +290,13 @@ fn schema_word<'py>(py: Python<'py>, word: &str) -> Option<&'py Bound<'py, PyStr
         "input_schema" => pyo3::intern!(py, "input_schema"),
         _ => return None,
     })
+}
+
+/// The class name as the model sees it in error texts: `__name__`, like the reference's
+/// `{ExcType}`; a `__qualname__` would leak `func.<locals>.` paths of the host program.
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into())
 }

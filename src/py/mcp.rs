@@ -14,8 +14,8 @@ use crate::mcp::client::{
 use crate::mcp::http::HeaderSource;
 use crate::mcp::stdio::StdioConfig;
 use crate::py::convert::saturating_i64;
+use crate::py::convert::type_name;
 use crate::py::coroutines::await_method;
-use crate::py::registry::type_name;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString};

@@ -17,6 +17,7 @@ mod render;
 mod started;
 
 use crate::executor::messages;
+pub(crate) use crate::py::convert::type_name;
 use crate::py::convert::value_to_py;
 use crate::py::errors::definition;
 use crate::py::mcp::PyMcpTool;
@@ -28,7 +29,6 @@ pub(crate) use entry::{kind_of, PyEntry, Runner};
 use entry::{prepare, Payload};
 pub use outcome::_tool_result;
 use outcome::error_response;
-pub(crate) use outcome::type_name;
 pub(crate) use outcome::{exception_response, run_admitted};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;

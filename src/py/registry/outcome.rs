@@ -3,7 +3,7 @@
 
 use super::entry::{PyEntry, Runner};
 use crate::executor::messages;
-use crate::py::convert::py_to_value;
+use crate::py::convert::{py_to_value, type_name};
 use crate::py::errors::flow_control_class;
 use crate::py::response::PyToolResponse;
 use crate::py::tool::call_native;
@@ -14,15 +14,6 @@ use serde_json::Value;
 
 pub(super) fn error_response(py: Python<'_>, text: String) -> PyResult<Py<PyToolResponse>> {
     Py::new(py, PyToolResponse::error_text(py, text))
-}
-
-/// The class name as the model sees it in error texts: `__name__`, like the reference's
-/// `{ExcType}`; a `__qualname__` would leak `func.<locals>.` paths of the host program.
-pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "object".into())
 }
 
 /// Turns an exception raised by a tool into an error response. Flow-control signals for the
