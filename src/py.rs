@@ -66,6 +66,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry::_tool_result, m)?)?;
     m.add_function(wrap_pyfunction!(messages::_async_in_running_loop_text, m)?)?;
     m.add_function(wrap_pyfunction!(messages::_serve_failed_text, m)?)?;
+    m.add_function(wrap_pyfunction!(messages::_validation_failed_text, m)?)?;
+    m.add_function(wrap_pyfunction!(messages::_result_not_json_text, m)?)?;
     m.add_function(wrap_pyfunction!(names::tool_name_problem, m)?)?;
     m.add_function(wrap_pyfunction!(net::_is_loopback_url, m)?)?;
     m.add_function(wrap_pyfunction!(isolation::_enter_worker, m)?)?;

@@ -22,7 +22,13 @@ from typing import Any, NamedTuple, TypeGuard
 from agentmaker import _schema_infer as _si
 from agentmaker._docstring import doc_parts
 from agentmaker._docstring_check import check_documented
-from agentmaker._native import ToolResponse, _async_in_running_loop_text, _tool_name_problem, _tool_result
+from agentmaker._native import (
+    ToolResponse,
+    _async_in_running_loop_text,
+    _tool_name_problem,
+    _tool_result,
+    _validation_failed_text,
+)
 from agentmaker._run_context import RunContext
 from agentmaker._schema_objects import json_default
 from agentmaker.errors import ToolRegistrationError
@@ -118,9 +124,7 @@ class CallableSpec:
         for k, field_info in self._fills:
             if k not in kwargs:
                 if field_info.is_required():
-                    return (
-                        f"Error: tool '{self.name}' failed parameter validation: '{k}' is a required property"
-                    )
+                    return _validation_failed_text(self.name, f"'{k}' is a required property")
                 kwargs[k] = field_info.get_default(call_default_factory=True)
         for k, conv in self._convs:
             if k in kwargs:
@@ -128,12 +132,9 @@ class CallableSpec:
                     kwargs[k] = conv(kwargs[k])
                 except _si.ConversionError as exc:
                     exc.path.insert(0, k)
-                    return f"Error: tool '{self.name}' failed parameter validation: {exc.render()}"
+                    return _validation_failed_text(self.name, exc.render())
                 except Exception as exc:  # a converter must never let an exception escape  # noqa: BLE001 - user code / third-party errors become messages
-                    return (
-                        f"Error: tool '{self.name}' failed parameter validation: parameter '{k}': "
-                        f"{type(exc).__name__}: {exc}"
-                    )
+                    return _validation_failed_text(self.name, f"parameter '{k}': {type(exc).__name__}: {exc}")
         for k in self.contexts:  # only the agent's own context object, never a model's value
             v = args.get(k)
             kwargs[k] = v if isinstance(v, RunContext) else None
@@ -146,7 +147,7 @@ class CallableSpec:
                     if k in kwargs:
                         positional.append(kwargs.pop(k))
                     elif default is _MISSING:
-                        return f"Error: tool '{self.name}' failed parameter validation: '{k}' is a required property"
+                        return _validation_failed_text(self.name, f"'{k}' is a required property")
                     else:
                         positional.append(default)
                     if k == last:

@@ -51,7 +51,17 @@ pub fn name_not_text(kind: &str) -> String {
 /// Arguments handed over as an object that holds something JSON cannot (`why` says what, and
 /// where).
 pub fn arguments_not_json(name: &str, why: &str) -> String {
-    format!("Error: tool '{name}' failed parameter validation: the arguments are not JSON: {why}")
+    crate::validation::validation_failed(name, &format!("the arguments are not JSON: {why}"))
+}
+
+/// A tool function's return value that has no JSON form (`what` says what it is, and where
+/// the offending part sits).
+pub fn result_not_json(name: &str, what: &str) -> String {
+    format!(
+        "Error: tool '{name}' returned {what}, which cannot be sent to the model as JSON; return \
+         str, JSON types (dict, list, str, int, float, bool, None), a dataclass, a pydantic \
+         model or an Enum"
+    )
 }
 
 /// Valid arguments that could not be handed to the tool once validation had pruned them.
