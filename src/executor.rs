@@ -15,6 +15,10 @@
 //! 8. the outcome as the model's text, wrapped against prompt injection when the tool marks
 //!    its result external ([`finish`]).
 //!
+//! A direct call by the program (`ToolRegistry.execute_tool`, `aexecute_tool`) passes gates
+//! 1-4 the same way ([`prepare::admit`]): the same lookup, validation and texts as a model's call,
+//! with nobody to ask and no batch to plan.
+//!
 //! [`prepare::prepare`] runs gates 1-5 once and gives a [`prepare::Prepared`] call; the caller
 //! hosts the tool's callable (and a person's confirmation) and hands the outcome to
 //! [`finish::finish`]. Every model-facing text of the pipeline is in [`messages`].
@@ -30,5 +34,5 @@ pub mod status;
 pub use digest::call_digest;
 pub use finish::{finish, Finished, Outcome, ResultFlags};
 pub use plan::{groups, route, Group, Kind, Route, Slot};
-pub use prepare::{prepare, CallTarget, Prepared, Refusal, Settings};
+pub use prepare::{admit, prepare, CallTarget, Prepared, Refusal, Settings};
 pub use status::CallStatus;

@@ -123,10 +123,12 @@ pub fn check_root(schema: &Value) -> Result<(), String> {
 /// `Error: tool 'x' failed parameter validation: parameter 'a': ...; parameter 'b': ...`
 pub fn render_failure(tool: &str, issues: &[Issue]) -> String {
     let parts: Vec<String> = issues.iter().map(Issue::render).collect();
-    format!(
-        "Error: tool '{tool}' failed parameter validation: {}",
-        parts.join("; ")
-    )
+    validation_failed(tool, &parts.join("; "))
+}
+
+/// The validation error text around `detail` (what failed, and where).
+pub fn validation_failed(tool: &str, detail: &str) -> String {
+    format!("Error: tool '{tool}' failed parameter validation: {detail}")
 }
 
 /// JSON pointer `/a/0/b~1c` to dotted `a.0.b/c`.

@@ -302,9 +302,9 @@ def test_invalid_arguments_name_each_path():
 @pytest.mark.parametrize(
     "params, fragment",
     [
-        ([1, 2], "expects its arguments as a JSON object, got list"),
-        ("text", "expects its arguments as a JSON object, got str"),
-        (None, "expects its arguments as a JSON object, got NoneType"),
+        ([1, 2], "Error: arguments for tool 'echo' must be a JSON object"),
+        ("text", "Error: arguments for tool 'echo' are not valid JSON"),
+        (None, "Error: arguments for tool 'echo' must be a JSON object"),
         ({"text": {1, 2}}, "not JSON: a value of type set (not JSON) at 'text'"),
         ({"text": object()}, "a value of type object (not JSON) at 'text'"),
         ({"text": float("nan")}, "NaN and infinity are not JSON"),

@@ -64,8 +64,8 @@ def test_a_str_subclass_name_finds_the_tool():
 @pytest.mark.parametrize(
     "params, fragment",
     [
-        (types.MappingProxyType({"text": "a"}), "expects its arguments as a JSON object, got mappingproxy"),
-        ((("text", "a"),), "expects its arguments as a JSON object, got tuple"),
+        (types.MappingProxyType({"text": "a"}), "Error: arguments for tool 'echo' must be a JSON object"),
+        ((("text", "a"),), "Error: arguments for tool 'echo' must be a JSON object"),
         ({"text": "a", 1: "x"}, "a dict key of type int (JSON object keys are strings)"),
         ({"text": "a", ("k",): 1}, "a dict key of type tuple"),
         ({"\ud800": "a"}, "a key that is not valid UTF-8"),

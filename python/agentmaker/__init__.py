@@ -4,6 +4,7 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 :class:`ToolRegistry`, and let an :class:`Agent` call them.
 """
 
+import agentmaker._hooks  # noqa: F401 - hands the Rust core its hooks, once
 from agentmaker._native import Tool, ToolParameter, ToolPermissions, ToolResponse
 from agentmaker.agent import Agent, PendingCall, RunResult, RunUsage, ToolCallRecord
 from agentmaker.agent.confirm import cli_confirm

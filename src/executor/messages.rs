@@ -42,6 +42,77 @@ pub fn not_an_object(name: &str) -> String {
     )
 }
 
+/// A direct call (`execute_tool`) named its tool with something other than a string; `kind` is
+/// the type the caller passed.
+pub fn name_not_text(kind: &str) -> String {
+    format!("Error: the tool name must be a string, got {kind}")
+}
+
+/// Arguments handed over as an object that holds something JSON cannot (`why` says what, and
+/// where).
+pub fn arguments_not_json(name: &str, why: &str) -> String {
+    crate::validation::validation_failed(name, &format!("the arguments are not JSON: {why}"))
+}
+
+/// A tool function's return value that has no JSON form (`what` says what it is, and where
+/// the offending part sits).
+pub fn result_not_json(name: &str, what: &str) -> String {
+    format!(
+        "Error: tool '{name}' returned {what}, which cannot be sent to the model as JSON; return \
+         str, JSON types (dict, list, str, int, float, bool, None), a dataclass, a pydantic \
+         model or an Enum"
+    )
+}
+
+/// Valid arguments that could not be handed to the tool once validation had pruned them.
+pub fn cannot_take_arguments(name: &str, why: &str) -> String {
+    format!("Error: tool '{name}' could not take its arguments: {why}")
+}
+
+/// A tool's `run` returned something other than a ToolResponse or a str.
+pub fn not_a_response(name: &str, type_name: &str) -> String {
+    format!("Error: tool '{name}' returned a {type_name} instead of a ToolResponse (or str); this is a bug in the tool")
+}
+
+/// An async-only tool called through a blocking entry point.
+pub fn async_only(name: &str) -> String {
+    format!("Error: tool '{name}' is async-only; it must be run through the async entry point (aexecute_tool / Agent.arun)")
+}
+
+/// An `async def` tool called synchronously on a thread whose event loop is running.
+pub fn async_in_running_loop(name: &str) -> String {
+    format!(
+        "Error: tool '{name}' is an async function and this thread is already running an \
+         event loop, so it cannot be run synchronously here; call it with aexecute_tool instead"
+    )
+}
+
+/// A served call (MCP) that the host failed to run (`problem` is the exception as
+/// `Type: message`).
+pub fn serve_failed(name: &str, problem: &str) -> String {
+    format!("Error: the server failed to run tool '{name}': {problem}")
+}
+
+/// An MCP call whose answer was lost (the client went away before it came).
+pub fn mcp_call_abandoned() -> String {
+    "Error: the MCP call was abandoned before it finished".to_owned()
+}
+
+/// Arguments for an MCP tool that have no JSON form (`why` says what, and where).
+pub fn mcp_arguments_not_json(why: &str) -> String {
+    format!("Error: MCP tool arguments are not JSON: {why}")
+}
+
+/// A command line the shell tool could not take apart (`why` says what is wrong with it).
+pub fn unusable_arguments(name: &str, why: &str) -> String {
+    format!("Error: tool '{name}' got unusable arguments: {why}")
+}
+
+/// A tool whose own worker failed before it produced a result.
+pub fn tool_failed(name: &str, why: &str) -> String {
+    format!("Error: tool '{name}' failed: {why}")
+}
+
 /// The unknown-tool text, listing or suggesting the names the caller may reveal.
 pub fn unknown_tool(name: &str, visible: &[&str]) -> String {
     crate::registry::unknown_tool_message(name, visible, false)
@@ -131,7 +202,8 @@ pub fn cannot_isolate(name: &str, why: &str) -> String {
     format!("Error: tool '{name}' could not run in a worker process: {why}")
 }
 
-/// The last net: an exception the tool's own conversion did not turn into a result.
+/// An exception the tool raised (`problem` is `Type: message`, or just `Type` when the message
+/// is empty); also the last net for one the tool's own conversion did not turn into a result.
 pub fn raised(name: &str, problem: &str) -> String {
     format!("Error: tool '{name}' raised during execution: {problem}")
 }
@@ -218,6 +290,25 @@ mod tests {
         assert_eq!(
             raised("t", "ValueError: bad"),
             "Error: tool 't' raised during execution: ValueError: bad"
+        );
+    }
+
+    #[test]
+    fn direct_call_texts_read_like_the_pipelines() {
+        assert_eq!(
+            name_not_text("int"),
+            "Error: the tool name must be a string, got int"
+        );
+        assert_eq!(
+            arguments_not_json("t", "a value of type set (not JSON) at 'x'"),
+            "Error: tool 't' failed parameter validation: the arguments are not JSON: a value of type set (not JSON) at 'x'"
+        );
+        assert!(not_a_response("t", "dict").contains("returned a dict instead of a ToolResponse"));
+        assert!(async_only("t").contains("aexecute_tool / Agent.arun"));
+        assert!(async_in_running_loop("t").ends_with("call it with aexecute_tool instead"));
+        assert_eq!(
+            serve_failed("t", "ValueError: no"),
+            "Error: the server failed to run tool 't': ValueError: no"
         );
     }
 

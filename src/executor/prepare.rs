@@ -56,15 +56,14 @@ pub struct Prepared {
     pub parallel: bool,
 }
 
-/// Runs gates 3-5 on a found tool. Permissions come first, so a denied tool's schema and
-/// rules are never consulted; validation comes before the confirmation rule, so nobody is
-/// asked about (and no rule sees) a malformed call. A rule that fails refuses the call: it
-/// must never wave one through.
-pub fn prepare<T: CallTarget>(
+/// Runs gates 3-4 on a found tool: permissions first, so a denied tool's schema is never
+/// consulted, then validation. A direct call by the program (`execute_tool`) stops here: the
+/// program is the one calling, so there is nobody to ask and no batch to plan.
+pub fn admit<T: CallTarget>(
     target: &mut T,
-    settings: &Settings<'_>,
-) -> Result<Prepared, Refusal> {
-    if let Some(perms) = settings.permissions {
+    permissions: Option<&ToolPermissions>,
+) -> Result<(), Refusal> {
+    if let Some(perms) = permissions {
         if let Err(denial) = perms.check(target.name(), target.origin()) {
             return Err(Refusal::new(
                 CallStatus::Denied,
@@ -74,7 +73,17 @@ pub fn prepare<T: CallTarget>(
     }
     target
         .validate()
-        .map_err(|text| Refusal::new(CallStatus::Invalid, text))?;
+        .map_err(|text| Refusal::new(CallStatus::Invalid, text))
+}
+
+/// Runs gates 3-5 on a found tool: [`admit`], then the confirmation decision, so nobody is
+/// asked about (and no rule sees) a malformed call. A rule that fails refuses the call: it
+/// must never wave one through.
+pub fn prepare<T: CallTarget>(
+    target: &mut T,
+    settings: &Settings<'_>,
+) -> Result<Prepared, Refusal> {
+    admit(target, settings.permissions)?;
     let confirm = target.needs_confirmation().map_err(|problem| {
         Refusal::new(
             CallStatus::NotConfirmed,
@@ -184,6 +193,24 @@ mod tests {
         let r = prepare(&mut t, &Settings::default()).unwrap_err();
         assert_eq!(r, Refusal::new(CallStatus::Invalid, "Error: x".into()));
         assert!(!t.asked);
+    }
+
+    #[test]
+    fn a_direct_call_is_validated_but_nobody_is_asked() {
+        let mut t = Fake {
+            rule: Some(Ok(true)),
+            ..Fake::default()
+        };
+        assert_eq!(admit(&mut t, None), Ok(()));
+        assert!(t.validated && !t.asked);
+        let mut bad = Fake {
+            invalid: Some("Error: x"),
+            ..Fake::default()
+        };
+        assert_eq!(
+            admit(&mut bad, None),
+            Err(Refusal::new(CallStatus::Invalid, "Error: x".into()))
+        );
     }
 
     #[test]

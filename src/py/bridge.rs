@@ -328,8 +328,8 @@ impl Drop for Completer {
 
 /// What a future gets when its result was lost (its [`Completer`] dropped unused).
 fn abandoned(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    let _ = py;
     Err(crate::py::errors::tool_error(
-        py,
         "the MCP call was abandoned before it finished".to_string(),
     ))
 }

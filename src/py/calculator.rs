@@ -1,7 +1,6 @@
 //! `CalculatorTool` for Python: the core [`CalculatorTool`] behind the `Tool` base class.
 
 use crate::builtins::calculator::CalculatorTool;
-use crate::py::errors;
 use crate::py::tool::PyTool;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -36,11 +35,8 @@ impl PyCalculatorTool {
 
     #[new]
     #[pyo3(signature = (*, prompts = None))]
-    fn new(
-        py: Python<'_>,
-        prompts: Option<HashMap<String, String>>,
-    ) -> PyResult<PyClassInitializer<Self>> {
-        let core = CalculatorTool::new(prompts).map_err(|e| errors::config(py, e))?;
+    fn new(prompts: Option<HashMap<String, String>>) -> PyResult<PyClassInitializer<Self>> {
+        let core = CalculatorTool::new(prompts)?;
         Ok(PyClassInitializer::from(PyTool::native(Arc::new(core)))
             .add_subclass(PyCalculatorTool {}))
     }

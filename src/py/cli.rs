@@ -34,23 +34,16 @@ pub struct PyCliTool {
     arg_policy: Option<Py<PyAny>>,
 }
 
-fn positive(py: Python<'_>, name: &str, value: i64) -> PyResult<usize> {
+fn positive(name: &str, value: i64) -> PyResult<usize> {
     usize::try_from(value)
         .ok()
         .filter(|v| *v > 0)
         .ok_or_else(|| {
-            errors::tool_config_error(
-                py,
-                format!("{name} must be a positive integer, got {value}"),
-            )
+            errors::tool_config(format!("{name} must be a positive integer, got {value}"))
         })
 }
 
-fn string_dict(
-    py: Python<'_>,
-    what: &str,
-    obj: &Bound<'_, PyAny>,
-) -> PyResult<Vec<(String, String)>> {
+fn string_dict(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
     let dict = obj
         .cast::<PyDict>()
         .map_err(|_| PyTypeError::new_err(format!("{what} must be a dict of str to str")))?;
@@ -59,10 +52,10 @@ fn string_dict(
         match (k.extract::<String>(), v.extract::<String>()) {
             (Ok(k), Ok(v)) => out.push((k, v)),
             _ => {
-                return Err(errors::tool_config_error(
-                    py,
-                    format!("{what} must map str to str, got {}", k.repr()?),
-                ))
+                return Err(errors::tool_config(format!(
+                    "{what} must map str to str, got {}",
+                    k.repr()?
+                )))
             }
         }
     }
@@ -132,8 +125,8 @@ impl PyCliTool {
         arg_policy: Option<Py<PyAny>>,
         prompts: Option<HashMap<String, String>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let max_output_chars = positive(py, "max_output_chars", max_output_chars)?;
-        let env = env.map(|e| string_dict(py, "env", e)).transpose()?;
+        let max_output_chars = positive("max_output_chars", max_output_chars)?;
+        let env = env.map(|e| string_dict("env", e)).transpose()?;
         if let Some(p) = &arg_policy {
             if !p.bind(py).is_callable() {
                 return Err(PyTypeError::new_err(
@@ -150,7 +143,7 @@ impl PyCliTool {
             prompts,
         };
         let allowed = allowed_commands.unwrap_or_default();
-        let core = Arc::new(CliTool::new(&allowed, opts).map_err(|e| errors::config(py, e))?);
+        let core = Arc::new(CliTool::new(&allowed, opts)?);
         let base = PyTool::native(core.clone());
         Ok(PyClassInitializer::from(base).add_subclass(PyCliTool { core, arg_policy }))
     }
@@ -202,7 +195,7 @@ impl PyCliTool {
             let args = match args {
                 Ok(args) => args,
                 Err(why) => {
-                    let text = format!("Error: tool 'shell' got unusable arguments: {why}");
+                    let text = crate::executor::messages::unusable_arguments("shell", &why);
                     return deliver_response(ToolResponse::error(text));
                 }
             };
@@ -213,9 +206,9 @@ impl PyCliTool {
             drop(guard);
             match resp {
                 Ok(resp) => deliver_response(resp),
-                Err(e) => deliver_response(ToolResponse::error(format!(
-                    "Error: tool 'shell' failed: {e}"
-                ))),
+                Err(e) => deliver_response(ToolResponse::error(
+                    crate::executor::messages::tool_failed("shell", &e.to_string()),
+                )),
             }
         })
     }

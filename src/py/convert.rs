@@ -105,7 +105,7 @@ fn to_value(
                     .map_err(|_| fail(path, "a key that is not valid UTF-8".into()))?
                     .to_owned(),
                 Err(_) => {
-                    let ty = type_name(&k);
+                    let ty = qualified_type_name(&k);
                     return Err(fail(
                         path,
                         format!("a dict key of type {ty} (JSON object keys are strings)"),
@@ -162,7 +162,7 @@ fn to_value(
     }
     Err(fail(
         path,
-        format!("a value of type {} (not JSON)", type_name(obj)),
+        format!("a value of type {} (not JSON)", qualified_type_name(obj)),
     ))
 }
 
@@ -198,7 +198,7 @@ pub(crate) fn saturating_i64(int: &Bound<'_, PyAny>) -> PyResult<i64> {
     }
 }
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+fn qualified_type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .qualname()
         .map(|n| n.to_string())
@@ -333,4 +333,13 @@ pub fn _time_conversion(value: &Bound<'_, PyAny>, rounds: u32) -> PyResult<(f64,
         black_box(value_to_py(py, black_box(&json))?);
     }
     Ok((to_json, per(start)))
+}
+
+/// The class name as the model sees it in error texts: `__name__`, like the reference's
+/// `{ExcType}`; a `__qualname__` would leak `func.<locals>.` paths of the host program.
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into())
 }

@@ -6,7 +6,6 @@
 //! the native work when (and on the loop where) the coroutine runs.
 
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::PyTuple;
 
 /// Which helper of `agentmaker._coroutines` to make a coroutine of.
@@ -26,16 +25,9 @@ pub fn later<'py>(
     which: Later,
     args: Bound<'py, PyTuple>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    static HELPERS: PyOnceLock<[Py<PyAny>; 3]> = PyOnceLock::new();
-    let helpers = HELPERS.get_or_try_init(py, || {
-        let module = py.import("agentmaker._coroutines")?;
-        Ok::<_, PyErr>([
-            module.getattr("call_later")?.unbind(),
-            module.getattr("await_later")?.unbind(),
-            module.getattr("raise_later")?.unbind(),
-        ])
-    })?;
-    helpers[which as usize].bind(py).call1(args)
+    crate::py::hooks::hooks(py)?.coroutines[which as usize]
+        .bind(py)
+        .call1(args)
 }
 
 /// The coroutine of `obj.method(*args)` awaited on the loop that runs it (`Later::Await`).

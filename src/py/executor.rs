@@ -8,24 +8,24 @@
 //! threads and asyncio (`agentmaker.agent.tool_calls`).
 
 mod call;
+mod completion;
 mod record;
-mod started;
 
-use crate::executor::{
-    self, messages, CallStatus, Finished, Outcome, Refusal, ResultFlags, Settings, Slot,
-};
+use crate::executor::{self, messages, CallStatus, Finished, Outcome, ResultFlags, Settings, Slot};
 use crate::guard::Guard;
 use crate::permissions::ToolPermissions;
 use crate::py::permissions::PyToolPermissions;
-use crate::py::registry::{exception_response, run_admitted, PyToolRegistry};
+use crate::py::registry::{
+    admit_call, exception_problem, exception_response, kind_of, run_admitted, start_awaitable,
+    Gates, PyStartedCall, PyToolRegistry,
+};
 use crate::py::response::PyToolResponse;
-pub(crate) use call::kind_of;
-use call::{arguments, exception_problem, read_call, PyPreparedCall, Target};
+use call::{read_call, PyPreparedCall};
+use completion::{flow_outcome, RecordCompletion};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use record::{prepared_call, record_class, status_word};
-pub use started::{start_awaitable, PyStartedCall};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -92,46 +92,44 @@ impl PyCallPipeline {
             ));
         }
         let name = read.name.to_string_lossy().into_owned();
-        let (map, dict) = match arguments(&name, &read.raw)? {
-            Ok(parsed) => parsed,
-            Err(refusal) => {
-                return Ok((
-                    record::refused(py, &read, &sent_name, &read.raw, refusal)?,
-                    None,
-                ))
-            }
+        // Arguments left out are no arguments.
+        let raw = if read.raw.is_none() {
+            PyString::new(py, "").into_any()
+        } else {
+            read.raw.clone()
         };
-        let entry = self
-            .registry
-            .as_ref()
-            .and_then(|r| r.get().entry_for_call(py, &name));
-        let Some(entry) = entry else {
-            let refusal = Refusal::new(CallStatus::UnknownTool, self.unknown_text(py, &name));
-            return Ok((
-                record::refused(py, &read, &sent_name, dict.as_any(), refusal)?,
-                None,
-            ));
-        };
+        let settings = self.settings();
+        let registry = self.registry.as_ref().map(|r| r.get());
+        let unknown = |n: &str| self.unknown_text(py, n);
+        let admitted =
+            match admit_call(registry, &name, &raw, Gates::Pipeline(&settings), &unknown)? {
+                Ok(admitted) => admitted,
+                Err(refused) => {
+                    let shown = match &refused.entry {
+                        Some(entry) => PyString::new(py, entry.name()).into_any(),
+                        None => sent_name,
+                    };
+                    let arguments = match refused.params {
+                        Some(dict) => dict.into_any(),
+                        None => read.raw.clone(),
+                    };
+                    return Ok((
+                        record::refused(py, &read, &shown, &arguments, refused.refusal)?,
+                        None,
+                    ));
+                }
+            };
+        let entry = admitted.entry;
+        let prepared = admitted
+            .prepared
+            .expect("a pipeline admission passes every gate");
         let real = PyString::new(py, entry.name()).into_any();
-        let tool = entry.payload.obj.bind(py).clone();
-        let mut target = Target::new(
-            &entry,
-            tool.clone(),
-            serde_json::Value::Object(map),
-            dict.clone(),
-        );
-        let prepared = match executor::prepare(&mut target, &self.settings()) {
-            Ok(p) => p,
-            Err(refusal) => {
-                return Ok((
-                    record::refused(py, &read, &real, dict.as_any(), refusal)?,
-                    None,
-                ))
-            }
-        };
+        let tool = admitted.tool;
+        // The record shows the arguments as the model sent them; the tool gets `params`, which
+        // validation may have pruned.
+        let (args, shown_args, params) = (admitted.args, admitted.read, admitted.params);
         let isolation = entry.isolation(py, self.isolate.as_ref());
         let kind = kind_of(py, &entry, isolation.is_some());
-        let Target { args, params, .. } = target;
         let call = Py::new(
             py,
             PyPreparedCall::new(
@@ -145,7 +143,7 @@ impl PyCallPipeline {
         let record = record_class(py)?.call1((
             &read.id,
             real,
-            dict,
+            shown_args,
             py.None(),
             "",
             &read.wire,
@@ -248,7 +246,7 @@ impl PyCallPipeline {
         elapsed: f64,
     ) -> PyResult<()> {
         self.enter(call);
-        let err = match started::flow_outcome(py, err) {
+        let err = match flow_outcome(py, err) {
             Ok(outcome) => return self.write(py, record, call, outcome, None, elapsed),
             Err(err) => err,
         };
@@ -406,12 +404,12 @@ impl PyCallPipeline {
                 &call.entry,
                 awaitable.unbind(),
                 call.isolation.is_some(),
-                Some(started::Bound {
+                Some(Box::new(RecordCompletion {
                     pipeline: slf.clone().unbind(),
                     record: record.clone().unbind(),
                     call: call_obj.clone().unbind(),
                     started,
-                }),
+                })),
             ))),
             Err(err) => {
                 this.complete_error(py, record, call, err, started.elapsed().as_secs_f64())?;

@@ -1,7 +1,6 @@
 //! The anti-injection guard for Python (the agent makes one per run).
 
 use crate::guard::Guard;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 /// Wraps external tool output before the model reads it: an instruction to treat it as data,
@@ -20,13 +19,11 @@ impl PyGuard {
     #[pyo3(signature = (boundary = None, header = None))]
     fn new(boundary: Option<&str>, header: Option<&str>) -> PyResult<Self> {
         let core = match boundary {
-            Some(b) => Guard::with_boundary(b).map_err(|e| PyValueError::new_err(e.to_string()))?,
+            Some(b) => Guard::with_boundary(b)?,
             None => Guard::random(),
         };
         let core = match header {
-            Some(h) => core
-                .with_header(h)
-                .map_err(|e| PyValueError::new_err(e.to_string()))?,
+            Some(h) => core.with_header(h)?,
             None => core,
         };
         Ok(PyGuard { core })

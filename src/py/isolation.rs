@@ -37,13 +37,13 @@ pub fn is_worker_limit(exc: &Bound<'_, PyAny>) -> bool {
 #[pyo3(signature = (memory_mb = None, open_files = None))]
 pub fn _enter_worker(memory_mb: Option<u64>, open_files: Option<u64>) -> PyResult<()> {
     IN_WORKER.store(true, Ordering::Relaxed);
-    enter_worker(memory_mb, open_files).map_err(|e| PyOSError::new_err(e.to_string()))
+    Ok(enter_worker(memory_mb, open_files)?)
 }
 
 /// Gives the next call `seconds` of CPU time.
 #[pyfunction]
 pub fn _limit_cpu(seconds: f64) -> PyResult<()> {
-    limit_cpu(seconds).map_err(|e| PyOSError::new_err(e.to_string()))
+    Ok(limit_cpu(seconds)?)
 }
 
 fn number(value: &Bound<'_, PyAny>) -> PyResult<f64> {

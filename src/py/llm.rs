@@ -7,38 +7,13 @@ use crate::py::bridge::{self, Deliver};
 use crate::py::convert::{py_to_value, value_to_py};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The exception a failed call raises: `LLMResponseError` with `status` and `body` set, or
-/// ValueError for a call that cannot be sent as given.
-fn raise(py: Python<'_>, err: LlmError) -> PyErr {
-    if let LlmError::Request(message) = err {
-        return PyValueError::new_err(message);
-    }
-    static CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let class = CLASS.get_or_try_init(py, || {
-        Ok::<_, PyErr>(
-            py.import("agentmaker.errors")?
-                .getattr("LLMResponseError")?
-                .unbind(),
-        )
-    });
-    let class = match class {
-        Ok(class) => class.bind(py),
-        Err(e) => return e,
-    };
-    let kwargs = pyo3::types::PyDict::new(py);
-    let made = kwargs
-        .set_item("status", err.status())
-        .and_then(|_| kwargs.set_item("body", err.body()))
-        .and_then(|_| class.call((err.to_string(),), Some(&kwargs)));
-    match made {
-        Ok(exc) => PyErr::from_value(exc),
-        Err(e) => e,
-    }
+/// The exception a failed call raises (see the `From<LlmError>` in [`crate::py::errors`]).
+fn raise(_py: Python<'_>, err: LlmError) -> PyErr {
+    err.into()
 }
 
 fn reply_to_py(py: Python<'_>, reply: Result<Reply, LlmError>) -> PyResult<Py<PyAny>> {

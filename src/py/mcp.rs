@@ -14,9 +14,8 @@ use crate::mcp::client::{
 use crate::mcp::http::HeaderSource;
 use crate::mcp::stdio::StdioConfig;
 use crate::py::convert::saturating_i64;
+use crate::py::convert::type_name;
 use crate::py::coroutines::await_method;
-use crate::py::errors::{config, tool_config_error, tool_error};
-use crate::py::registry::type_name;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString};
@@ -50,11 +49,8 @@ impl HeaderSource for CallableHeaders {
     }
 }
 
-fn mcp_error(py: Python<'_>, err: McpError) -> PyErr {
-    match err {
-        McpError::Config(msg) => tool_config_error(py, msg),
-        other => tool_error(py, other.to_string()),
-    }
+fn mcp_error(_py: Python<'_>, err: McpError) -> PyErr {
+    err.into()
 }
 
 fn str_map(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<(String, String)>>> {
@@ -346,7 +342,7 @@ impl PyMcpClient {
                 ))
             }
         };
-        let prompts = crate::mcp::default_prompts(prompts).map_err(|e| config(py, e))?;
+        let prompts = crate::mcp::default_prompts(prompts)?;
         let cfg = ClientConfig {
             transport,
             namespace,

@@ -1,9 +1,8 @@
 //! `NotesTool` for Python: the core [`NotesTool`] behind the `Tool` base class.
 
-use crate::builtins::notes::{NotesOptions, NotesSetupError, NotesTool};
+use crate::builtins::notes::{NotesOptions, NotesTool};
 use crate::py::errors;
 use crate::py::tool::PyTool;
-use pyo3::exceptions::{PyOSError, PyPermissionError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::HashMap;
@@ -24,12 +23,9 @@ pub struct PyNotesTool {
     core: Arc<NotesTool>,
 }
 
-fn positive(py: Python<'_>, name: &str, value: i64) -> PyResult<u64> {
+fn positive(name: &str, value: i64) -> PyResult<u64> {
     u64::try_from(value).ok().filter(|v| *v > 0).ok_or_else(|| {
-        errors::tool_config_error(
-            py,
-            format!("{name} must be a positive integer, got {value}"),
-        )
+        errors::tool_config(format!("{name} must be a positive integer, got {value}"))
     })
 }
 
@@ -53,7 +49,6 @@ impl PyNotesTool {
     #[new]
     #[pyo3(signature = (root, *, max_read_chars = 8000, max_append_chars = 50_000, max_file_bytes = 2_000_000, prompts = None))]
     fn new(
-        py: Python<'_>,
         root: PathBuf,
         max_read_chars: i64,
         max_append_chars: i64,
@@ -61,16 +56,12 @@ impl PyNotesTool {
         prompts: Option<HashMap<String, String>>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let opts = NotesOptions {
-            max_read_chars: positive(py, "max_read_chars", max_read_chars)? as usize,
-            max_append_chars: positive(py, "max_append_chars", max_append_chars)? as usize,
-            max_file_bytes: positive(py, "max_file_bytes", max_file_bytes)?,
+            max_read_chars: positive("max_read_chars", max_read_chars)? as usize,
+            max_append_chars: positive("max_append_chars", max_append_chars)? as usize,
+            max_file_bytes: positive("max_file_bytes", max_file_bytes)?,
             prompts,
         };
-        let core = Arc::new(NotesTool::new(&root, opts).map_err(|e| match e {
-            NotesSetupError::Config(msg) => errors::tool_config_error(py, msg),
-            NotesSetupError::Permission(msg) => PyPermissionError::new_err(msg),
-            NotesSetupError::Io { errno, message } => PyOSError::new_err((errno, message)),
-        })?);
+        let core = Arc::new(NotesTool::new(&root, opts)?);
         let base = PyTool::native(core.clone());
         Ok(PyClassInitializer::from(base).add_subclass(PyNotesTool { core }))
     }

@@ -1,7 +1,7 @@
 //! `ToolParameter` for Python.
 
 use crate::py::convert::py_to_value;
-use crate::py::errors::{tool_config_error, tool_registration_error};
+use crate::py::errors::{definition, tool_config};
 use crate::schema::ToolParameter;
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::PyTypeError;
@@ -92,21 +92,19 @@ pub fn normalise_type(name: &str, raw: &str) -> Result<String, String> {
 }
 
 /// `type` as given to the constructor or the setter: a word or a Python type object (`str`...).
-fn type_word(py: Python<'_>, name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+fn type_word(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
     let raw: String = if let Ok(t) = value.cast::<PyType>() {
         t.name()?.extract()?
     } else if let Ok(s) = value.extract::<String>() {
         s
     } else {
-        return Err(tool_config_error(
-            py,
-            format!(
+        return Err(tool_config(format!(
                 "ToolParameter '{name}' type must be a string such as \"string\" or \"integer\", got {}",
                 value.repr()?
             ),
         ));
     };
-    normalise_type(name, &raw).map_err(|m| tool_config_error(py, m))
+    normalise_type(name, &raw).map_err(tool_config)
 }
 
 fn check_schema(schema: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -127,9 +125,7 @@ impl PyToolParameter {
             None
         } else {
             Some(py_to_value(default).map_err(|e| {
-                tool_registration_error(
-                    py,
-                    format!("tool '{tool}' parameter '{}' has a default that is not JSON ({}); use a JSON value or leave it None", self.name, e.describe()),
+                definition(format!("tool '{tool}' parameter '{}' has a default that is not JSON ({}); use a JSON value or leave it None", self.name, e.describe()),
                 )
             })?)
         };
@@ -138,14 +134,11 @@ impl PyToolParameter {
             None
         } else {
             Some(py_to_value(schema).map_err(|e| {
-                tool_registration_error(
-                    py,
-                    format!(
-                        "tool '{tool}' parameter '{}' has a schema that is not JSON ({})",
-                        self.name,
-                        e.describe()
-                    ),
-                )
+                definition(format!(
+                    "tool '{tool}' parameter '{}' has a schema that is not JSON ({})",
+                    self.name,
+                    e.describe()
+                ))
             })?)
         };
         Ok(ToolParameter {
@@ -172,7 +165,7 @@ impl PyToolParameter {
         default: Option<Py<PyAny>>,
         schema: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        let type_ = type_word(py, &name, r#type)?;
+        let type_ = type_word(&name, r#type)?;
         let schema = schema.unwrap_or_else(|| py.None());
         check_schema(schema.bind(py))?;
         Ok(PyToolParameter {
@@ -187,7 +180,7 @@ impl PyToolParameter {
 
     #[setter]
     fn set_type(&mut self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.type_ = type_word(value.py(), &self.name, value)?;
+        self.type_ = type_word(&self.name, value)?;
         Ok(())
     }
 

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 fn value_error(e: RagError) -> PyErr {
-    PyValueError::new_err(e.to_string())
+    e.into()
 }
 
 // A panic cannot happen while a guard is held (no input-derived unwraps inside), but a poisoned

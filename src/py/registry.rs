@@ -3,42 +3,45 @@
 //! The hot path (`execute_tool`) does one lookup, one JSON conversion of the arguments, one
 //! validation with the tool's validator (compiled on its first call), and one call.
 //! Registration reads and checks the tool (`entry`); renderings are converted per tool on first
-//! use (`render`); running a call and wrapping what it returns is in `outcome`; finding the tool
-//! a call names, by real or wire name, is in `lookup`.
+//! use (`render`); a call's admission through the pipeline's gates, for the program's calls and
+//! the agent's alike, is in `admit`; running a call and wrapping what it returns is in
+//! `outcome`, starting one on the event loop in `started`; finding the tool a call names, by
+//! real or wire name, is in `lookup`.
 
+mod admit;
 mod entry;
 mod isolate;
 mod lookup;
 mod outcome;
 mod render;
+mod started;
 
-use crate::py::convert::{py_to_value, value_to_py};
-use crate::py::errors::{registration, tool_registration_error};
+use crate::executor::messages;
+pub(crate) use crate::py::convert::type_name;
+use crate::py::convert::value_to_py;
+use crate::py::errors::definition;
 use crate::py::mcp::PyMcpTool;
 use crate::py::response::PyToolResponse;
 use crate::py::tool::call_native;
 use crate::registry::{ConflictMode, Registry};
 use crate::tool::NameRule;
+pub(crate) use admit::{admit_call, exception_problem, Admitted, Gates};
+pub(crate) use entry::{kind_of, PyEntry, Runner};
 use entry::{prepare, Payload};
-pub(crate) use entry::{PyEntry, Runner};
-pub(crate) use isolate::call_async as call_isolated;
 pub use outcome::_tool_result;
 use outcome::error_response;
-pub(crate) use outcome::type_name;
-pub(crate) use outcome::{exception_response, run_admitted, wrap_callable_result, wrap_run_result};
+pub(crate) use outcome::{exception_response, run_admitted};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::RwLockExt;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 use render::{Kind, Rendered};
-use serde_json::Value;
+pub(crate) use started::{start_awaitable, Completion, PyStartedCall};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-/// A call that passed lookup and validation (the entry, the arguments as JSON and, when
-/// validation dropped nulls meaning "use the default", the pruned arguments as a new dict for
-/// the tool), or the error response for the model.
-type Admission = Result<(Arc<PyEntry>, Value, Option<Py<PyAny>>), Py<PyToolResponse>>;
+/// A direct call that passed the gates, or the error response for the caller.
+type Admission<'py> = Result<Admitted<'py>, Py<PyToolResponse>>;
 
 #[pyclass(module = "agentmaker._native", name = "ToolRegistry", subclass, frozen)]
 pub struct PyToolRegistry {
@@ -80,55 +83,29 @@ impl PyToolRegistry {
         names.filter_map(|n| reg.get(&n).cloned()).collect()
     }
 
-    /// Lookup, argument conversion and validation: the checks every path runs before a tool.
-    /// The name comes from the model too: one that is not a str, or a str that is not UTF-8 (a
-    /// lone surrogate, which a JSON `\ud800` escape produces), is an error response, not an
-    /// exception.
-    fn admit(
+    /// A direct call's admission: the pipeline's gates 1-4 ([`admit_call`]), with the texts a
+    /// model's call gets. The name comes from the program (or a model, through it): one that
+    /// is not a str is an error response, and a str that is not UTF-8 (a lone surrogate, which
+    /// a JSON `\ud800` escape produces) names no tool. The arguments are a dict or a JSON text.
+    fn admit<'py>(
         &self,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-        parameters: &Bound<'_, PyAny>,
-    ) -> PyResult<Admission> {
+        py: Python<'py>,
+        name: &Bound<'py, PyAny>,
+        parameters: &Bound<'py, PyAny>,
+    ) -> PyResult<Admission<'py>> {
         let Ok(name) = name.cast::<PyString>() else {
-            let text = format!(
-                "Error: the tool name must be a string, got {}",
-                type_name(name)
-            );
+            let text = messages::name_not_text(&type_name(name));
             return Ok(Err(error_response(py, text)?));
         };
         let name = match name.to_str() {
             Ok(n) => std::borrow::Cow::Borrowed(n),
             Err(_) => name.to_string_lossy(),
         };
-        let Some(entry) = self.entry_for_call(py, name.as_ref()) else {
-            return Ok(Err(self.unknown(py, name.as_ref())?));
-        };
-        let name = entry.name();
-        if !parameters.is_instance_of::<PyDict>() {
-            return Ok(Err(error_response(
-                py,
-                format!(
-                    "Error: tool '{name}' expects its arguments as a JSON object, got {}",
-                    type_name(parameters)
-                ),
-            )?));
+        let unknown = |n: &str| self.read(py).unknown_tool_message(n, &|_| true);
+        match admit_call(Some(self), &name, parameters, Gates::Direct, &unknown)? {
+            Ok(admitted) => Ok(Ok(admitted)),
+            Err(refused) => Ok(Err(error_response(py, refused.refusal.text)?)),
         }
-        let mut args = match py_to_value(parameters) {
-            Ok(v) => v,
-            Err(e) => {
-                return Ok(Err(error_response(
-                    py,
-                    format!("Error: tool '{name}' failed parameter validation: the arguments are not JSON: {}", e.describe()),
-                )?))
-            }
-        };
-        let pruned = match entry.check_args(&mut args) {
-            Ok(false) => None,
-            Ok(true) => Some(value_to_py(py, &args)?.unbind()),
-            Err(text) => return Ok(Err(error_response(py, text)?)),
-        };
-        Ok(Ok((entry, args, pruned)))
     }
 
     /// The entries `names` selects (every entry for None), in order.
@@ -219,7 +196,7 @@ impl PyToolRegistry {
         names: &str,
         _kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let rule: NameRule = names.parse().map_err(|e| registration(py, e))?;
+        let rule: NameRule = names.parse()?;
         Ok(PyToolRegistry {
             inner: RwLock::new(Registry::with_name_rule(rule)),
             rendered: Mutex::new(None),
@@ -239,7 +216,7 @@ impl PyToolRegistry {
         let entry = prepare(tool, self.read(py).name_rule())?;
         // A replaced tool is released after the lock is.
         let result = self.write(py).register(entry, overwrite);
-        result.map(drop).map_err(|e| registration(py, e))
+        Ok(result.map(drop)?)
     }
 
     /// Register several tools at once; returns the names registered. ``on_conflict`` is
@@ -252,15 +229,12 @@ impl PyToolRegistry {
         tools: &Bound<'_, PyAny>,
         on_conflict: &str,
     ) -> PyResult<Vec<String>> {
-        let mode: ConflictMode = on_conflict.parse().map_err(|e| registration(py, e))?;
+        let mode: ConflictMode = on_conflict.parse()?;
         let iter = tools.try_iter().map_err(|_| {
-            tool_registration_error(
-                py,
-                format!(
-                    "register_all() expects an iterable of tools, got {}",
-                    type_name(tools)
-                ),
-            )
+            definition(format!(
+                "register_all() expects an iterable of tools, got {}",
+                type_name(tools)
+            ))
         })?;
         let mut entries = Vec::new();
         let rule = self.read(py).name_rule();
@@ -270,7 +244,7 @@ impl PyToolRegistry {
         let replaced = self.replaced(py, entries.iter().map(|e| e.name().to_string()));
         let result = self.write(py).register_all(entries, mode);
         drop(replaced);
-        result.map_err(|e| registration(py, e))
+        Ok(result?)
     }
 
     /// Remove a tool by name and return it. Raises KeyError if it is not registered.
@@ -431,7 +405,8 @@ impl PyToolRegistry {
     }
 
     /// Validate arguments for a tool without running it: an error ToolResponse, or None when
-    /// the call may proceed (used to validate before asking a person to confirm).
+    /// the call may proceed (used to validate before asking a person to confirm). The
+    /// arguments are a dict or a JSON text, as for :meth:`execute_tool`.
     fn validate(
         &self,
         py: Python<'_>,
@@ -442,31 +417,29 @@ impl PyToolRegistry {
     }
 
     /// Run a tool: look it up, validate the arguments against its schema, run it and wrap the
-    /// result. Bad model input and exceptions raised by the tool come back as error responses.
+    /// result. The arguments are a dict, or the JSON text of an object (the form models send).
+    /// Bad model input and exceptions raised by the tool come back as error responses, with
+    /// the texts an agent's call gets.
     fn execute_tool(
         &self,
         py: Python<'_>,
         name: &Bound<'_, PyAny>,
         parameters: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyToolResponse>> {
-        match self.admit(py, name, parameters)? {
-            Ok((entry, args, pruned)) => {
-                let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
-                let isolation = entry.isolation(py, None);
-                let timeout = isolation
-                    .as_ref()
-                    .and_then(|_| own_timeout(entry.payload.obj.bind(py)));
-                run_admitted(
-                    py,
-                    entry.name(),
-                    &entry,
-                    &args,
-                    params,
-                    isolation.as_ref().map(|i| (i, timeout)),
-                )
-            }
-            Err(resp) => Ok(resp),
-        }
+        let call = match self.admit(py, name, parameters)? {
+            Ok(call) => call,
+            Err(resp) => return Ok(resp),
+        };
+        let isolation = call.entry.isolation(py, None);
+        let timeout = isolation.as_ref().and_then(|_| own_timeout(&call.tool));
+        run_admitted(
+            py,
+            call.entry.name(),
+            &call.entry,
+            &call.args,
+            call.params.as_any(),
+            isolation.as_ref().map(|i| (i, timeout)),
+        )
     }
 
     /// The tool and how the Agent runs it (``"inline"``, ``"sync"``, ``"dual"`` or
@@ -480,8 +453,7 @@ impl PyToolRegistry {
         let called = name.cast::<PyString>().ok()?.to_str().ok()?;
         let entry = self.entry_for_call(py, called)?;
         let real = (entry.name() != called).then(|| entry.name().to_string());
-        let kind =
-            crate::py::executor::kind_of(py, &entry, entry.isolation(py, None).is_some()).as_str();
+        let kind = kind_of(py, &entry, entry.isolation(py, None).is_some()).as_str();
         Some((entry.payload.obj.clone_ref(py), kind, real))
     }
 
@@ -494,8 +466,13 @@ impl PyToolRegistry {
         name: &Bound<'py, PyAny>,
         parameters: &Bound<'py, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (entry, args, pruned) = match self.admit(py, name, parameters)? {
-            Ok(ok) => ok,
+        let Admitted {
+            entry,
+            args,
+            params,
+            ..
+        } = match self.admit(py, name, parameters)? {
+            Ok(call) => call,
             Err(resp) => return Ok(resp.into_any()),
         };
         if let Runner::Native(native) = &entry.payload.runner {
@@ -503,17 +480,11 @@ impl PyToolRegistry {
                 return Ok(Py::new(py, call_native(py, native, &args)?)?.into_any());
             }
         }
-        let params = pruned.as_ref().map_or(parameters, |p| p.bind(py));
         let isolation = entry.isolation(py, None);
-        match crate::py::executor::start_awaitable(py, &entry, &args, params, isolation.as_ref()) {
+        match start_awaitable(py, &entry, &args, params.as_any(), isolation.as_ref()) {
             Ok(awaitable) => Ok(Py::new(
                 py,
-                crate::py::executor::PyStartedCall::new(
-                    &entry,
-                    awaitable.unbind(),
-                    isolation.is_some(),
-                    None,
-                ),
+                PyStartedCall::new(&entry, awaitable.unbind(), isolation.is_some(), None),
             )?
             .into_any()),
             Err(err) => Ok(exception_response(py, entry.name(), err)?.into_any()),

@@ -1,7 +1,6 @@
 //! RunPolicy validation and per-run accounting for Python.
 
 use crate::run_policy::{LimitExceeded, PolicyError, RunBudget, RunLimits};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
 
@@ -19,14 +18,12 @@ fn count(field: &'static str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Opti
     };
     // bool is an int subclass in Python, but True is not a count.
     if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
-        return Err(PyValueError::new_err(
-            PolicyError::BadCount {
-                field,
-                min: RunLimits::min_count(field),
-                got: repr(value),
-            }
-            .to_string(),
-        ));
+        return Err(PolicyError::BadCount {
+            field,
+            min: RunLimits::min_count(field),
+            got: repr(value),
+        }
+        .into());
     }
     // Beyond i64: a huge positive cap is the same as no practical cap, a huge negative one is
     // refused like any other below the minimum.
@@ -37,7 +34,7 @@ fn seconds(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
     let Some(value) = value.filter(|v| !v.is_none()) else {
         return Ok(None);
     };
-    let bad = || PyValueError::new_err(PolicyError::BadDeadline { got: repr(value) }.to_string());
+    let bad = || PyErr::from(PolicyError::BadDeadline { got: repr(value) });
     if value.is_instance_of::<PyBool>()
         || !(value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>())
     {
@@ -75,7 +72,7 @@ fn limits(values: [Option<&Bound<'_, PyAny>>; 4]) -> PyResult<RunLimits> {
                 }
             }
         }
-        PyValueError::new_err(e.to_string())
+        PyErr::from(e)
     })
 }
 

@@ -1,7 +1,6 @@
 //! `SearchTool` for Python: the core [`SearchTool`] behind the `Tool` base class.
 
 use crate::builtins::search::{Endpoints, SearchOptions, SearchTool};
-use crate::py::errors;
 use crate::py::tool::PyTool;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -53,7 +52,6 @@ impl PySearchTool {
     #[new]
     #[pyo3(signature = (max_results = 5, timeout = 10.0, *, prompts = None, tavily_url = None, duckduckgo_url = None, brave_url = None, serpapi_url = None))]
     fn new(
-        py: Python<'_>,
         max_results: i64,
         timeout: f64,
         prompts: Option<HashMap<String, String>>,
@@ -86,10 +84,7 @@ impl PySearchTool {
             },
             prompts,
         };
-        let core = Arc::new(SearchTool::new(opts).map_err(|e| match e {
-            crate::error::ConfigError::Invalid(msg) => PyValueError::new_err(msg),
-            other => errors::config(py, other),
-        })?);
+        let core = Arc::new(SearchTool::new(opts)?);
         let base = PyTool::native(core.clone());
         Ok(PyClassInitializer::from(base).add_subclass(PySearchTool { core }))
     }

@@ -71,16 +71,10 @@ where
 
 fn args_value(tool: &str, parameters: &Bound<'_, PyAny>) -> Result<Value, String> {
     if !parameters.is_instance_of::<PyDict>() {
-        return Err(format!(
-            "Error: tool '{tool}' expects its arguments as a JSON object (a dict)"
-        ));
+        return Err(crate::executor::messages::not_an_object(tool));
     }
-    py_to_value(parameters).map_err(|e| {
-        format!(
-            "Error: tool '{tool}' got arguments that are not JSON: {}",
-            e.describe()
-        )
-    })
+    py_to_value(parameters)
+        .map_err(|e| crate::executor::messages::arguments_not_json(tool, &e.describe()))
 }
 
 /// `run` wrapped for a worker thread: a StopIteration escaping it becomes a RuntimeError.
@@ -351,8 +345,9 @@ impl PyTool {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = cls.py();
-        py.import("agentmaker.tools.decorator")?
-            .getattr("from_callable")?
+        crate::py::hooks::hooks(py)?
+            .from_callable
+            .bind(py)
             .call((func,), kwargs)
     }
 
@@ -368,7 +363,6 @@ impl PyTool {
 
 /// Raised by `register` for anything that is not a Tool instance.
 pub fn not_a_tool(obj: &Bound<'_, PyAny>) -> PyErr {
-    let py = obj.py();
     let ty = obj
         .get_type()
         .qualname()
@@ -379,8 +373,6 @@ pub fn not_a_tool(obj: &Bound<'_, PyAny>) -> PyErr {
     } else {
         ""
     };
-    crate::py::errors::tool_registration_error(
-        py,
-        format!("expected a Tool (a Tool subclass instance, an @tool function or a built-in), got {ty}{hint}"),
+    crate::py::errors::definition(format!("expected a Tool (a Tool subclass instance, an @tool function or a built-in), got {ty}{hint}"),
     )
 }

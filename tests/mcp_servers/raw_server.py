@@ -237,6 +237,12 @@ def main() -> None:
                 f'{{"jsonrpc":"2.0","id":{rid},"result":{{"tools":[{{"name":"t","inputSchema":{schema}}}]}}}}\n'.encode()
             )
             out.flush()
+        elif method == "tools/list" and MODE == "silent_listing":
+            time.sleep(3600)
+        elif method == "tools/list" and MODE == "refused_listing":
+            send(
+                {"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32603, "message": "no listing today"}}
+            )
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": req["id"], "result": {"tools": catalog()}})
         elif method == "tools/call":

@@ -151,7 +151,7 @@ class _Host:
 
     def reply_failure(self, call_id: int, name: str, exc: BaseException) -> None:
         """The server itself failed to run the call: the client reads why; serving goes on."""
-        text = f"Error: the server failed to run tool '{name}': {type(exc).__name__}: {exc}"
+        text = _native._serve_failed_text(name, f"{type(exc).__name__}: {exc}")
         self.native.reply(call_id, text, True)
 
     async def finish(

@@ -18,7 +18,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypedDict, TypeVar, overload
 
-from agentmaker._native import Tool, ToolParameter, ToolResponse
+from agentmaker._native import Tool, ToolParameter, ToolResponse, _async_in_running_loop_text
 from agentmaker.errors import ToolRegistrationError
 from agentmaker.isolation.settings import Isolation, check_importable, setting
 from agentmaker.tools.signature import (
@@ -293,10 +293,7 @@ class DictFunctionTool(Tool):
         if self._is_async or inspect.isawaitable(result):
             result = CallableSpec._finish_sync(result)
             if result is _LOOP_RUNNING:
-                return ToolResponse.error(
-                    f"Error: tool '{self.name}' is an async function and this thread is already running an "
-                    "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead"
-                )
+                return ToolResponse.error(_async_in_running_loop_text(self.name))
         return to_response(self.name, result)
 
     async def arun(self, parameters: dict[str, Any]) -> ToolResponse:

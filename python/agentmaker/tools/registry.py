@@ -66,9 +66,10 @@ class ToolRegistry(_NativeRegistry):
         """The names registered with ``deferred=True``."""
         return self._deferred
 
-    async def aexecute_tool(self, name: str, parameters: dict[str, Any]) -> ToolResponse:
+    async def aexecute_tool(self, name: str, parameters: dict[str, Any] | str) -> ToolResponse:
         """Async :meth:`execute_tool`: async tools (and MCP calls) are awaited on the running
-        loop; synchronous ones run on a worker thread so the loop is never blocked.
+        loop; synchronous ones run on a worker thread so the loop is never blocked. The
+        arguments are a dict or the JSON text of an object, as a model sends them.
 
         A coroutine like any other: nothing happens until it runs, and cancelling the task that
         runs it cancels the tool's ``arun`` (an MCP call is cancelled at the server too)."""

@@ -29,13 +29,12 @@ import json
 import logging
 from typing import Any
 
-from agentmaker._native import ToolResponse
+from agentmaker._native import ToolResponse, _result_not_json_text
 from agentmaker.tools.schema.json_values import _NotJson, jsonable
 
 __all__ = ["result_to_response"]
 
 _log = logging.getLogger("agentmaker.tools")
-_ACCEPTED = "return str, JSON types (dict, list, str, int, float, bool, None), a dataclass, a pydantic model or an Enum"
 
 
 def result_to_response(tool_name: str, value: Any) -> ToolResponse:
@@ -57,9 +56,7 @@ def result_to_response(tool_name: str, value: Any) -> ToolResponse:
 
 
 def _refuse(tool_name: str, what: str) -> ToolResponse:
-    text = (
-        f"Error: tool '{tool_name}' returned {what}, which cannot be sent to the model as JSON; {_ACCEPTED}"
-    )
+    text = _result_not_json_text(tool_name, what)
     _log.warning("%s", text)
     return ToolResponse.error(text)
 

@@ -19,7 +19,13 @@ import typing
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeGuard
 
-from agentmaker._native import ToolResponse, _tool_name_problem, _tool_result
+from agentmaker._native import (
+    ToolResponse,
+    _async_in_running_loop_text,
+    _tool_name_problem,
+    _tool_result,
+    _validation_failed_text,
+)
 from agentmaker.errors import ToolRegistrationError
 from agentmaker.tools.docstring import doc_parts
 from agentmaker.tools.docstring_check import check_documented
@@ -118,9 +124,7 @@ class CallableSpec:
         for k, field_info in self._fills:
             if k not in kwargs:
                 if field_info.is_required():
-                    return (
-                        f"Error: tool '{self.name}' failed parameter validation: '{k}' is a required property"
-                    )
+                    return _validation_failed_text(self.name, f"'{k}' is a required property")
                 kwargs[k] = field_info.get_default(call_default_factory=True)
         for k, conv in self._convs:
             if k in kwargs:
@@ -128,12 +132,9 @@ class CallableSpec:
                     kwargs[k] = conv(kwargs[k])
                 except ConversionError as exc:
                     exc.path.insert(0, k)
-                    return f"Error: tool '{self.name}' failed parameter validation: {exc.render()}"
+                    return _validation_failed_text(self.name, exc.render())
                 except Exception as exc:  # a converter must never let an exception escape  # noqa: BLE001 - user code / third-party errors become messages
-                    return (
-                        f"Error: tool '{self.name}' failed parameter validation: parameter '{k}': "
-                        f"{type(exc).__name__}: {exc}"
-                    )
+                    return _validation_failed_text(self.name, f"parameter '{k}': {type(exc).__name__}: {exc}")
         for k in self.contexts:  # only the agent's own context object, never a model's value
             v = args.get(k)
             kwargs[k] = v if isinstance(v, RunContext) else None
@@ -146,7 +147,7 @@ class CallableSpec:
                     if k in kwargs:
                         positional.append(kwargs.pop(k))
                     elif default is _MISSING:
-                        return f"Error: tool '{self.name}' failed parameter validation: '{k}' is a required property"
+                        return _validation_failed_text(self.name, f"'{k}' is a required property")
                     else:
                         positional.append(default)
                     if k == last:
@@ -169,10 +170,7 @@ class CallableSpec:
         if self.is_async or inspect.isawaitable(result):
             result = self._finish_sync(result)
             if result is _LOOP_RUNNING:
-                return ToolResponse.error(
-                    f"Error: tool '{self.name}' is an async function and this thread is already running an "
-                    "event loop, so it cannot be run synchronously here; call it with aexecute_tool instead"
-                )
+                return ToolResponse.error(_async_in_running_loop_text(self.name))
         return _tool_result(self.name, result)
 
     def _call_in_worker(self, args: dict[str, Any]) -> ToolResponse:

@@ -1,16 +1,14 @@
 //! Reading one tool call as the model sent it (an OpenAI-shaped dict, or an SDK object with
-//! the same attributes), and the call once its tool is found: the gates' view of it.
+//! the same attributes), and the call once it passed the gates.
 
-use crate::executor::arguments::{check_call, parse_arguments, RawArguments};
-use crate::executor::{CallTarget, Kind, Refusal};
-use crate::py::convert::{py_to_value, value_to_py};
-use crate::py::registry::type_name;
-use crate::py::registry::{PyEntry, Runner};
-use crate::py::tool::PyTool;
+use crate::executor::arguments::check_call;
+use crate::executor::{Kind, Refusal};
+use crate::py::convert::py_to_value;
+use crate::py::registry::PyEntry;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -107,57 +105,6 @@ pub fn read_call<'py>(
     })
 }
 
-/// The arguments as JSON (for validation) and as the dict the tool receives.
-pub type Arguments<'py> = (Map<String, Value>, Bound<'py, PyDict>);
-
-/// The call's arguments, or the refusal when they are not a JSON object.
-pub fn arguments<'py>(
-    name: &str,
-    raw: &Bound<'py, PyAny>,
-) -> PyResult<Result<Arguments<'py>, Refusal>> {
-    let py = raw.py();
-    if raw.is_none() {
-        return Ok(Ok((Map::new(), PyDict::new(py))));
-    }
-    if let Ok(text) = raw.cast::<PyString>() {
-        let text = text.to_string_lossy();
-        return Ok(match parse_arguments(name, RawArguments::Text(&text)) {
-            Ok(map) => {
-                let value = Value::Object(map);
-                let dict = value_to_py(py, &value)?.cast_into::<PyDict>()?;
-                let Value::Object(map) = value else {
-                    unreachable!("parsed as an object")
-                };
-                Ok((map, dict))
-            }
-            Err(refusal) => Err(refusal),
-        });
-    }
-    let Ok(dict) = raw.cast::<PyDict>() else {
-        return Ok(Err(Refusal::new(
-            crate::executor::CallStatus::InvalidArgs,
-            crate::executor::messages::not_an_object(name),
-        )));
-    };
-    // A dict subclass reaches the tool as a plain dict, like one parsed from text would.
-    let dict = if dict.is_exact_instance_of::<PyDict>() {
-        dict.clone()
-    } else {
-        dict.copy()?
-    };
-    Ok(match py_to_value(&dict) {
-        Ok(Value::Object(map)) => Ok((map, dict)),
-        Ok(_) => unreachable!("a dict converts to an object"),
-        Err(e) => Err(Refusal::new(
-            crate::executor::CallStatus::Invalid,
-            format!(
-                "Error: tool '{name}' failed parameter validation: the arguments are not JSON: {}",
-                e.describe()
-            ),
-        )),
-    })
-}
-
 /// A call that passed the gates, kept on its record until it is run: its entry, its arguments
 /// in both forms, and whether it has started and finished. Whoever finishes a call first
 /// (the tool's return or its timeout) writes the record; the other is dropped.
@@ -234,123 +181,5 @@ impl PyPreparedCall {
             visit.call(i)?;
         }
         Ok(())
-    }
-}
-
-/// How a registered tool runs (see [`Kind`]); an isolated one is `Dual`. A Python tool with both `run` and `arun` counts
-/// as async when its `is_async` attribute is true (an `async def` wrapped by `@tool`).
-pub fn kind_of(py: Python<'_>, entry: &PyEntry, isolated: bool) -> Kind {
-    if isolated {
-        // Blocking when called synchronously, awaited without a thread otherwise.
-        return Kind::Dual;
-    }
-    match &entry.payload.runner {
-        Runner::Native(native) if !native.blocks() => Kind::Inline,
-        Runner::Native(native) if native.awaitable() => Kind::Dual,
-        Runner::Native(_) => Kind::Sync,
-        Runner::AsyncOnly => Kind::Async,
-        Runner::Kwargs(call) if call.is_async => Kind::Async,
-        Runner::Kwargs(_) => Kind::Sync,
-        Runner::Run => {
-            let obj = entry.payload.obj.bind(py);
-            let is_async = obj.getattr_opt(intern!(py, "is_async")).ok().flatten();
-            if is_async.is_some_and(|v| v.is_truthy().unwrap_or(false)) {
-                Kind::Async
-            } else {
-                Kind::Sync
-            }
-        }
-    }
-}
-
-/// The gates' view of a found tool and the call's arguments.
-pub struct Target<'a, 'py> {
-    pub entry: &'a PyEntry,
-    pub tool: Bound<'py, PyAny>,
-    pub origin: Option<String>,
-    pub args: Value,
-    pub params: Bound<'py, PyDict>,
-}
-
-impl<'a, 'py> Target<'a, 'py> {
-    pub fn new(
-        entry: &'a PyEntry,
-        tool: Bound<'py, PyAny>,
-        args: Value,
-        params: Bound<'py, PyDict>,
-    ) -> Self {
-        let origin = tool
-            .cast::<PyTool>()
-            .ok()
-            .map(|t| t.borrow().origin.clone());
-        Target {
-            entry,
-            tool,
-            origin,
-            args,
-            params,
-        }
-    }
-}
-
-pub fn exception_problem(py: Python<'_>, err: &PyErr) -> String {
-    let exc = err.value(py);
-    let msg = exc.str().map(|s| s.to_string()).unwrap_or_default();
-    format!("{}: {msg}", type_name(exc))
-}
-
-impl CallTarget for Target<'_, '_> {
-    fn name(&self) -> &str {
-        self.entry.name()
-    }
-
-    fn origin(&self) -> Option<&str> {
-        self.origin.as_deref()
-    }
-
-    fn validate(&mut self) -> Result<(), String> {
-        if self.entry.check_args(&mut self.args)? {
-            // Nulls meaning "use the default" were dropped: the tool gets the pruned arguments.
-            let py = self.tool.py();
-            match value_to_py(py, &self.args).and_then(|d| Ok(d.cast_into::<PyDict>()?)) {
-                Ok(dict) => self.params = dict,
-                Err(e) => {
-                    return Err(format!(
-                        "Error: tool '{}' could not take its arguments: {e}",
-                        self.name()
-                    ))
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn needs_confirmation(&mut self) -> Result<bool, String> {
-        let py = self.tool.py();
-        self.tool
-            .call_method1(intern!(py, "needs_confirmation"), (&self.params,))
-            .and_then(|v| v.is_truthy())
-            .map_err(|e| exception_problem(py, &e))
-    }
-
-    fn timeout(&self) -> Option<f64> {
-        let py = self.tool.py();
-        let t = self
-            .tool
-            .getattr_opt(intern!(py, "timeout"))
-            .ok()
-            .flatten()?;
-        if t.is_none() {
-            return None;
-        }
-        t.extract::<f64>().ok()
-    }
-
-    fn supports_parallel(&self) -> bool {
-        let py = self.tool.py();
-        self.tool
-            .getattr(intern!(py, "supports_parallel"))
-            .and_then(|v| v.is_truthy())
-            .unwrap_or(false)
     }
 }

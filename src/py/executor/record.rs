@@ -5,20 +5,11 @@ use super::call::{PyPreparedCall, ReadCall};
 use crate::executor::{CallStatus, Refusal};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::PyString;
 
-/// The record class (`agentmaker.tools.call_record.ToolCallRecord`).
+/// The record class (`ToolCallRecord`, from the hooks table).
 pub fn record_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    static CELL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    CELL.get_or_try_init(py, || {
-        Ok::<_, PyErr>(
-            py.import("agentmaker.tools.call_record")?
-                .getattr("ToolCallRecord")?
-                .unbind(),
-        )
-    })
-    .map(|c| c.bind(py))
+    Ok(crate::py::hooks::hooks(py)?.record_class.bind(py))
 }
 
 pub fn status_word(py: Python<'_>, status: CallStatus) -> Bound<'_, PyString> {

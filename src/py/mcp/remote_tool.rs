@@ -40,7 +40,7 @@ impl PyMcpTool {
         args: serde_json::Value,
     ) {
         let completer = completer.if_lost(Box::new(|py: Python<'_>| {
-            let text = "Error: the MCP call was abandoned before it finished".to_string();
+            let text = crate::executor::messages::mcp_call_abandoned();
             Ok(Py::new(py, PyToolResponse::error_text(py, text))?.into_any())
         }));
         let call = self.tool.call_then(args, move |resp| {
@@ -121,9 +121,8 @@ impl PyMcpTool {
             // None has always meant "no arguments" here.
             Ok(serde_json::Value::Null) => tool.check_direct_args(serde_json::json!({})),
             Ok(args) => tool.check_direct_args(args),
-            Err(e) => Err(format!(
-                "Error: MCP tool arguments are not JSON: {}",
-                e.describe()
+            Err(e) => Err(crate::executor::messages::mcp_arguments_not_json(
+                &e.describe(),
             )),
         };
         match checked {

@@ -1,8 +1,9 @@
 //! Reading a Python tool object into a registry entry: what `register` checks and keeps.
 
 use super::render::Forms;
+use crate::executor::Kind;
 use crate::py::convert::py_to_value;
-use crate::py::errors::{registration, tool_registration_error};
+use crate::py::errors::definition;
 use crate::py::tool::{base_methods, not_a_tool, overrides, PyTool};
 use crate::registry::{Entry, Registry};
 use crate::tool::{NameRule, NativeTool, ToolSpec};
@@ -126,9 +127,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
             .unwrap_or_default()
     };
     if name.is_empty() {
-        return Err(tool_registration_error(
-            py,
-            format!("tool of class {} has no name: call super().__init__(name, description) in its __init__", cls()),
+        return Err(definition(format!("tool of class {} has no name: call super().__init__(name, description) in its __init__", cls()),
         ));
     }
     if let Some(origin) = forged {
@@ -139,9 +138,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
                 Err(_) => shown_obj.repr().map(|r| r.to_string()).unwrap_or_default(),
             },
         };
-        return Err(tool_registration_error(
-            py,
-            format!("tool '{name}' (class {}) overrides origin with {shown:?}; origin is stamped by the framework ({origin:?}) and cannot be set by a tool", cls()),
+        return Err(definition(format!("tool '{name}' (class {}) overrides origin with {shown:?}; origin is stamped by the framework ({origin:?}) and cannot be set by a tool", cls()),
         ));
     }
     let mut spec = ToolSpec::new(name.clone(), description, Vec::new());
@@ -157,7 +154,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
         let nspec = native.spec();
         spec.parameters = nspec.parameters.clone();
         spec.input_schema = nspec.input_schema.clone();
-        return build_entry(py, spec, obj, Runner::Native(native), rule);
+        return build_entry(spec, obj, Runner::Native(native), rule);
     }
 
     let schema = if overrides(obj, intern!(py, "get_input_schema"), base_input_schema(py)?)? {
@@ -169,31 +166,25 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
         let params = obj.call_method0(intern!(py, "get_parameters"))?;
         spec.parameters.reserve_exact(params.len().unwrap_or(0));
         let iter = params.try_iter().map_err(|_| {
-            tool_registration_error(
-                py,
-                format!("get_parameters() of tool '{name}' must return a list of ToolParameter"),
-            )
+            definition(format!(
+                "get_parameters() of tool '{name}' must return a list of ToolParameter"
+            ))
         })?;
         for item in iter {
             let item = item?;
             let Ok(param) = item.cast::<crate::py::parameter::PyToolParameter>() else {
                 let ty = item.get_type().qualname()?.to_string();
-                return Err(tool_registration_error(
-                    py,
-                    format!("get_parameters() of tool '{name}' returned a {ty}; every item must be a ToolParameter"),
+                return Err(definition(format!("get_parameters() of tool '{name}' returned a {ty}; every item must be a ToolParameter"),
                 ));
             };
             spec.parameters.push(param.borrow().to_core(py, &name)?);
         }
     } else {
         let value = py_to_value(&schema).map_err(|e| {
-            tool_registration_error(
-                py,
-                format!(
-                    "get_input_schema() of tool '{name}' returned something that is not JSON: {}",
-                    e.describe()
-                ),
-            )
+            definition(format!(
+                "get_input_schema() of tool '{name}' returned something that is not JSON: {}",
+                e.describe()
+            ))
         })?;
         spec.input_schema = Some(value);
     }
@@ -232,18 +223,15 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
             } else if overrides(obj, intern!(py, "arun"), &methods.1)? {
                 Runner::AsyncOnly
             } else {
-                return Err(tool_registration_error(
-                    py,
-                    format!("tool '{name}' (class {}) implements neither run() nor arun(); override at least one", cls()),
+                return Err(definition(format!("tool '{name}' (class {}) implements neither run() nor arun(); override at least one", cls()),
                 ));
             }
         }
     };
-    build_entry(py, spec, obj, runner, rule)
+    build_entry(spec, obj, runner, rule)
 }
 
 fn build_entry(
-    py: Python<'_>,
     spec: ToolSpec,
     obj: &Bound<'_, PyAny>,
     runner: Runner,
@@ -257,7 +245,7 @@ fn build_entry(
         wire_safe: crate::tool::is_wire_safe(&spec.name),
         isolate,
     };
-    Registry::prepare_with(rule, spec, payload).map_err(|e| registration(py, e))
+    Ok(Registry::prepare_with(rule, spec, payload)?)
 }
 
 /// `{"type": "integer"}` or `{"type": ["integer", "null"]}`.
@@ -268,5 +256,32 @@ fn is_integer_schema(prop: &Value) -> bool {
             ts.iter().any(|t| t == "integer") && !ts.iter().any(|t| t == "number")
         }
         _ => false,
+    }
+}
+
+/// How a registered tool runs (see [`Kind`]); an isolated one is `Dual`. A Python tool with
+/// both `run` and `arun` counts as async when its `is_async` attribute is true (an `async def`
+/// wrapped by `@tool`).
+pub fn kind_of(py: Python<'_>, entry: &PyEntry, isolated: bool) -> Kind {
+    if isolated {
+        // Blocking when called synchronously, awaited without a thread otherwise.
+        return Kind::Dual;
+    }
+    match &entry.payload.runner {
+        Runner::Native(native) if !native.blocks() => Kind::Inline,
+        Runner::Native(native) if native.awaitable() => Kind::Dual,
+        Runner::Native(_) => Kind::Sync,
+        Runner::AsyncOnly => Kind::Async,
+        Runner::Kwargs(call) if call.is_async => Kind::Async,
+        Runner::Kwargs(_) => Kind::Sync,
+        Runner::Run => {
+            let obj = entry.payload.obj.bind(py);
+            let is_async = obj.getattr_opt(intern!(py, "is_async")).ok().flatten();
+            if is_async.is_some_and(|v| v.is_truthy().unwrap_or(false)) {
+                Kind::Async
+            } else {
+                Kind::Sync
+            }
+        }
     }
 }

@@ -2,11 +2,11 @@
 //! call to the worker pool.
 
 use super::entry::{PyEntry, Runner};
-use crate::py::errors::tool_registration_error;
+use crate::py::errors::definition;
+use crate::py::hooks::hooks;
 use crate::py::response::PyToolResponse;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBool;
 
 /// A tool's `isolate` setting, read at registration.
@@ -40,18 +40,13 @@ pub fn read_isolate(obj: &Bound<'_, PyAny>, name: &str, runner: &Runner) -> PyRe
         Err(_) => value.get_type().name()?.to_str()? == "Isolation",
     };
     if !ok {
-        return Err(tool_registration_error(
-            py,
-            format!(
-                "tool '{name}': isolate must be True, False, None or an Isolation, got {}",
-                value.repr()?
-            ),
-        ));
+        return Err(definition(format!(
+            "tool '{name}': isolate must be True, False, None or an Isolation, got {}",
+            value.repr()?
+        )));
     }
     if matches!(runner, Runner::AsyncOnly) {
-        return Err(tool_registration_error(
-            py,
-            format!("tool '{name}' is isolated but only implements arun(); a worker process runs a tool's run()"),
+        return Err(definition(format!("tool '{name}' is isolated but only implements arun(); a worker process runs a tool's run()"),
         ));
     }
     Ok(Isolate::With(value.unbind()))
@@ -76,14 +71,6 @@ impl PyEntry {
     }
 }
 
-fn isolation_module(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    static CELL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    CELL.get_or_try_init(py, || {
-        Ok::<_, PyErr>(py.import("agentmaker.isolation.workers")?.into_any().unbind())
-    })
-    .map(|m| m.bind(py))
-}
-
 /// Runs the call in a worker and waits (at most `timeout` seconds).
 pub fn call_sync(
     py: Python<'_>,
@@ -92,15 +79,12 @@ pub fn call_sync(
     isolation: &Py<PyAny>,
     timeout: Option<f64>,
 ) -> PyResult<Py<PyToolResponse>> {
-    let resp = isolation_module(py)?.call_method1(
-        intern!(py, "call_sync"),
-        (
-            entry.payload.obj.bind(py),
-            params,
-            isolation.bind(py),
-            timeout,
-        ),
-    )?;
+    let resp = hooks(py)?.isolated_sync.bind(py).call1((
+        entry.payload.obj.bind(py),
+        params,
+        isolation.bind(py),
+        timeout,
+    ))?;
     Ok(resp.cast_into::<PyToolResponse>()?.unbind())
 }
 
@@ -111,8 +95,9 @@ pub fn call_async<'py>(
     params: &Bound<'py, PyAny>,
     isolation: &Py<PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    isolation_module(py)?.call_method1(
-        intern!(py, "call_async"),
-        (entry.payload.obj.bind(py), params, isolation.bind(py)),
-    )
+    hooks(py)?.isolated_async.bind(py).call1((
+        entry.payload.obj.bind(py),
+        params,
+        isolation.bind(py),
+    ))
 }

@@ -1,10 +1,8 @@
 //! Finding what a call names (a real name, then a wire name) and the renderings cached for the
 //! current registry version, which hold the wire-name map.
 
-use super::outcome::error_response;
 use super::render::Rendered;
 use super::{PyEntry, PyToolRegistry};
-use crate::py::response::PyToolResponse;
 use crate::wire::WireNames;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
@@ -44,11 +42,6 @@ impl PyToolRegistry {
             })
             .map(|e| e.name().to_string())
             .collect()
-    }
-
-    pub(super) fn unknown(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyToolResponse>> {
-        let text = self.read(py).unknown_tool_message(name, &|_| true);
-        error_response(py, text)
     }
 
     /// The texts cached for the current registry version (built with no lock held). The cache

@@ -2,7 +2,8 @@
 //! raised into the ToolResponse the model reads.
 
 use super::entry::{PyEntry, Runner};
-use crate::py::convert::py_to_value;
+use crate::executor::messages;
+use crate::py::convert::{py_to_value, type_name};
 use crate::py::errors::flow_control_class;
 use crate::py::response::PyToolResponse;
 use crate::py::tool::call_native;
@@ -15,22 +16,13 @@ pub(super) fn error_response(py: Python<'_>, text: String) -> PyResult<Py<PyTool
     Py::new(py, PyToolResponse::error_text(py, text))
 }
 
-/// The class name as the model sees it in error texts: `__name__`, like the reference's
-/// `{ExcType}`; a `__qualname__` would leak `func.<locals>.` paths of the host program.
-pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "object".into())
-}
-
 /// Turns an exception raised by a tool into an error response. Flow-control signals for the
 /// Agent loop and non-`Exception` errors (KeyboardInterrupt, SystemExit) propagate.
 const MAX_EXCEPTION_CHARS: usize = 2000;
 
 pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py<PyToolResponse>> {
     let exc = err.value(py);
-    if exc.is_instance(flow_control_class(py)?.bind(py))?
+    if exc.is_instance(flow_control_class(py)?.as_any())?
         || !exc.is_instance_of::<pyo3::exceptions::PyException>()
         || crate::py::isolation::is_worker_limit(exc)
     {
@@ -42,9 +34,9 @@ pub fn exception_response(py: Python<'_>, tool: &str, err: PyErr) -> PyResult<Py
     // flood the context (the full text stays in the logged traceback).
     let msg = crate::validation::truncate(&msg, MAX_EXCEPTION_CHARS);
     let text = if msg.is_empty() {
-        format!("Error: tool '{tool}' raised during execution: {ty}")
+        messages::raised(tool, &ty)
     } else {
-        format!("Error: tool '{tool}' raised during execution: {ty}: {msg}")
+        messages::raised(tool, &format!("{ty}: {msg}"))
     };
     log_tool_exception(py, tool, &err, &text);
     error_response(py, text)
@@ -104,15 +96,12 @@ pub fn wrap_run_result(
             ),
         );
     }
-    error_response(
-        py,
-        format!("Error: tool '{tool}' returned a {} instead of a ToolResponse (or str); this is a bug in the tool", type_name(&result)),
-    )
+    error_response(py, messages::not_a_response(tool, &type_name(&result)))
 }
 
 /// Wraps what an `@tool` function returned: str and ToolResponse as they are, None as an
 /// empty success, JSON values as compact JSON text with the value kept in `data`, and anything
-/// else through `agentmaker.tools.return_values.result_to_response` (dataclasses, pydantic models, Enums
+/// else through the package's `result_to_response` hook (dataclasses, pydantic models, Enums
 /// ... or an error response naming a type that has no JSON form). The one owner of these rules:
 /// Python reaches it through `_tool_result`.
 pub fn wrap_callable_result(
@@ -146,13 +135,8 @@ pub fn wrap_callable_result(
             ),
         );
     }
-    static CONVERT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let convert = CONVERT.get_or_try_init(py, || {
-        py.import("agentmaker.tools.return_values")?
-            .getattr("result_to_response")
-            .map(Bound::unbind)
-    })?;
-    let converted = convert.bind(py).call1((tool, result))?;
+    let convert = crate::py::hooks::hooks(py)?.result_to_response.bind(py);
+    let converted = convert.call1((tool, result))?;
     wrap_run_result(py, tool, converted)
 }
 
@@ -204,9 +188,6 @@ pub(crate) fn run_admitted(
                 Err(err) => exception_response(py, name, err),
             }
         }
-        Runner::AsyncOnly => error_response(
-            py,
-            format!("Error: tool '{name}' is async-only; it must be run through the async entry point (aexecute_tool / Agent.arun)"),
-        ),
+        Runner::AsyncOnly => error_response(py, messages::async_only(name)),
     }
 }

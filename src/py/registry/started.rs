@@ -3,25 +3,21 @@
 //! `awaitable`, then hands the value to `finish` or the exception to `fail`
 //! (`agentmaker.tools.awaited.complete`).
 
-use super::call::PyPreparedCall;
-use super::PyCallPipeline;
-use crate::executor::Outcome;
-use crate::py::registry::{
-    exception_response, mcp_tool, wrap_callable_result, wrap_run_result, PyEntry, Runner,
-};
+use super::outcome::{exception_response, wrap_callable_result, wrap_run_result};
+use super::{mcp_tool, PyEntry, Runner};
 use crate::py::response::PyToolResponse;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use pyo3::{PyTraverseError, PyVisit};
 use serde_json::Value;
-use std::time::Instant;
 
-/// The record an agent's call fills when it ends.
-pub struct Bound {
-    pub pipeline: Py<PyCallPipeline>,
-    pub record: Py<PyAny>,
-    pub call: Py<PyPreparedCall>,
-    pub started: Instant,
+/// Where an agent's awaited call reports how it ended (the run's pipeline fills its record).
+/// The registry's own calls (`aexecute_tool`) have none: their result is the response.
+pub trait Completion: Send + Sync {
+    fn returned(&self, py: Python<'_>, resp: &pyo3::Bound<'_, PyToolResponse>) -> PyResult<()>;
+    fn raised(&self, py: Python<'_>, err: PyErr) -> PyResult<()>;
+    fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError>;
 }
 
 #[pyclass(module = "agentmaker._native", name = "StartedCall", frozen)]
@@ -32,7 +28,7 @@ pub struct PyStartedCall {
     callable: bool,
     #[pyo3(get)]
     awaitable: Py<PyAny>,
-    bound: Option<Bound>,
+    bound: Option<Box<dyn Completion>>,
 }
 
 /// Starts an admitted call: an MCP tool sends its call with the arguments validation already
@@ -47,7 +43,7 @@ pub fn start_awaitable<'py>(
     isolation: Option<&Py<PyAny>>,
 ) -> PyResult<pyo3::Bound<'py, PyAny>> {
     if let Some(isolation) = isolation {
-        return crate::py::registry::call_isolated(py, entry, params, isolation);
+        return super::isolate::call_async(py, entry, params, isolation);
     }
     if let Runner::Native(native) = &entry.payload.runner {
         if native.awaitable() {
@@ -85,7 +81,7 @@ impl PyStartedCall {
         entry: &PyEntry,
         awaitable: Py<PyAny>,
         isolated: bool,
-        bound: Option<Bound>,
+        bound: Option<Box<dyn Completion>>,
     ) -> Self {
         PyStartedCall {
             name: entry.name().to_owned(),
@@ -110,14 +106,7 @@ impl PyStartedCall {
             wrap_run_result(py, &self.name, value)?
         };
         if let Some(b) = &self.bound {
-            let elapsed = b.started.elapsed().as_secs_f64();
-            b.pipeline.get().complete_response(
-                py,
-                b.record.bind(py),
-                b.call.get(),
-                resp.bind(py),
-                elapsed,
-            )?;
+            b.returned(py, resp.bind(py))?;
         }
         Ok(resp)
     }
@@ -133,35 +122,15 @@ impl PyStartedCall {
         let Some(b) = &self.bound else {
             return exception_response(py, &self.name, err).map(Some);
         };
-        let elapsed = b.started.elapsed().as_secs_f64();
-        b.pipeline
-            .get()
-            .complete_error(py, b.record.bind(py), b.call.get(), err, elapsed)?;
+        b.raised(py, err)?;
         Ok(None)
     }
 
-    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.awaitable)?;
         if let Some(b) = &self.bound {
-            visit.call(&b.record)?;
+            b.traverse(&visit)?;
         }
         Ok(())
     }
-}
-
-/// What a flow-control signal asks of the run, or the error itself when it is none.
-pub fn flow_outcome(py: Python<'_>, err: PyErr) -> PyResult<Outcome> {
-    let exc = err.value(py);
-    let message = || -> String {
-        exc.getattr(intern!(py, "message"))
-            .and_then(|m| m.str().map(|s| s.to_string()))
-            .unwrap_or_default()
-    };
-    if exc.is_instance(crate::py::errors::stop_class(py)?.bind(py))? {
-        return Ok(Outcome::Stop(message()));
-    }
-    if exc.is_instance(crate::py::errors::retry_class(py)?.bind(py))? {
-        return Ok(Outcome::Retry(message()));
-    }
-    Err(err)
 }

@@ -1,0 +1,240 @@
+//! Admission: the pipeline's gates 1-4 (or 1-5) over this registry, for every caller. The
+//! agent's and the MCP server's calls (`CallPipeline.prepare`) and the program's direct calls
+//! (`execute_tool`, `aexecute_tool`, `validate`) read their arguments, find their tool and pass
+//! the core's gates ([`crate::executor`]) here, so they are refused with the same texts.
+
+use super::{PyEntry, PyToolRegistry};
+use crate::executor::arguments::{parse_arguments, RawArguments};
+use crate::executor::{self, messages, CallStatus, CallTarget, Prepared, Refusal, Settings};
+use crate::py::convert::{py_to_value, value_to_py};
+use crate::py::tool::PyTool;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use serde_json::{Map, Value};
+use std::cell::OnceCell;
+use std::sync::Arc;
+
+/// Which gates a call passes after its tool is found.
+pub enum Gates<'a> {
+    /// A direct call by the program: permissions (none) and validation ([`executor::admit`]).
+    Direct,
+    /// A model's call in a run: every gate up to the confirmation decision
+    /// ([`executor::prepare`]).
+    Pipeline(&'a Settings<'a>),
+}
+
+/// A call that passed: its tool, its arguments as JSON and as the dict the tool receives, and,
+/// for a model's call, what the gates decided.
+pub struct Admitted<'py> {
+    pub entry: Arc<PyEntry>,
+    pub tool: Bound<'py, PyAny>,
+    pub args: Value,
+    /// The arguments as read, for the record of the call.
+    pub read: Bound<'py, PyDict>,
+    /// The arguments the tool receives (validation may have dropped nulls that mean "use the
+    /// default").
+    pub params: Bound<'py, PyDict>,
+    pub prepared: Option<Prepared>,
+}
+
+/// A refused call: the refusal, the tool when it was found (its real name goes on the record)
+/// and the arguments once they were read as an object.
+pub struct Refused<'py> {
+    pub refusal: Refusal,
+    pub entry: Option<Arc<PyEntry>>,
+    pub params: Option<Bound<'py, PyDict>>,
+}
+
+impl<'py> Refused<'py> {
+    fn new(refusal: Refusal) -> Self {
+        Refused {
+            refusal,
+            entry: None,
+            params: None,
+        }
+    }
+}
+
+/// Gates 1-4 (or 1-5) for a call on `name` with `raw` arguments: a JSON text (the form models
+/// send) or a dict, read as a JSON object; the tool found by real name, then wire name
+/// (`unknown` words the refusal otherwise); then the core's gates.
+pub fn admit_call<'py>(
+    registry: Option<&PyToolRegistry>,
+    name: &str,
+    raw: &Bound<'py, PyAny>,
+    gates: Gates<'_>,
+    unknown: &dyn Fn(&str) -> String,
+) -> PyResult<Result<Admitted<'py>, Refused<'py>>> {
+    let py = raw.py();
+    let plain_dict = matches!(gates, Gates::Pipeline(_));
+    let (map, params) = match arguments(name, raw, plain_dict)? {
+        Ok(read) => read,
+        Err(refusal) => return Ok(Err(Refused::new(refusal))),
+    };
+    let Some(entry) = registry.and_then(|r| r.entry_for_call(py, name)) else {
+        return Ok(Err(Refused {
+            refusal: Refusal::new(CallStatus::UnknownTool, unknown(name)),
+            entry: None,
+            params: Some(params),
+        }));
+    };
+    let tool = entry.payload.obj.bind(py).clone();
+    let mut target = Target::new(&entry, tool, Value::Object(map), params.clone());
+    let passed = match gates {
+        Gates::Direct => executor::admit(&mut target, None).map(|()| None),
+        Gates::Pipeline(settings) => executor::prepare(&mut target, settings).map(Some),
+    };
+    let Target {
+        tool,
+        args,
+        params: target_params,
+        ..
+    } = target;
+    Ok(match passed {
+        Ok(prepared) => Ok(Admitted {
+            entry,
+            tool,
+            args,
+            read: params,
+            params: target_params,
+            prepared,
+        }),
+        Err(refusal) => Err(Refused {
+            refusal,
+            entry: Some(entry),
+            params: Some(params),
+        }),
+    })
+}
+
+/// The arguments as JSON (for validation) and as the dict the tool receives.
+type Arguments<'py> = (Map<String, Value>, Bound<'py, PyDict>);
+
+/// Gate 1's arguments: a JSON text holding an object (an empty text is no arguments), or a
+/// dict; anything else is refused with the core's text. `plain_dict`: a dict subclass reaches
+/// the tool as a plain dict, like one parsed from text would (a model's call); otherwise the
+/// program's own dict reaches its tool as it is.
+fn arguments<'py>(
+    name: &str,
+    raw: &Bound<'py, PyAny>,
+    plain_dict: bool,
+) -> PyResult<Result<Arguments<'py>, Refusal>> {
+    let py = raw.py();
+    if let Ok(dict) = raw.cast::<PyDict>() {
+        let dict = if !plain_dict || dict.is_exact_instance_of::<PyDict>() {
+            dict.clone()
+        } else {
+            dict.copy()?
+        };
+        return Ok(match py_to_value(&dict) {
+            Ok(Value::Object(map)) => Ok((map, dict)),
+            Ok(_) => unreachable!("a dict converts to an object"),
+            Err(e) => Err(Refusal::new(
+                CallStatus::Invalid,
+                messages::arguments_not_json(name, &e.describe()),
+            )),
+        });
+    }
+    let Ok(text) = raw.cast::<PyString>() else {
+        return Ok(Err(Refusal::new(
+            CallStatus::InvalidArgs,
+            messages::not_an_object(name),
+        )));
+    };
+    let text = text.to_string_lossy();
+    Ok(match parse_arguments(name, RawArguments::Text(&text)) {
+        Ok(map) => {
+            let value = Value::Object(map);
+            let dict = value_to_py(py, &value)?.cast_into::<PyDict>()?;
+            let Value::Object(map) = value else {
+                unreachable!("parsed as an object")
+            };
+            Ok((map, dict))
+        }
+        Err(refusal) => Err(refusal),
+    })
+}
+
+/// The gates' view of a found tool and the call's arguments.
+struct Target<'a, 'py> {
+    entry: &'a PyEntry,
+    tool: Bound<'py, PyAny>,
+    /// Read only when permissions ask for it.
+    origin: OnceCell<Option<String>>,
+    args: Value,
+    params: Bound<'py, PyDict>,
+}
+
+impl<'a, 'py> Target<'a, 'py> {
+    fn new(
+        entry: &'a PyEntry,
+        tool: Bound<'py, PyAny>,
+        args: Value,
+        params: Bound<'py, PyDict>,
+    ) -> Self {
+        Target {
+            entry,
+            tool,
+            origin: OnceCell::new(),
+            args,
+            params,
+        }
+    }
+}
+
+/// An exception as the model reads it: `Type: message`.
+pub fn exception_problem(py: Python<'_>, err: &PyErr) -> String {
+    let exc = err.value(py);
+    let msg = exc.str().map(|s| s.to_string()).unwrap_or_default();
+    format!("{}: {msg}", super::type_name(exc))
+}
+
+impl CallTarget for Target<'_, '_> {
+    fn name(&self) -> &str {
+        self.entry.name()
+    }
+
+    fn origin(&self) -> Option<&str> {
+        self.origin
+            .get_or_init(|| {
+                self.tool
+                    .cast::<PyTool>()
+                    .ok()
+                    .map(|t| t.borrow().origin.clone())
+            })
+            .as_deref()
+    }
+
+    fn validate(&mut self) -> Result<(), String> {
+        if self.entry.check_args(&mut self.args)? {
+            // Nulls meaning "use the default" were dropped: the tool gets the pruned arguments.
+            let py = self.tool.py();
+            match value_to_py(py, &self.args).and_then(|d| Ok(d.cast_into::<PyDict>()?)) {
+                Ok(dict) => self.params = dict,
+                Err(e) => return Err(messages::cannot_take_arguments(self.name(), &e.to_string())),
+            }
+        }
+        Ok(())
+    }
+
+    fn needs_confirmation(&mut self) -> Result<bool, String> {
+        let py = self.tool.py();
+        self.tool
+            .call_method1(intern!(py, "needs_confirmation"), (&self.params,))
+            .and_then(|v| v.is_truthy())
+            .map_err(|e| exception_problem(py, &e))
+    }
+
+    fn timeout(&self) -> Option<f64> {
+        super::own_timeout(&self.tool)
+    }
+
+    fn supports_parallel(&self) -> bool {
+        let py = self.tool.py();
+        self.tool
+            .getattr(intern!(py, "supports_parallel"))
+            .and_then(|v| v.is_truthy())
+            .unwrap_or(false)
+    }
+}
