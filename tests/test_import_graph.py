@@ -18,7 +18,7 @@ LAYERS = [
     {"tools", "llm", "rag", "builtins"},
     {"agent", "testing"},
     {"mcp"},
-    {"__init__", "__main__", "events", "run_policy", "confirm", "toolkit"},
+    {"__init__", "__main__", "_hooks", "events", "run_policy", "confirm", "toolkit"},
 ]
 IN_FUNCTION = {"pydantic", "difflib", "importlib.metadata"}
 

@@ -191,7 +191,6 @@ impl PyToolRegistry {
     #[new]
     #[pyo3(signature = (*_args, names = "strict", **_kwargs))]
     fn new(
-        py: Python<'_>,
         _args: &Bound<'_, PyTuple>,
         names: &str,
         _kwargs: Option<&Bound<'_, PyDict>>,
