@@ -5,3 +5,4 @@ pub mod calculator;
 pub mod cli;
 pub mod notes;
 pub mod search;
+pub mod workspace;

@@ -25,6 +25,7 @@ mod response;
 mod run_policy;
 mod search;
 mod tool;
+mod workspace;
 
 use pyo3::prelude::*;
 
@@ -48,6 +49,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<search::PySearchTool>()?;
     m.add_class::<cli::PyCliTool>()?;
     m.add_class::<notes::PyNotesTool>()?;
+    m.add_class::<workspace::PyWorkspaceTool>()?;
+    m.add_function(wrap_pyfunction!(workspace::_workspace_tools, m)?)?;
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<executor::PyCallPipeline>()?;
     m.add_class::<executor::PyStartedCall>()?;

@@ -23,6 +23,7 @@ from agentmaker._registry import ToolRegistry
 from agentmaker._run_context import RunContext
 from agentmaker._status import RunStatus, ToolCallStatus, ToolStatus
 from agentmaker.agent import Agent, PendingCall, RunResult, RunUsage, ToolCallRecord
+from agentmaker.builtins import Workspace
 from agentmaker.confirm import cli_confirm
 from agentmaker.errors import (
     AgentmakerError,
@@ -109,6 +110,7 @@ __all__ = [
     "ToolStart",
     "ToolStatus",
     "Toolkit",
+    "Workspace",
     "cli_confirm",
     "messages_from_json",
     "messages_to_json",

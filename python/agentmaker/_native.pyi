@@ -411,6 +411,34 @@ class NotesTool(Tool):
     @property
     def root(self) -> Path: ...
 
+@final
+class WorkspaceTool(Tool):
+    @property
+    def supports_parallel(self) -> bool: ...  # type: ignore[override]
+    @property
+    def external_content(self) -> bool: ...  # type: ignore[override]
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def destructive(self) -> bool: ...
+    @property
+    def idempotent(self) -> bool: ...
+    @property
+    def open_world(self) -> bool: ...
+
+def _workspace_tools(
+    root: str | PathLike[str],
+    *,
+    read_only: bool,
+    deny: list[str] | None,
+    read_before_write: bool,
+    read_lines: int,
+    max_line_chars: int,
+    max_read_bytes: int,
+    max_entries: int,
+    max_output_bytes: int,
+    prompts: dict[str, str] | None,
+) -> tuple[list[WorkspaceTool], str, Path]: ...
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]: ...
 def _render_strict_schema(schema: Any) -> tuple[dict[str, Any] | None, str | None]: ...
 def _render_gemini_schema(schema: Any) -> dict[str, Any]: ...
