@@ -13,6 +13,7 @@ pub(super) struct Edit {
     pub all: bool,
 }
 
+#[derive(Debug)]
 pub(super) enum Miss {
     NotFound,
     /// How many times it occurs, and the line numbers of the first few.
