@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from agentmaker import Agent, ToolConfigError, ToolRegistry, Workspace
 from agentmaker.testing import ScriptedLLM
 
@@ -28,7 +27,9 @@ def registry(ws: Workspace) -> ToolRegistry:
 def tree(tmp_path: Path) -> Path:
     root = tmp_path / "root"
     (root / "src").mkdir(parents=True)
-    (root / "src" / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
+    (root / "src" / "calc.py").write_text(
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+    )
     (root / "README.md").write_text("# calc\n")
     (tmp_path / "outside.txt").write_text("outside secret\n")
     return root
@@ -36,7 +37,15 @@ def tree(tmp_path: Path) -> Path:
 
 def test_tools_names_flags_and_read_only(tree: Path) -> None:
     ws = Workspace(tree)
-    assert [t.name for t in ws] == ["ls", "read_file", "glob", "grep", "write_file", "edit_file", "multi_edit"]
+    assert [t.name for t in ws] == [
+        "ls",
+        "read_file",
+        "glob",
+        "grep",
+        "write_file",
+        "edit_file",
+        "multi_edit",
+    ]
     flags = {t.name: (t.read_only, t.destructive, t.supports_parallel) for t in ws}
     assert flags["grep"] == (True, False, True)
     assert flags["edit_file"] == (False, True, False)
@@ -51,7 +60,10 @@ def test_tools_names_flags_and_read_only(tree: Path) -> None:
     assert props["output_mode"]["enum"] == ["content", "files_with_matches", "count"]
     assert schema["required"] == ["pattern"]
     edit = registry(ws).get_schema("multi_edit")
-    assert edit is not None and edit["properties"]["edits"]["items"]["required"] == ["old_string", "new_string"]
+    assert edit is not None and edit["properties"]["edits"]["items"]["required"] == [
+        "old_string",
+        "new_string",
+    ]
 
 
 def test_construction_errors(tmp_path: Path) -> None:
@@ -94,7 +106,10 @@ def test_binary_sparse_invalid_utf8_and_crlf(tree: Path) -> None:
     reg = registry(Workspace(tree))
     with open(tree / "disk.img", "wb") as f:
         f.truncate(2 << 30)
-    assert "binary file (binary data, 2147483648 bytes)" in reg.execute_tool("read_file", {"file_path": "disk.img"}).text
+    assert (
+        "binary file (binary data, 2147483648 bytes)"
+        in reg.execute_tool("read_file", {"file_path": "disk.img"}).text
+    )
     (tree / "latin.txt").write_bytes(b"na\xefve\n")
     assert reg.execute_tool("read_file", {"file_path": "latin.txt"}).text.startswith("     1\tna\\xEFve")
     (tree / "win.txt").write_bytes(b"\xef\xbb\xbfa\r\nb\r\n")
@@ -111,9 +126,13 @@ def test_edit_uniqueness_closest_lines_and_multi_edit_atomicity(tree: Path) -> N
     resp = reg.execute_tool("edit_file", {"file_path": "src/calc.py", "old_string": "a", "new_string": "x"})
     assert "has not been read" in resp.text
     reg.execute_tool("read_file", {"file_path": "src/calc.py"})
-    resp = reg.execute_tool("edit_file", {"file_path": "src/calc.py", "old_string": "(a, b):", "new_string": "(x, y):"})
+    resp = reg.execute_tool(
+        "edit_file", {"file_path": "src/calc.py", "old_string": "(a, b):", "new_string": "(x, y):"}
+    )
     assert resp.text.startswith("Error: old_string occurs 2 times in src/calc.py (at lines 1, 5)")
-    resp = reg.execute_tool("edit_file", {"file_path": "src/calc.py", "old_string": "def ad(a, b):", "new_string": "x"})
+    resp = reg.execute_tool(
+        "edit_file", {"file_path": "src/calc.py", "old_string": "def ad(a, b):", "new_string": "x"}
+    )
     assert "The closest lines are:\n     1\tdef add(a, b):\n" in resp.text
     edits = [
         {"old_string": "return a + b", "new_string": "return b + a"},
@@ -126,7 +145,9 @@ def test_edit_uniqueness_closest_lines_and_multi_edit_atomicity(tree: Path) -> N
         "edit_file",
         {"file_path": "src/calc.py", "old_string": "(a, b):", "new_string": "(x, y):", "replace_all": True},
     )
-    assert resp.text.startswith("Edited src/calc.py: 2 replacement(s).\n@@ line 1 @@\n-def add(a, b):\n+def add(x, y):")
+    assert resp.text.startswith(
+        "Edited src/calc.py: 2 replacement(s).\n@@ line 1 @@\n-def add(a, b):\n+def add(x, y):"
+    )
 
 
 def test_write_keeps_mode_and_refuses_stale_files(tree: Path) -> None:
@@ -204,7 +225,8 @@ def test_agent_run_greps_reads_and_edits(tree: Path) -> None:
             ("glob", {"pattern": "**/*.md"}, "g1"),
         ),
         ScriptedLLM.tool_call(
-            "edit_file", {"file_path": "src/calc.py", "old_string": "return a - b", "new_string": "return a - b - 0"}
+            "edit_file",
+            {"file_path": "src/calc.py", "old_string": "return a - b", "new_string": "return a - b - 0"},
         ),
         "done",
     ]

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from agentmaker import ToolRegistry, Workspace
 
 
@@ -26,7 +25,7 @@ FILES = {
     "app/util.py": "from x import y\n\ndef helper(a):\n    return a.b  # a.b literal\n\nclass Plain:\n    pass\n\nclass Err(Exception):\n    '''todo later'''\n",
     "app/nested/deep.py": "def deep():\n    return 'foo'\n\ndef other():\n    return 'bar'\n",
     "src/lib.rs": "fn main() {\n    let x = 1;\n}\n\npub fn helper() -> u32 {\n    42\n}\n",
-    "src/bin/tool.rs": "use std::env;\nfn main() { println!(\"TODO\"); }\n",
+    "src/bin/tool.rs": 'use std::env;\nfn main() { println!("TODO"); }\n',
     "docs/guide.md": "# Guide\n\nSome text with café and TODO.\n## Part\nfoo bar\n",
     "docs/crlf.txt": "first line\r\nsecond TODO\r\nthird\r\n",
     "build/generated.py": "def generated():\n    return 'TODO'\n",
