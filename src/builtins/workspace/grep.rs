@@ -168,25 +168,23 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
         .binary_detection(BinaryDetection::quit(b'\x00'));
     let searcher_builder = &searcher_builder;
     let max_chars = ws.opts.max_line_chars;
-    let search = |cache: &mut DirCache<'_>, parts: &[String]| -> Option<FileHits> {
-        let (file, _) = cache.open(parts).ok()?;
-        let shown = parts.join("/");
-        let mut sink = Collect {
-            shown: &shown,
-            mode,
-            numbers,
-            max_chars,
-            hits: FileHits {
-                lines: Vec::new(),
-                count: 0,
-            },
+    let search =
+        |searcher: &mut Searcher, cache: &mut DirCache<'_>, parts: &[String]| -> Option<FileHits> {
+            let (file, _) = cache.open(parts).ok()?;
+            let shown = parts.join("/");
+            let mut sink = Collect {
+                shown: &shown,
+                mode,
+                numbers,
+                max_chars,
+                hits: FileHits {
+                    lines: Vec::new(),
+                    count: 0,
+                },
+            };
+            searcher.search_file(&matcher, &file, &mut sink).ok()?;
+            (sink.hits.count > 0).then_some(sink.hits)
         };
-        searcher_builder
-            .build()
-            .search_file(&matcher, &file, &mut sink)
-            .ok()?;
-        (sink.hits.count > 0).then_some(sink.hits)
-    };
     let found: Mutex<Vec<(PathBuf, FileHits)>> = Mutex::new(Vec::new());
     // A path naming a file searches that file alone (globs and types do not filter it, as in rg).
     let single = !rel.is_root()
@@ -196,7 +194,7 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
             .is_ok_and(|(parent, name)| ws.root.stat_regular(&parent, name).is_ok());
     if single {
         let mut cache = DirCache::new(&ws.root);
-        if let Some(hits) = search(&mut cache, &rel.parts) {
+        if let Some(hits) = search(&mut searcher_builder.build(), &mut cache, &rel.parts) {
             found
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -250,13 +248,14 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
             let search = &search;
             let mut batch = Batch::new(&found);
             let mut cache = DirCache::new(&ws.root);
+            let mut searcher = searcher_builder.build();
             Box::new(move |entry| {
                 let Ok(entry) = entry else {
                     return WalkState::Continue;
                 };
                 if entry.file_type().is_some_and(|t| t.is_file()) {
                     if let Some(parts) = parts(root_path, entry.path()) {
-                        if let Some(hits) = search(&mut cache, &parts) {
+                        if let Some(hits) = search(&mut searcher, &mut cache, &parts) {
                             batch.items.push((PathBuf::from(parts.join("/")), hits));
                         }
                     }
