@@ -62,7 +62,9 @@ def grep_and_glob() -> None:
         cmd = [rg, "-c", *rg_flags, *extra_rg, "-e", PATTERN]
         rg_out = subprocess.run(cmd, cwd=stdlib, capture_output=True, check=False).stdout
         rg_lines = len(rg_out.splitlines())
-        rg_us = median_us(lambda cmd=cmd: subprocess.run(cmd, cwd=stdlib, capture_output=True, check=False), repeat=5)
+        rg_us = median_us(
+            lambda cmd=cmd: subprocess.run(cmd, cwd=stdlib, capture_output=True, check=False), repeat=5
+        )
         report(GROUP, f"grep {label}: rg command", rg_us, note=f"{rg_lines} files")
         report(
             GROUP,
