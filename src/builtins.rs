@@ -3,6 +3,7 @@
 
 pub mod calculator;
 pub mod cli;
+pub mod fetch;
 pub mod notes;
 pub mod search;
 pub mod workspace;

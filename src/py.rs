@@ -8,6 +8,7 @@ mod coroutines;
 mod docstring;
 mod errors;
 mod executor;
+mod fetch;
 mod guard;
 mod isolation;
 mod llm;
@@ -50,6 +51,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<cli::PyCliTool>()?;
     m.add_class::<notes::PyNotesTool>()?;
     m.add_class::<workspace::PyWorkspaceTool>()?;
+    m.add_class::<fetch::PyFetchTool>()?;
     m.add_function(wrap_pyfunction!(workspace::_workspace_tools, m)?)?;
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<executor::PyCallPipeline>()?;

@@ -9,6 +9,7 @@ from agentmaker._messages import ContentPart, Message, RunInput, messages_from_j
 from agentmaker._native import (
     CalculatorTool,
     CLITool,
+    FetchTool,
     MCPClient,
     MCPTool,
     NotesTool,
@@ -62,6 +63,7 @@ __all__ = [
     "CLITool",
     "CalculatorTool",
     "ContentPart",
+    "FetchTool",
     "FunctionTool",
     "HybridRetriever",
     "Isolation",

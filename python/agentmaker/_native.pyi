@@ -412,6 +412,33 @@ class NotesTool(Tool):
     def root(self) -> Path: ...
 
 @final
+class FetchTool(Tool):
+    read_only: ClassVar[bool]
+    open_world: ClassVar[bool]
+    def __new__(
+        cls,
+        *,
+        allow_private: bool = False,
+        allowed_hosts: list[str] | None = None,
+        timeout: float = 20.0,
+        max_bytes: int = 5000000,
+        max_chars: int = 20000,
+        max_redirects: int = 5,
+        prompts: dict[str, str] | None = None,
+    ) -> FetchTool: ...
+    def __init__(
+        self,
+        *,
+        allow_private: bool = False,
+        allowed_hosts: list[str] | None = None,
+        timeout: float = 20.0,
+        max_bytes: int = 5000000,
+        max_chars: int = 20000,
+        max_redirects: int = 5,
+        prompts: dict[str, str] | None = None,
+    ) -> None: ...
+
+@final
 class WorkspaceTool(Tool):
     @property
     def supports_parallel(self) -> bool: ...  # type: ignore[override]
