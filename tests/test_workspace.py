@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -253,3 +254,29 @@ def test_socket_in_the_tree_is_refused(tree: Path) -> None:
         assert "socket" in resp.text and resp.status == "error"
     finally:
         sock.close()
+
+
+def test_agent_arun_runs_read_tools_in_parallel_and_edits(tree: Path) -> None:
+    ws = Workspace(tree)
+    script = [
+        ScriptedLLM.tool_calls(
+            ("read_file", {"file_path": "src/calc.py"}, "a"),
+            ("ls", {"path": "src"}, "b"),
+            ("grep", {"pattern": "sub", "output_mode": "count"}, "c"),
+        ),
+        ScriptedLLM.tool_call(
+            "multi_edit",
+            {
+                "file_path": "src/calc.py",
+                "edits": [
+                    {"old_string": "add", "new_string": "plus"},
+                    {"old_string": "sub", "new_string": "minus"},
+                ],
+            },
+        ),
+        "done",
+    ]
+    result = asyncio.run(Agent("coder", ScriptedLLM(script), tools=[ws]).arun("rename"))
+    assert [c.status for c in result.tool_calls] == ["success"] * 4
+    text = (tree / "src" / "calc.py").read_text()
+    assert "def plus(a, b):" in text and "def minus(a, b):" in text
