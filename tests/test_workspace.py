@@ -280,3 +280,27 @@ def test_agent_arun_runs_read_tools_in_parallel_and_edits(tree: Path) -> None:
     assert [c.status for c in result.tool_calls] == ["success"] * 4
     text = (tree / "src" / "calc.py").read_text()
     assert "def plus(a, b):" in text and "def minus(a, b):" in text
+
+
+def test_options_read_before_write_prompts_and_caps(tree: Path) -> None:
+    for i in range(5):
+        (tree / f"f{i}.txt").write_text(f"{i}\n" * 50)
+    ws = Workspace(
+        tree,
+        read_before_write=False,
+        max_entries=3,
+        max_read_bytes=60,
+        prompts={"workspace.msg.write.replaced": "replaced {path}"},
+    )
+    reg = registry(ws)
+    assert (
+        reg.execute_tool("write_file", {"file_path": "f0.txt", "content": "new\n"}).text == "replaced f0.txt"
+    )
+    listing = reg.execute_tool("ls", {})
+    assert listing.status == "partial"
+    assert listing.text.splitlines()[-1] == "…(4 more entries not shown)"
+    page = reg.execute_tool("read_file", {"file_path": "f1.txt"})
+    assert page.text.endswith("…(output capped at 60 bytes; read on with offset=7, or a smaller limit)")
+    assert page.data == {"path": "f1.txt", "offset": 1, "lines": 6, "next_offset": 7}
+    with pytest.raises(ToolConfigError, match="unknown"):
+        Workspace(tree, prompts={"workspace.nope": "x"})
