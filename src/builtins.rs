@@ -3,6 +3,9 @@
 
 pub mod calculator;
 pub mod cli;
+#[cfg(feature = "search")]
+pub mod fetch;
 pub mod notes;
 #[cfg(feature = "search")]
 pub mod search;
+pub mod workspace;

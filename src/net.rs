@@ -2,6 +2,8 @@
 //! check. (The MCP streamable-HTTP transport and the `search` tool use both; the Python model
 //! client asks the loopback check through the binding.)
 
+pub mod address;
+
 use std::sync::Once;
 
 use url::{Host, Url};
@@ -41,6 +43,14 @@ pub struct ClientOptions {
 /// a redirect would replay our headers (bearer tokens, API keys) to wherever the server points.
 /// Timeouts are per request, set by each caller.
 pub fn http_client(opts: ClientOptions) -> Result<reqwest::Client, String> {
+    client_builder(opts)
+        .build()
+        .map_err(|e| format!("could not build the HTTP client: {e}"))
+}
+
+/// The builder [`http_client`] builds, for a caller that adds to it at reqwest's own extension
+/// points (`fetch_url` adds its checked DNS resolver).
+pub fn client_builder(opts: ClientOptions) -> reqwest::ClientBuilder {
     static PROVIDER: Once = Once::new();
     PROVIDER.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -62,8 +72,6 @@ pub fn http_client(opts: ClientOptions) -> Result<reqwest::Client, String> {
         builder = builder.http1_only();
     }
     builder
-        .build()
-        .map_err(|e| format!("could not build the HTTP client: {e}"))
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ mod coroutines;
 mod docstring;
 mod errors;
 mod executor;
+mod fetch;
 mod guard;
 mod hooks;
 mod isolation;
@@ -27,6 +28,7 @@ mod response;
 mod run_policy;
 mod search;
 mod tool;
+mod workspace;
 
 use pyo3::prelude::*;
 
@@ -51,6 +53,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<search::PySearchTool>()?;
     m.add_class::<cli::PyCliTool>()?;
     m.add_class::<notes::PyNotesTool>()?;
+    m.add_class::<workspace::PyWorkspaceTool>()?;
+    m.add_class::<fetch::PyFetchTool>()?;
+    m.add_function(wrap_pyfunction!(workspace::_workspace_tools, m)?)?;
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<executor::PyCallPipeline>()?;
     m.add_class::<registry::PyStartedCall>()?;

@@ -34,6 +34,18 @@ EXPECTED: dict[str, list[str]] = {
         "event: text 'Order B2 was delivered.'",
         "event: run completed",
     ],
+    "coding_agent.py": [
+        "grep: success: shop/cart.py:1:def total(prices):",
+        "read_file: success:      1\tdef total(prices):",
+        "read_file: error: Error: .env may hold secrets (it matches the workspace's deny list: .env); refused",
+        (
+            "edit_file: error: Error: old_string occurs 2 times in shop/cart.py (at lines 2, 6); add surrounding "
+            "lines to make it unique, or pass replace_all=true"
+        ),
+        "edit_file: success: Edited shop/cart.py: 1 replacement(s).",
+        "Fixed total_with_tax: it now multiplies by (1 + rate).",
+        "    return sum(prices) * (1 + rate)",
+    ],
     "tool_rag.py": [
         "retrieved: ['tool_search', 'create_event']",
         "turn 3 offered: tool_search, create_event, send_email",

@@ -21,6 +21,7 @@ from agentmaker import (
     CalculatorTool,
     CLITool,
     ContentPart,
+    FetchTool,
     FunctionTool,
     HybridRetriever,
     Isolation,
@@ -69,6 +70,7 @@ from agentmaker import (
     ToolSearchTool,
     ToolStart,
     ToolStatus,
+    Workspace,
     cli_confirm,
     messages_from_json,
     messages_to_json,
@@ -197,6 +199,11 @@ assert search.max_results == 3
 with tempfile.TemporaryDirectory() as notes_dir:
     notes = NotesTool(notes_dir)
     assert notes.root == Path(notes_dir).resolve()
+    workspace = Workspace(notes_dir, read_only=True)
+    assert_type(workspace["grep"].read_only, bool)
+    assert [t.name for t in workspace] == ["ls", "read_file", "glob", "grep"]
+fetch = FetchTool(allowed_hosts=["127.0.0.1"], timeout=5.0)
+assert fetch.name == "fetch_url" and fetch.read_only
 permissions = ToolPermissions(deny=["search"])
 assert not permissions.is_allowed(search)
 

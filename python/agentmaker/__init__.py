@@ -21,7 +21,7 @@ from agentmaker.agent.events import (
 )
 from agentmaker.agent.messages import ContentPart, Message, RunInput, messages_from_json, messages_to_json
 from agentmaker.agent.run_policy import RunPolicy
-from agentmaker.builtins import CalculatorTool, CLITool, NotesTool, SearchTool
+from agentmaker.builtins import CalculatorTool, CLITool, FetchTool, NotesTool, SearchTool, Workspace
 from agentmaker.errors import (
     AgentmakerError,
     AgentRunFlow,
@@ -49,6 +49,7 @@ __all__ = [
     "CLITool",
     "CalculatorTool",
     "ContentPart",
+    "FetchTool",
     "FunctionTool",
     "HybridRetriever",
     "Isolation",
@@ -97,6 +98,7 @@ __all__ = [
     "ToolStart",
     "ToolStatus",
     "Toolkit",
+    "Workspace",
     "cli_confirm",
     "messages_from_json",
     "messages_to_json",

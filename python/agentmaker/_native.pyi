@@ -413,6 +413,61 @@ class NotesTool(Tool):
     @property
     def root(self) -> Path: ...
 
+@final
+class FetchTool(Tool):
+    read_only: ClassVar[bool]
+    open_world: ClassVar[bool]
+    def __new__(
+        cls,
+        *,
+        allow_private: bool = False,
+        allowed_hosts: list[str] | None = None,
+        timeout: float = 20.0,
+        max_bytes: int = 5000000,
+        max_chars: int = 20000,
+        max_redirects: int = 5,
+        prompts: dict[str, str] | None = None,
+    ) -> FetchTool: ...
+    def __init__(
+        self,
+        *,
+        allow_private: bool = False,
+        allowed_hosts: list[str] | None = None,
+        timeout: float = 20.0,
+        max_bytes: int = 5000000,
+        max_chars: int = 20000,
+        max_redirects: int = 5,
+        prompts: dict[str, str] | None = None,
+    ) -> None: ...
+
+@final
+class WorkspaceTool(Tool):
+    @property
+    def supports_parallel(self) -> bool: ...  # type: ignore[override]
+    @property
+    def external_content(self) -> bool: ...  # type: ignore[override]
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def destructive(self) -> bool: ...
+    @property
+    def idempotent(self) -> bool: ...
+    @property
+    def open_world(self) -> bool: ...
+
+def _workspace_tools(
+    root: str | PathLike[str],
+    *,
+    read_only: bool,
+    deny: list[str] | None,
+    read_before_write: bool,
+    read_lines: int,
+    max_line_chars: int,
+    max_read_bytes: int,
+    max_entries: int,
+    max_output_bytes: int,
+    prompts: dict[str, str] | None,
+) -> tuple[list[WorkspaceTool], str, Path]: ...
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]: ...
 def _render_strict_schema(schema: Any) -> tuple[dict[str, Any] | None, str | None]: ...
 def _render_gemini_schema(schema: Any) -> dict[str, Any]: ...

@@ -8,7 +8,7 @@
 //! replaced (constructor, or `AGENTMAKER_<PROVIDER>_URL`); a replacement must be `https://`, or
 //! `http://` to a loopback address, so a key is never sent in clear text over a network.
 
-mod html;
+pub(crate) mod html;
 mod providers;
 
 use std::collections::HashMap;

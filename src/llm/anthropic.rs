@@ -12,9 +12,7 @@ use super::error::{describe, LlmError};
 use super::parts::{image_type, parts, refused, texts, Image, Part, Text};
 use super::reasoning;
 use super::turns::{unknown_role, Turns};
-use super::{
-    call_arguments, calls_of, tool_call, tool_triples, usage, Call, Reply, StreamDecoder,
-};
+use super::{call_arguments, calls_of, tool_call, tool_triples, usage, Call, Reply, StreamDecoder};
 use serde_json::{json, Map, Value};
 use sse_stream::Sse;
 

@@ -1,0 +1,111 @@
+//! The deny list: files that commonly hold secrets, refused by every workspace tool.
+//!
+//! Each pattern is a glob matched against every tail of the workspace-relative path, so a
+//! pattern matches at any depth: `.ssh` refuses `.ssh` and everything under it wherever it is,
+//! `*.pem` any PEM file, `.git/config` every repository's config. `*` does not cross `/`.
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+/// The default deny list (`Workspace(deny=...)` replaces it; `deny=[]` turns it off).
+pub const DEFAULT_DENY: &[&str] = &[
+    ".env",
+    ".env.*",
+    ".envrc",
+    ".ssh",
+    ".git/config",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".aws",
+    ".docker/config.json",
+    ".kube/config",
+];
+
+pub(super) struct DenyList {
+    patterns: Vec<String>,
+    set: GlobSet,
+}
+
+impl DenyList {
+    pub fn new(patterns: &[String]) -> Result<DenyList, String> {
+        let mut builder = GlobSetBuilder::new();
+        for p in patterns {
+            let p = p.trim().trim_start_matches('/').trim_end_matches('/');
+            if p.is_empty() {
+                return Err("deny patterns must not be empty".into());
+            }
+            for form in [format!("**/{p}"), format!("**/{p}/**")] {
+                let glob = GlobBuilder::new(&form)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| format!("invalid deny pattern {p:?}: {e}"))?;
+                builder.add(glob);
+            }
+        }
+        let set = builder.build().map_err(|e| e.to_string())?;
+        Ok(DenyList {
+            patterns: patterns.to_vec(),
+            set,
+        })
+    }
+
+    /// The pattern a workspace-relative path matches, if any.
+    pub fn matched(&self, rel: &str) -> Option<&str> {
+        if self.patterns.is_empty() {
+            return None;
+        }
+        self.set
+            .matches(rel)
+            .first()
+            .map(|i| self.patterns[i / 2].as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_secrets_at_any_depth_and_nothing_else() {
+        let list = DenyList::new(
+            &DEFAULT_DENY
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        for p in [
+            ".env",
+            "app/.env.local",
+            ".ssh",
+            "home/.ssh/known_hosts",
+            ".git/config",
+            "vendor/x/.git/config",
+            "certs/server.pem",
+            "id_rsa",
+            "keys/id_ed25519.pub",
+        ] {
+            assert!(list.matched(p).is_some(), "{p}");
+        }
+        for p in [
+            "src/env.py",
+            "environment.md",
+            ".gitignore",
+            "id.py",
+            "src/ssh.rs",
+            ".git/HEAD",
+        ] {
+            assert_eq!(list.matched(p), None, "{p}");
+        }
+        assert_eq!(list.matched("a/b.pem"), Some("*.pem"));
+        assert!(DenyList::new(&[]).unwrap().matched(".env").is_none());
+        assert!(DenyList::new(&["a[".into()]).is_err());
+    }
+}
