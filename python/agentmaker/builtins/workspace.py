@@ -15,7 +15,7 @@ from os import PathLike
 from pathlib import Path
 
 from agentmaker._native import WorkspaceTool, _workspace_tools
-from agentmaker.toolkit import Toolkit
+from agentmaker.tools.toolkit import Toolkit
 
 __all__ = ["Workspace", "WorkspaceTool"]
 
