@@ -3,5 +3,7 @@
 
 pub mod calculator;
 pub mod cli;
+pub mod confined_dir;
 pub mod notes;
 pub mod search;
+pub mod skills;
