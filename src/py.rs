@@ -24,6 +24,7 @@ mod render;
 mod response;
 mod run_policy;
 mod search;
+mod skills;
 mod tool;
 
 use pyo3::prelude::*;
@@ -48,6 +49,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<search::PySearchTool>()?;
     m.add_class::<cli::PyCliTool>()?;
     m.add_class::<notes::PyNotesTool>()?;
+    m.add_class::<skills::PySkillsTool>()?;
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<executor::PyCallPipeline>()?;
     m.add_class::<executor::PyStartedCall>()?;

@@ -49,6 +49,7 @@ from agentmaker import (
     RunStatus,
     RunUsage,
     SearchTool,
+    SkillsTool,
     StopAgentRun,
     TextDelta,
     Tool,
@@ -197,6 +198,10 @@ assert search.max_results == 3
 with tempfile.TemporaryDirectory() as notes_dir:
     notes = NotesTool(notes_dir)
     assert notes.root == Path(notes_dir).resolve()
+    skills = SkillsTool([notes_dir])
+    assert skills.instructions is None
+    assert skills.system_prompt_section() == ""
+    assert skills.skills == []
 permissions = ToolPermissions(deny=["search"])
 assert not permissions.is_allowed(search)
 

@@ -1,5 +1,5 @@
 # Type stubs for the Rust extension module agentmaker._native (checked with mypy.stubtest).
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any, ClassVar, Literal, ParamSpec, Self, TypeVar, Unpack, final
@@ -63,6 +63,7 @@ class Tool:
     stop_after_tool_call: ClassVar[bool]
     timeout: ClassVar[float | None]
     isolate: ClassVar[Any]
+    instructions: str | None
     name: str
     description: str
     def __new__(cls, *_args: Any, **_kwargs: Any) -> Self: ...
@@ -387,6 +388,28 @@ class SearchTool(Tool):
     def max_results(self) -> int: ...
     @property
     def request_timeout(self) -> float: ...
+
+@final
+class SkillsTool(Tool):
+    def __new__(
+        cls,
+        paths: Sequence[str | PathLike[str]],
+        *,
+        max_read_chars: int = 20000,
+        max_description_chars: int = 300,
+        prompts: dict[str, str] | None = None,
+    ) -> SkillsTool: ...
+    def __init__(
+        self,
+        paths: Sequence[str | PathLike[str]],
+        *,
+        max_read_chars: int = 20000,
+        max_description_chars: int = 300,
+        prompts: dict[str, str] | None = None,
+    ) -> None: ...
+    def system_prompt_section(self) -> str: ...
+    @property
+    def skills(self) -> list[dict[str, Any]]: ...
 
 @final
 class NotesTool(Tool):

@@ -58,6 +58,7 @@ class _Run:
         "sync_entry",
         "tools",
         "tools_before",
+        "tool_notes",
         "total_tokens",
         "turn",
     )
@@ -75,6 +76,7 @@ class _Run:
         self.completion_tokens = 0
         self.total_tokens = 0
         self.tools: list[dict[str, Any]] | None = None
+        self.tool_notes: tuple[str, ...] = ()  # the offered tools' instructions in the system prompt
         # Where this run's own messages start (after the instructions and any history), the
         # calls it paused on, and tool executions of the run before it was paused and resumed.
         self.start = 0

@@ -1,6 +1,6 @@
 """The built-in tools. The native ones are written in Rust (``src/builtins/``) and exposed by
 ``agentmaker._native``; a built-in with a Python side gets a module of its own here."""
 
-from agentmaker._native import CalculatorTool, CLITool, NotesTool, SearchTool
+from agentmaker._native import CalculatorTool, CLITool, NotesTool, SearchTool, SkillsTool
 
-__all__ = ["CLITool", "CalculatorTool", "NotesTool", "SearchTool"]
+__all__ = ["CLITool", "CalculatorTool", "NotesTool", "SearchTool", "SkillsTool"]
