@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 /// Largest SKILL.md read, in bytes.
 pub const MAX_SKILL_FILE_BYTES: usize = 1 << 20;
 pub const SKILL_FILE: &str = "SKILL.md";
+/// At most this many problems are listed in the error (then how many more there are).
+pub const MAX_REPORTED: usize = 50;
 
 /// One discovered skill.
 #[derive(Debug, Clone)]
@@ -49,7 +51,8 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Skill>, String> {
         };
         for dir in folders {
             match load(&dir) {
-                Ok(skill) => skills.push(skill),
+                Ok(Some(skill)) => skills.push(skill),
+                Ok(None) => {}
                 Err(e) => errors.push(e),
             }
         }
@@ -71,59 +74,81 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Skill>, String> {
         }
     }
     if errors.is_empty() {
-        Ok(skills)
-    } else {
-        Err(errors.join("\n"))
+        return Ok(skills);
     }
+    let more = errors.len().saturating_sub(MAX_REPORTED);
+    errors.truncate(MAX_REPORTED);
+    if more > 0 {
+        errors.push(render(ERR_MORE, &[("n", &more.to_string())]));
+    }
+    Err(errors.join("\n"))
 }
 
-/// The folders under `path` that hold a SKILL.md (or `path` itself when it holds one).
+/// The folders under `path` that may hold a SKILL.md, resolved (or `path` itself when it
+/// holds one). Entries' types come from the directory listing: only symlinks cost a lookup.
 fn skill_folders(path: &Path) -> Result<Vec<PathBuf>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if !meta.is_dir() {
+    let root = std::fs::canonicalize(path).map_err(|e| e.to_string())?;
+    if !std::fs::metadata(&root).map_err(|e| e.to_string())?.is_dir() {
         return Err("not a directory".into());
     }
-    if std::fs::symlink_metadata(path.join(SKILL_FILE)).is_ok() {
-        return Ok(vec![path.to_path_buf()]);
+    if std::fs::symlink_metadata(root.join(SKILL_FILE)).is_ok() {
+        return Ok(vec![root]);
     }
-    let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(path)
-        .map_err(|e| e.to_string())?
-        .filter_map(|entry| entry.ok().map(|e| e.file_name()))
-        .filter(|name| !name.as_encoded_bytes().starts_with(b"."))
-        .collect();
-    names.sort();
-    Ok(names
-        .into_iter()
-        .map(|name| path.join(name))
-        .filter(|dir| dir.is_dir() && std::fs::symlink_metadata(dir.join(SKILL_FILE)).is_ok())
-        .collect())
+    // (the name in the listing, the resolved folder): skills come by the names the user sees.
+    let mut folders: Vec<(std::ffi::OsString, PathBuf)> = Vec::new();
+    for entry in std::fs::read_dir(&root).map_err(|e| e.to_string())? {
+        let Ok(entry) = entry else { continue };
+        if entry.file_name().as_encoded_bytes().starts_with(b".") {
+            continue;
+        }
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => folders.push((entry.file_name(), entry.path())),
+            Ok(t) if t.is_symlink() => {
+                if let Ok(target) = std::fs::canonicalize(entry.path()) {
+                    if target.is_dir() {
+                        folders.push((entry.file_name(), target));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    folders.sort();
+    Ok(folders.into_iter().map(|(_, dir)| dir).collect())
 }
 
-/// Reads and parses the SKILL.md of `dir`.
-fn load(dir: &Path) -> Result<Skill, String> {
+/// Reads and parses the SKILL.md of the resolved folder `dir`; `None` when it has none.
+fn load(dir: &Path) -> Result<Option<Skill>, String> {
     let file = dir.join(SKILL_FILE).display().to_string();
     let read_err = |err: &str| render(ERR_READ, &[("file", &file), ("err", err)]);
-    let dir = std::fs::canonicalize(dir).map_err(|e| read_err(&e.to_string()))?;
-    let opened = open_dir(&dir)
-        .and_then(|(confined, dev, ino)| read_skill_file(&confined).map(|bytes| (bytes, dev, ino)));
-    let (bytes, dev, ino) = opened.map_err(|e| match e {
-        ReadFailure::TooLarge => render(
-            ERR_TOO_LARGE,
-            &[("file", &file), ("max", &MAX_SKILL_FILE_BYTES.to_string())],
-        ),
-        ReadFailure::NotRegular => read_err("not a regular file with a single link"),
-        ReadFailure::Missing => read_err("no such file"),
-        ReadFailure::Os(e) => read_err(e.desc()),
-        ReadFailure::Moved => read_err("the folder changed while it was read"),
-    })?;
+    let opened = open_dir(dir).and_then(|(confined, dev, ino)| {
+        read_skill_file(&confined).map(|bytes| (bytes, dev, ino))
+    });
+    let (bytes, dev, ino) = match opened {
+        Ok(read) => read,
+        Err(ReadFailure::Missing) => return Ok(None),
+        Err(e) => {
+            return Err(match e {
+                ReadFailure::TooLarge => render(
+                    ERR_TOO_LARGE,
+                    &[("file", &file), ("max", &MAX_SKILL_FILE_BYTES.to_string())],
+                ),
+                ReadFailure::NotRegular => read_err("not a regular file with a single link"),
+                ReadFailure::Os(e) => read_err(e.desc()),
+                ReadFailure::Missing | ReadFailure::Moved => {
+                    read_err("the folder changed while it was read")
+                }
+            })
+        }
+    };
     let text = as_text(&file, &bytes)?;
     let meta = parse(&file, text)?.meta;
-    Ok(Skill {
+    Ok(Some(Skill {
         meta,
-        dir,
+        dir: dir.to_path_buf(),
         dev,
         ino,
-    })
+    }))
 }
 
 /// Why a SKILL.md could not be read.

@@ -63,3 +63,4 @@ pub const ERR_LONG_DESCRIPTION: &str =
 pub const ERR_BAD_TRIGGERS: &str = "{file}:{line}: triggers must be a list of strings";
 pub const ERR_NOT_STRING: &str = "{file}:{line}: {key} must be a string, got {kind}";
 pub const ERR_DUPLICATE: &str = "two skills are named {name}: {first} and {second}";
+pub const ERR_MORE: &str = "…and {n} more problems";
