@@ -7,3 +7,4 @@ pub mod confined_dir;
 pub mod notes;
 pub mod search;
 pub mod skills;
+pub mod user_input;

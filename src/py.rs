@@ -26,6 +26,7 @@ mod run_policy;
 mod search;
 mod skills;
 mod tool;
+mod user_input;
 
 use pyo3::prelude::*;
 
@@ -50,6 +51,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<cli::PyCliTool>()?;
     m.add_class::<notes::PyNotesTool>()?;
     m.add_class::<skills::PySkillsTool>()?;
+    m.add_class::<user_input::PyUserInputTexts>()?;
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<executor::PyCallPipeline>()?;
     m.add_class::<executor::PyStartedCall>()?;

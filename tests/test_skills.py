@@ -28,7 +28,11 @@ def skills_dir(tmp_path: Path) -> Path:
     )
     (pdf / "scripts").mkdir()
     (pdf / "scripts" / "fill.py").write_text("print('filled')\n")
-    write_skill(root, "review", "---\nname: code-review\ndescription: Review a diff\n  for bugs.\n---\nRead it twice.\n")
+    write_skill(
+        root,
+        "review",
+        "---\nname: code-review\ndescription: Review a diff\n  for bugs.\n---\nRead it twice.\n",
+    )
     return root
 
 
@@ -40,7 +44,9 @@ def test_the_tool_lists_its_skills_and_builds_its_section(skills_dir: Path) -> N
     assert tool.skills[0]["triggers"] == ["pdf"]
     assert tool.skills[0]["path"] == skills_dir.resolve() / "pdf" / "SKILL.md"
     section = tool.system_prompt_section()
-    assert section.endswith("Available skills:\n- pdf-forms: Fill PDF forms.\n- code-review: Review a diff for bugs.")
+    assert section.endswith(
+        "Available skills:\n- pdf-forms: Fill PDF forms.\n- code-review: Review a diff for bugs."
+    )
     assert tool.instructions == section
     out = tool.run({"action": "read", "name": "pdf-forms", "file": "scripts/fill.py"})
     assert (out.status, out.text) == ("success", "print('filled')\n")
@@ -61,8 +67,14 @@ def test_a_malformed_tree_raises_one_error_naming_every_file_and_line(tmp_path: 
         SkillsTool([root])
     lines = str(err.value).splitlines()
     r = root.resolve()
-    assert lines[0] == f"{root}/a/SKILL.md:1: missing front matter: the file must start with a line '---', then YAML with name and description, then a line '---'"
-    assert lines[1] == f"{root}/b/SKILL.md:2: bad name 'Bad Name': use 1 to 64 lowercase letters, digits and hyphens"
+    assert (
+        lines[0]
+        == f"{root}/a/SKILL.md:1: missing front matter: the file must start with a line '---', then YAML with name and description, then a line '---'"
+    )
+    assert (
+        lines[1]
+        == f"{root}/b/SKILL.md:2: bad name 'Bad Name': use 1 to 64 lowercase letters, digits and hyphens"
+    )
     assert lines[2] == f"{root}/c/SKILL.md:1: the front matter has no description"
     assert lines[3] == f"{root}/d/SKILL.md:3: the description has 1025 characters; at most 1024 are allowed"
     assert lines[4] == f"{root}/e/SKILL.md:3: not UTF-8 (invalid byte at column 14)"
@@ -82,7 +94,9 @@ def script() -> ScriptedLLM:
     return ScriptedLLM(
         [
             ScriptedLLM.tool_call("skills", {"action": "load", "name": "pdf-forms"}),
-            ScriptedLLM.tool_call("skills", {"action": "read", "name": "pdf-forms", "file": "../review/SKILL.md"}, call_id="c2"),
+            ScriptedLLM.tool_call(
+                "skills", {"action": "read", "name": "pdf-forms", "file": "../review/SKILL.md"}, call_id="c2"
+            ),
             "Done.",
         ]
     )

@@ -10,13 +10,13 @@ import pytest
 from agentmaker import (
     Agent,
     Tool,
+    Toolkit,
     ToolPermissions,
     ToolRegistrationError,
     ToolRegistry,
     ToolResponse,
     ToolRetriever,
     ToolSearchTool,
-    Toolkit,
     tool,
 )
 from agentmaker.testing import ScriptedLLM
@@ -66,7 +66,9 @@ def test_the_decorator_and_subclasses_carry_instructions() -> None:
     assert price.instructions == "Quote prices in EUR."
     assert stock.instructions is None
     assert Clock().instructions == "Times are UTC."
-    with pytest.raises(ToolRegistrationError, match="tool 'f': instructions must be a non-empty string or None, got 3"):
+    with pytest.raises(
+        ToolRegistrationError, match="tool 'f': instructions must be a non-empty string or None, got 3"
+    ):
 
         @tool(instructions=3)  # type: ignore[call-overload]
         def f() -> None:
@@ -112,7 +114,9 @@ def test_a_toolkit_speaks_only_while_one_of_its_tools_is_offered() -> None:
     assert llm.requests[0].messages[0]["content"] == "Be brief.\n\nTimes are UTC."
     llm = ScriptedLLM(["ok"])
     agent(llm, permissions=ToolPermissions(deny=["price"])).run("hi")
-    assert llm.requests[0].messages[0]["content"] == "Be brief.\n\nTimes are UTC.\n\nShop tools are read-only."
+    assert (
+        llm.requests[0].messages[0]["content"] == "Be brief.\n\nTimes are UTC.\n\nShop tools are read-only."
+    )
 
 
 def test_the_section_follows_registration_order_whatever_the_retriever_picks() -> None:
@@ -120,7 +124,9 @@ def test_the_section_follows_registration_order_whatever_the_retriever_picks() -
     reg.register_all([Clock(), price, refund])
     retriever = ToolRetriever(reg, top_k=2)
     llm = ScriptedLLM(["ok"])
-    Agent("a", llm, tool_registry=reg, tool_retriever=retriever, instructions="Hi.").run("refund order 7 email and the price of an item")
+    Agent("a", llm, tool_registry=reg, tool_retriever=retriever, instructions="Hi.").run(
+        "refund order 7 email and the price of an item"
+    )
     names = llm.requests[0].tool_names
     assert names == ["refund", "price"]  # by relevance: the section still follows registration
     texts = {"price": "Quote prices in EUR.", "refund": "Refunds over 100 need a manager."}

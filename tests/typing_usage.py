@@ -70,6 +70,7 @@ from agentmaker import (
     ToolSearchTool,
     ToolStart,
     ToolStatus,
+    UserInputTool,
     cli_confirm,
     messages_from_json,
     messages_to_json,
@@ -199,6 +200,9 @@ with tempfile.TemporaryDirectory() as notes_dir:
     notes = NotesTool(notes_dir)
     assert notes.root == Path(notes_dir).resolve()
     skills = SkillsTool([notes_dir])
+    asker = UserInputTool(lambda question, choices: "yes")
+    assert asker.mode == "callback"
+    assert UserInputTool(mode="pause").name == "ask_user"
     assert skills.instructions is None
     assert skills.system_prompt_section() == ""
     assert skills.skills == []

@@ -20,7 +20,7 @@ from agentmaker.agent.events import (
 )
 from agentmaker.agent.messages import ContentPart, Message, RunInput, messages_from_json, messages_to_json
 from agentmaker.agent.run_policy import RunPolicy
-from agentmaker.builtins import CalculatorTool, CLITool, NotesTool, SearchTool, SkillsTool
+from agentmaker.builtins import CalculatorTool, CLITool, NotesTool, SearchTool, SkillsTool, UserInputTool
 from agentmaker.errors import (
     AgentmakerError,
     AgentRunFlow,
@@ -97,6 +97,7 @@ __all__ = [
     "ToolStart",
     "ToolStatus",
     "Toolkit",
+    "UserInputTool",
     "cli_confirm",
     "messages_from_json",
     "messages_to_json",

@@ -1,6 +1,7 @@
 //! `SkillsTool` for Python: the core [`SkillsTool`] behind the `Tool` base class.
 
 use crate::builtins::skills::{SkillsOptions, SkillsSetupError, SkillsTool};
+use crate::py::cli::positive;
 use crate::py::errors;
 use crate::py::tool::PyTool;
 use pyo3::prelude::*;
@@ -21,12 +22,6 @@ use std::sync::Arc;
 #[pyclass(module = "agentmaker", name = "SkillsTool", extends = PyTool, frozen)]
 pub struct PySkillsTool {
     core: Arc<SkillsTool>,
-}
-
-fn positive(py: Python<'_>, name: &str, value: i64) -> PyResult<usize> {
-    usize::try_from(value).ok().filter(|v| *v > 0).ok_or_else(|| {
-        errors::tool_config_error(py, format!("{name} must be a positive integer, got {value}"))
-    })
 }
 
 #[pymethods]
@@ -50,7 +45,9 @@ impl PySkillsTool {
         max_description_chars: i64,
         prompts: Option<HashMap<String, String>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        if paths.is_instance_of::<pyo3::types::PyString>() || paths.is_instance_of::<pyo3::types::PyBytes>() {
+        if paths.is_instance_of::<pyo3::types::PyString>()
+            || paths.is_instance_of::<pyo3::types::PyBytes>()
+        {
             return Err(errors::tool_config_error(
                 py,
                 "paths must be a list of directories, not one string".to_string(),

@@ -268,8 +268,9 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
     def resume(
         self,
         result: RunResult,
-        decisions: Mapping[str, Decision],
+        decisions: Mapping[str, Decision] | None = None,
         *,
+        answers: Mapping[str, str] | None = None,
         digests: Mapping[str, str] | None = None,
         deps: Any = None,
     ) -> RunResult:
@@ -278,20 +279,23 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         ``result.pending``. Approved calls run, refused ones answer the model with the refusal,
         and the run goes on as :meth:`run` would (it may pause again). See
         :mod:`agentmaker.agent.pause` for the checks, and for ``digests`` (the digests the person
-        approved). ``deps`` as for :meth:`run` (a paused result does not keep them)."""
+        approved). A ``UserInputTool(mode="pause")`` question (``PendingCall.kind == "question"``)
+        gets its answer in ``answers={call_id: text}`` instead. ``deps`` as for :meth:`run` (a
+        paused result does not keep them)."""
         self._no_loop("resume", "aresume")
-        return run_sync(self._resume(result, decisions, digests, self._new_run(True, deps=deps)))
+        return run_sync(self._resume(result, decisions, digests, self._new_run(True, deps=deps), answers))
 
     async def aresume(
         self,
         result: RunResult,
-        decisions: Mapping[str, Decision],
+        decisions: Mapping[str, Decision] | None = None,
         *,
+        answers: Mapping[str, str] | None = None,
         digests: Mapping[str, str] | None = None,
         deps: Any = None,
     ) -> RunResult:
         """The async form of :meth:`resume`."""
-        return await self._resume(result, decisions, digests, self._new_run(False, deps=deps))
+        return await self._resume(result, decisions, digests, self._new_run(False, deps=deps), answers)
 
     async def astream(
         self, input: RunInput, *, message_history: Sequence[Message] | None = None, deps: Any = None
@@ -543,8 +547,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
                         observe(tool_end(run.turn, r))
                     messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
                 return stop
-        if self.confirm == "pause":
-            run.pending = [r for r in recs if r.status == "pending"]
+        run.pending = [r for r in recs if r.status == "pending"]
         return None
 
 

@@ -56,9 +56,9 @@ class _Run:
         "retries",
         "start",
         "sync_entry",
+        "tool_notes",
         "tools",
         "tools_before",
-        "tool_notes",
         "total_tokens",
         "turn",
     )
@@ -132,7 +132,9 @@ class ToolExecutor:
         """The confirmation gate: only an answer of exactly True approves."""
         confirm = self.confirm
         pipeline = run.pipeline
-        if confirm == "pause":  # the run pauses; Agent.resume brings the person's decision
+        if confirm == "pause" or getattr(rec._tool, "_pauses_run", False):
+            # The run pauses; Agent.resume brings the person's decision (or, for a
+            # UserInputTool(mode="pause") question, the person's answer).
             pipeline.refuse(rec, "pending")
             return False
         if confirm is None:

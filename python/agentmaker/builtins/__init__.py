@@ -2,5 +2,6 @@
 ``agentmaker._native``; a built-in with a Python side gets a module of its own here."""
 
 from agentmaker._native import CalculatorTool, CLITool, NotesTool, SearchTool, SkillsTool
+from agentmaker.builtins.user_input import UserInputTool
 
-__all__ = ["CLITool", "CalculatorTool", "NotesTool", "SearchTool", "SkillsTool"]
+__all__ = ["CLITool", "CalculatorTool", "NotesTool", "SearchTool", "SkillsTool", "UserInputTool"]

@@ -88,7 +88,10 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Skill>, String> {
 /// holds one). Entries' types come from the directory listing: only symlinks cost a lookup.
 fn skill_folders(path: &Path) -> Result<Vec<PathBuf>, String> {
     let root = std::fs::canonicalize(path).map_err(|e| e.to_string())?;
-    if !std::fs::metadata(&root).map_err(|e| e.to_string())?.is_dir() {
+    if !std::fs::metadata(&root)
+        .map_err(|e| e.to_string())?
+        .is_dir()
+    {
         return Err("not a directory".into());
     }
     if std::fs::symlink_metadata(root.join(SKILL_FILE)).is_ok() {
@@ -121,9 +124,8 @@ fn skill_folders(path: &Path) -> Result<Vec<PathBuf>, String> {
 fn load(dir: &Path) -> Result<Option<Skill>, String> {
     let file = dir.join(SKILL_FILE).display().to_string();
     let read_err = |err: &str| render(ERR_READ, &[("file", &file), ("err", err)]);
-    let opened = open_dir(dir).and_then(|(confined, dev, ino)| {
-        read_skill_file(&confined).map(|bytes| (bytes, dev, ino))
-    });
+    let opened = open_dir(dir)
+        .and_then(|(confined, dev, ino)| read_skill_file(&confined).map(|bytes| (bytes, dev, ino)));
     let (bytes, dev, ino) = match opened {
         Ok(read) => read,
         Err(ReadFailure::Missing) => return Ok(None),

@@ -373,14 +373,21 @@ fn a_long_list_of_problems_is_cut() {
     let msg = invalid(&[d.0.clone()]);
     let lines: Vec<&str> = msg.lines().collect();
     assert_eq!(lines.len(), 51);
-    assert!(lines[49].starts_with(&format!("{}:1: missing", d.0.join("s49/SKILL.md").display())));
+    assert!(lines[49].starts_with(&format!(
+        "{}:1: missing",
+        d.0.join("s49/SKILL.md").display()
+    )));
     assert_eq!(lines[50], "…and 10 more problems");
 }
 
 #[test]
 fn a_symlinked_skill_folder_is_followed_once_then_confined() {
     let d = tempdir("linked");
-    let real = skill(&d.0.join("elsewhere"), "x", b"---\nname: linked\ndescription: d\n---\nBody\n");
+    let real = skill(
+        &d.0.join("elsewhere"),
+        "x",
+        b"---\nname: linked\ndescription: d\n---\nBody\n",
+    );
     std::fs::write(real.join("notes.md"), "inside\n").unwrap();
     std::fs::create_dir_all(d.0.join("skills")).unwrap();
     std::os::unix::fs::symlink(&real, d.0.join("skills/linked")).unwrap();
