@@ -17,6 +17,7 @@ pub const PROMPTS: &[(&str, &str)] = &[
     ("tool.param.ask_user.choices", "Optional: the answers to choose from (the person may still answer otherwise)"),
     ("tool.msg.ask_user.answer", "The person answered: {answer}"),
     ("tool.msg.ask_user.no_answer", "(the person gave no answer)"),
+    ("tool.msg.ask_user.unanswered", "(the question was not answered: {reason})"),
     ("tool.msg.ask_user.bad_answer", "Error: no answer could be obtained (the answer callback returned {kind}, not a string)"),
     (
         "tool.msg.ask_user.no_run",

@@ -43,6 +43,12 @@ impl PyUserInputTexts {
             .fmt("tool.msg.ask_user.bad_answer", &[("kind", kind)])
     }
 
+    /// A question the person did not answer (an MCP client declined it), and why.
+    fn unanswered(&self, reason: &str) -> String {
+        self.prompts
+            .fmt("tool.msg.ask_user.unanswered", &[("reason", reason)])
+    }
+
     /// A pausing ``ask_user`` called outside an agent run.
     fn no_run(&self) -> String {
         self.prompts.get("tool.msg.ask_user.no_run").to_string()

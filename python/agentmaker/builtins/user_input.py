@@ -10,6 +10,10 @@ Two ways to answer:
   ``PendingCall`` with ``kind == "question"``), and ``agent.resume(result, answers={call_id:
   "..."})`` goes on, in this process or another through ``RunResult.to_json``/``from_json``.
 
+Served over MCP (``serve_mcp``), the question goes to the person at the client, by an
+elicitation request or, for 2026-07-28 clients, an ``input_required`` round; a client that cannot
+be asked gets the callback's answer, or, in pause mode, a refusal.
+
 The texts the model reads (description, parameters, how an answer is shown) are the core's
 (``prompts=`` overrides them).
 """
@@ -37,6 +41,8 @@ class UserInputTool(Tool):
     """
 
     mode: Literal["callback", "pause"]
+    # Served over MCP, the question goes to the client's person (mcp/serve.py).
+    _asks_person = True
     _texts: Any
     _answer: AnswerCallback | None
 
