@@ -38,6 +38,10 @@ def test_the_tool_describes_itself_and_refuses_bad_setups() -> None:
         UserInputTool(mode="later")  # type: ignore[arg-type]
     with pytest.raises(ToolConfigError, match="takes no answer callback"):
         UserInputTool(lambda q, c: "x", mode="pause")
+    with pytest.raises(ToolConfigError, match="nope"):
+        UserInputTool(lambda q, c: "x", prompts={"nope": "x"})
+    own = UserInputTool(lambda q, c: "42", prompts={"tool.msg.ask_user.answer": "Answer: {answer}"})
+    assert own.run({"question": "n?"}).text == "Answer: 42"
     reg = ToolRegistry()
     reg.register(UserInputTool(lambda q, c: 3))  # type: ignore[arg-type,return-value]
     out = reg.execute_tool("ask_user", {"question": "n?"})
