@@ -3,9 +3,12 @@
 
 pub mod calculator;
 pub mod cli;
+pub mod confined_dir;
 #[cfg(feature = "search")]
 pub mod fetch;
 pub mod notes;
 #[cfg(feature = "search")]
 pub mod search;
+pub mod skills;
+pub mod user_input;
 pub mod workspace;

@@ -30,6 +30,7 @@ pub mod render;
 pub mod response;
 pub mod run_policy;
 pub mod runtime;
+pub mod sanitize;
 pub mod schema;
 pub mod sha256;
 #[cfg(any(feature = "mcp-client", feature = "llm"))]

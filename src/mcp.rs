@@ -19,7 +19,7 @@ pub mod own_messages;
 pub mod remote_tool;
 pub mod result;
 pub mod resumed_streams;
-pub mod sanitize;
+pub use crate::sanitize;
 pub mod schema;
 pub mod stdio;
 pub mod stdio_transport;

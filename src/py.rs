@@ -27,7 +27,9 @@ mod render;
 mod response;
 mod run_policy;
 mod search;
+mod skills;
 mod tool;
+mod user_input;
 mod workspace;
 
 use pyo3::prelude::*;
@@ -56,6 +58,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<workspace::PyWorkspaceTool>()?;
     m.add_class::<fetch::PyFetchTool>()?;
     m.add_function(wrap_pyfunction!(workspace::_workspace_tools, m)?)?;
+    m.add_class::<skills::PySkillsTool>()?;
+    m.add_class::<user_input::PyUserInputTexts>()?;
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<executor::PyCallPipeline>()?;
     m.add_class::<registry::PyStartedCall>()?;

@@ -50,6 +50,7 @@ from agentmaker import (
     RunStatus,
     RunUsage,
     SearchTool,
+    SkillsTool,
     StopAgentRun,
     TextDelta,
     Tool,
@@ -70,6 +71,7 @@ from agentmaker import (
     ToolSearchTool,
     ToolStart,
     ToolStatus,
+    UserInputTool,
     Workspace,
     cli_confirm,
     messages_from_json,
@@ -204,6 +206,13 @@ with tempfile.TemporaryDirectory() as notes_dir:
     assert [t.name for t in workspace] == ["ls", "read_file", "glob", "grep"]
 fetch = FetchTool(allowed_hosts=["127.0.0.1"], timeout=5.0)
 assert fetch.name == "fetch_url" and fetch.read_only
+    skills = SkillsTool([notes_dir])
+    asker = UserInputTool(lambda question, choices: "yes")
+    assert asker.mode == "callback"
+    assert UserInputTool(mode="pause").name == "ask_user"
+    assert skills.instructions is None
+    assert skills.system_prompt_section() == ""
+    assert skills.skills == []
 permissions = ToolPermissions(deny=["search"])
 assert not permissions.is_allowed(search)
 

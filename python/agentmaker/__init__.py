@@ -21,7 +21,16 @@ from agentmaker.agent.events import (
 )
 from agentmaker.agent.messages import ContentPart, Message, RunInput, messages_from_json, messages_to_json
 from agentmaker.agent.run_policy import RunPolicy
-from agentmaker.builtins import CalculatorTool, CLITool, FetchTool, NotesTool, SearchTool, Workspace
+from agentmaker.builtins import (
+    CalculatorTool,
+    CLITool,
+    FetchTool,
+    NotesTool,
+    SearchTool,
+    SkillsTool,
+    UserInputTool,
+    Workspace,
+)
 from agentmaker.errors import (
     AgentmakerError,
     AgentRunFlow,
@@ -78,6 +87,7 @@ __all__ = [
     "RunStatus",
     "RunUsage",
     "SearchTool",
+    "SkillsTool",
     "StopAgentRun",
     "TextDelta",
     "Tool",
@@ -98,6 +108,7 @@ __all__ = [
     "ToolStart",
     "ToolStatus",
     "Toolkit",
+    "UserInputTool",
     "Workspace",
     "cli_confirm",
     "messages_from_json",

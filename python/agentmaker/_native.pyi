@@ -1,5 +1,5 @@
 # Type stubs for the Rust extension module agentmaker._native (checked with mypy.stubtest).
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any, ClassVar, Literal, ParamSpec, Self, TypeVar, Unpack, final
@@ -63,6 +63,7 @@ class Tool:
     stop_after_tool_call: ClassVar[bool]
     timeout: ClassVar[float | None]
     isolate: ClassVar[Any]
+    instructions: str | None
     name: str
     description: str
     def __new__(cls, *_args: Any, **_kwargs: Any) -> Self: ...
@@ -159,6 +160,9 @@ class _McpServer:
     def next_event_blocking(self) -> tuple[Any, ...] | None: ...
     def reply(self, id: int, text: str, is_error: bool, structured: str | None = None) -> None: ...
     def confirm(self, id: int, message: str) -> Awaitable[str | None]: ...
+    def ask(
+        self, id: int, question: str, choices: list[str] | None = None
+    ) -> Awaitable[tuple[str | None, str | None]]: ...
     def progress(
         self, id: int, progress: float, total: float | None = None, message: str | None = None
     ) -> Awaitable[None]: ...
@@ -389,6 +393,38 @@ class SearchTool(Tool):
     def max_results(self) -> int: ...
     @property
     def request_timeout(self) -> float: ...
+
+@final
+class _UserInputTexts:
+    def __new__(cls, prompts: dict[str, str] | None = None) -> _UserInputTexts: ...
+    def description(self) -> str: ...
+    def input_schema(self) -> dict[str, Any]: ...
+    def answer(self, answer: str) -> str: ...
+    def bad_answer(self, kind: str) -> str: ...
+    def unanswered(self, reason: str) -> str: ...
+    def no_run(self) -> str: ...
+
+@final
+class SkillsTool(Tool):
+    def __new__(
+        cls,
+        paths: Sequence[str | PathLike[str]],
+        *,
+        max_read_chars: int = 20000,
+        max_description_chars: int = 300,
+        prompts: dict[str, str] | None = None,
+    ) -> SkillsTool: ...
+    def __init__(
+        self,
+        paths: Sequence[str | PathLike[str]],
+        *,
+        max_read_chars: int = 20000,
+        max_description_chars: int = 300,
+        prompts: dict[str, str] | None = None,
+    ) -> None: ...
+    def system_prompt_section(self) -> str: ...
+    @property
+    def skills(self) -> list[dict[str, Any]]: ...
 
 @final
 class NotesTool(Tool):

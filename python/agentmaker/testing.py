@@ -15,16 +15,18 @@ class ScriptedRequest:
     """What one ``chat`` call received: ``messages`` (a copy, taken when first read), ``tools``
     (the function-calling list, or None when the agent sent no tools) and other ``kwargs``."""
 
-    __slots__ = ("_length", "_messages", "_source", "kwargs", "tools")
+    __slots__ = ("_first", "_length", "_messages", "_source", "kwargs", "tools")
 
     def __init__(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, kwargs: dict[str, Any]
     ) -> None:
-        # The agent only ever appends to its message list, so remembering the list and its
-        # length is a faithful snapshot; copying on every call would make long scripted runs
-        # quadratic.
+        # The agent only appends to its message list, but for the system message, which it
+        # replaces when the offered tools' instructions change: remembering that message, the
+        # list and its length is a faithful snapshot; copying on every call would make long
+        # scripted runs quadratic.
         self._source = messages
         self._length = len(messages)
+        self._first = messages[0] if messages else None
         self._messages: list[dict[str, Any]] | None = None
         self.tools = tools
         self.kwargs = kwargs
@@ -33,6 +35,8 @@ class ScriptedRequest:
     def messages(self) -> list[dict[str, Any]]:
         if self._messages is None:
             self._messages = list(self._source[: self._length])
+            if self._first is not None:
+                self._messages[0] = self._first
         return self._messages
 
     @property

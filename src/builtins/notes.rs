@@ -2,8 +2,9 @@
 //!
 //! Confinement does not rely on path strings: the root is opened once at construction (its
 //! ownership and mode are checked on that descriptor) and every call walks from it with `openat`,
-//! one component at a time, with O_NOFOLLOW (and O_DIRECTORY for directories). A symlink at any
-//! position therefore fails instead of being followed, whoever swaps it in and whenever.
+//! one component at a time, with O_NOFOLLOW (and O_DIRECTORY for directories), through
+//! [`ConfinedDir`]. A symlink at any position therefore fails instead of being followed, whoever
+//! swaps it in and whenever.
 //!
 //! Decisions (the guide is silent on these):
 //! - Paths: surrounding whitespace is trimmed; absolute paths and `..` are out of bounds; empty
@@ -22,13 +23,16 @@
 //! - Construction errors: bad limits or a root that is not a real directory → `Config`; a root
 //!   owned by someone else or open to group/others → `Permission`; I/O failures → `Io`.
 
+use crate::builtins::confined_dir::{
+    components, read_limit, read_prefix, text_prefix, ConfinedDir, OpenRefusal, PathRefusal,
+};
 use crate::prompts::Prompts;
 use crate::response::ToolResponse;
 use crate::schema::ToolParameter;
 use crate::tool::{NativeTool, ToolSpec};
 use nix::errno::Errno;
 use nix::fcntl::{openat, OFlag};
-use nix::sys::stat::{fstat, fstatat, mkdirat, FileStat, Mode, SFlag};
+use nix::sys::stat::{fstat, fstatat, Mode};
 use nix::unistd::{unlinkat, UnlinkatFlags};
 use serde_json::{json, Value};
 use std::os::fd::OwnedFd;
@@ -38,25 +42,16 @@ use setup::io_err;
 pub use setup::{NotesOptions, NotesSetupError, PROMPTS};
 use sys::{effective_uid, flock};
 
-const MAX_COMPONENTS: usize = 32;
-const MAX_PATH_BYTES: usize = 1024;
-
 pub struct NotesTool {
     spec: ToolSpec,
     prompts: Prompts,
     root: PathBuf,
     root_text: String,
-    root_fd: OwnedFd,
-    root_dev: u64,
+    dir: ConfinedDir,
     max_read_chars: usize,
     max_append_chars: usize,
     max_file_bytes: u64,
 }
-
-const DIR_FLAGS: OFlag = OFlag::O_RDONLY
-    .union(OFlag::O_DIRECTORY)
-    .union(OFlag::O_NOFOLLOW)
-    .union(OFlag::O_CLOEXEC);
 
 impl NotesTool {
     pub fn new(root: &Path, opts: NotesOptions) -> Result<NotesTool, NotesSetupError> {
@@ -114,8 +109,8 @@ impl NotesTool {
                 }
             }
         }
-        let root_fd = match nix::fcntl::open(&root, DIR_FLAGS, Mode::empty()) {
-            Ok(fd) => fd,
+        let (dir, st) = match ConfinedDir::open(&root) {
+            Ok(opened) => opened,
             Err(Errno::ELOOP | Errno::ENOTDIR) => {
                 return Err(NotesSetupError::Config(
                     "notes root must be a directory and must not be a symlink".into(),
@@ -128,7 +123,6 @@ impl NotesTool {
                 ))
             }
         };
-        let st = fstat(&root_fd).map_err(|e| io_err(e, "cannot inspect the notes root"))?;
         if st.st_uid != effective_uid() {
             return Err(NotesSetupError::Permission(
                 "notes root must be owned by the current user".into(),
@@ -165,8 +159,7 @@ impl NotesTool {
             prompts,
             root,
             root_text,
-            root_fd,
-            root_dev: st.st_dev,
+            dir,
             max_read_chars: opts.max_read_chars,
             max_append_chars: opts.max_append_chars,
             max_file_bytes: opts.max_file_bytes,
@@ -180,85 +173,19 @@ impl NotesTool {
     /// Validated components of a model-supplied path, or the error response.
     fn components(&self, raw: &str) -> Result<Vec<String>, ToolResponse> {
         let p = &self.prompts;
-        let path = raw.trim();
-        if path.is_empty() {
-            return Err(ToolResponse::error(p.fmt("tool.msg.notes.empty_path", &[])));
-        }
-        if path.starts_with('/') || path.split('/').any(|c| c == "..") {
-            return Err(ToolResponse::error(
+        components(raw).map_err(|refusal| match refusal {
+            PathRefusal::Empty => ToolResponse::error(p.fmt("tool.msg.notes.empty_path", &[])),
+            PathRefusal::Escape => ToolResponse::error(
                 p.fmt("tool.msg.notes.path_escape", &[("root", &self.root_text)]),
-            ));
-        }
-        let bad = || {
-            ToolResponse::error(p.fmt(
+            ),
+            PathRefusal::Bad => ToolResponse::error(p.fmt(
                 "tool.msg.notes.bad_path",
-                &[("path", &crate::builtins::cli::tokenize::py_repr_str(path))],
-            ))
-        };
-        if path.len() > MAX_PATH_BYTES
-            || path
-                .chars()
-                .any(|c| c.is_control() || crate::builtins::cli::tokenize::is_disguising_char(c))
-        {
-            return Err(bad());
-        }
-        let mut parts = Vec::new();
-        for c in path.split('/') {
-            if c == "." {
-                continue;
-            }
-            if c.is_empty() || c.starts_with('.') {
-                return Err(bad());
-            }
-            parts.push(c.to_string());
-        }
-        if parts.is_empty() {
-            return Err(ToolResponse::error(p.fmt("tool.msg.notes.empty_path", &[])));
-        }
-        if parts.len() > MAX_COMPONENTS {
-            return Err(bad());
-        }
-        Ok(parts)
-    }
-
-    /// Open the parent directory of the note, component by component, never following links.
-    /// With `create`, missing directories are made (0700) and recorded in `created`.
-    fn walk(
-        &self,
-        dirs: &[String],
-        create: bool,
-        created: &mut Vec<(OwnedFd, String)>,
-    ) -> Result<OwnedFd, Errno> {
-        let mut cur = self
-            .root_fd
-            .try_clone()
-            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(0)))?;
-        for name in dirs {
-            let next = match openat(&cur, name.as_str(), DIR_FLAGS, Mode::empty()) {
-                Err(Errno::ENOENT) if create => {
-                    match mkdirat(&cur, name.as_str(), Mode::from_bits_truncate(0o700)) {
-                        Ok(()) => created
-                            .push((cur.try_clone().map_err(|_| Errno::EMFILE)?, name.clone())),
-                        Err(Errno::EEXIST) => {}
-                        Err(e) => return Err(e),
-                    }
-                    openat(&cur, name.as_str(), DIR_FLAGS, Mode::empty())?
-                }
-                other => other?,
-            };
-            let st = fstat(&next)?;
-            if st.st_dev != self.root_dev {
-                return Err(Errno::EXDEV);
-            }
-            cur = next;
-        }
-        Ok(cur)
-    }
-
-    fn check_regular(&self, st: &FileStat) -> bool {
-        SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()) == SFlag::S_IFREG
-            && st.st_nlink == 1
-            && st.st_dev == self.root_dev
+                &[(
+                    "path",
+                    &crate::builtins::cli::tokenize::py_repr_str(raw.trim()),
+                )],
+            )),
+        })
     }
 
     fn read(&self, rel: &str, parts: &[String]) -> ToolResponse {
@@ -273,35 +200,11 @@ impl NotesTool {
                 &[("path", rel), ("err", e.desc())],
             ))
         };
-        let (dirs, file) = parts.split_at(parts.len() - 1);
-        let parent = match self.walk(dirs, false, &mut Vec::new()) {
-            Ok(fd) => fd,
-            Err(Errno::ENOENT) => return missing(),
-            Err(Errno::ELOOP | Errno::ENOTDIR | Errno::EXDEV) => return self.not_regular(rel),
-            Err(e) => return fail(e),
-        };
-        let name = file[0].as_str();
-        match fstatat(&parent, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) {
-            Err(Errno::ENOENT) => return missing(),
-            Err(e) => return fail(e),
-            Ok(st) if !self.check_regular(&st) => return self.not_regular(rel),
-            Ok(_) => {}
-        }
-        let flags = OFlag::O_RDONLY
-            | OFlag::O_NOFOLLOW
-            | OFlag::O_NONBLOCK
-            | OFlag::O_CLOEXEC
-            | OFlag::O_NOCTTY;
-        let fd = match openat(&parent, name, flags, Mode::empty()) {
-            Ok(fd) => fd,
-            Err(Errno::ENOENT) => return missing(),
-            Err(Errno::ELOOP | Errno::ENXIO) => return self.not_regular(rel),
-            Err(e) => return fail(e),
-        };
-        let size = match fstat(&fd) {
-            Ok(st) if self.check_regular(&st) => st.st_size.max(0) as usize,
-            Ok(_) => return self.not_regular(rel),
-            Err(e) => return fail(e),
+        let (fd, size) = match self.dir.open_regular(parts) {
+            Ok(opened) => opened,
+            Err(OpenRefusal::Missing) => return missing(),
+            Err(OpenRefusal::NotRegular) => return self.not_regular(rel),
+            Err(OpenRefusal::Os(e)) => return fail(e),
         };
         if let Err(e) = flock(&fd, nix::libc::LOCK_SH | nix::libc::LOCK_NB) {
             return if e == Errno::EWOULDBLOCK {
@@ -310,51 +213,30 @@ impl NotesTool {
                 fail(e)
             };
         }
-        // Enough bytes to hold max_read_chars characters plus one, whatever their width. The
-        // shared lock keeps cooperating appenders out, so the size read above stays valid; one
-        // spare byte still tells a file that grew anyway.
-        let limit = self.max_read_chars.saturating_mul(4).saturating_add(4);
-        let mut buf = vec![0u8; limit.min(size.saturating_add(1))];
-        let mut filled = 0;
-        while filled < buf.len() {
-            match nix::unistd::read(&fd, &mut buf[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(Errno::EINTR) => continue,
-                Err(e) => return fail(e),
-            }
-        }
-        buf.truncate(filled);
+        // The shared lock keeps cooperating appenders out, so the size read above stays valid;
+        // one spare byte still tells a file that grew anyway.
+        let buf = match read_prefix(&fd, size, read_limit(self.max_read_chars)) {
+            Ok(buf) => buf,
+            Err(e) => return fail(e),
+        };
         drop(fd);
-        let full_read = buf.len() < limit;
-        let mut bytes = &buf[..];
-        if !full_read {
-            if let Err(e) = std::str::from_utf8(bytes) {
-                if e.error_len().is_none() {
-                    bytes = &bytes[..e.valid_up_to()];
-                }
-            }
-        }
-        let invalid_utf8 = std::str::from_utf8(bytes).is_err();
-        let text = String::from_utf8_lossy(bytes);
+        let (text, invalid_utf8, truncated) = text_prefix(&buf, self.max_read_chars);
         let mut data = json!({"path": rel, "exists": true});
         if invalid_utf8 {
             data["invalid_utf8"] = json!(true);
         }
-        match text.char_indices().nth(self.max_read_chars) {
-            Some((at, _)) => {
-                data["truncated"] = json!(true);
-                let shown = format!(
-                    "{}{}",
-                    &text[..at],
-                    p.fmt(
-                        "tool.msg.notes.truncated",
-                        &[("max", &self.max_read_chars.to_string())]
-                    )
-                );
-                ToolResponse::partial(shown).with_data(data)
-            }
-            None => ToolResponse::ok(text.into_owned()).with_data(data),
+        if truncated {
+            data["truncated"] = json!(true);
+            let shown = format!(
+                "{text}{}",
+                p.fmt(
+                    "tool.msg.notes.truncated",
+                    &[("max", &self.max_read_chars.to_string())]
+                )
+            );
+            ToolResponse::partial(shown).with_data(data)
+        } else {
+            ToolResponse::ok(text).with_data(data)
         }
     }
 
@@ -433,13 +315,16 @@ impl NotesTool {
         created_dirs: &mut Vec<(OwnedFd, String)>,
     ) -> Result<(), AppendError> {
         let (dirs, file) = parts.split_at(parts.len() - 1);
-        let parent = self.walk(dirs, true, created_dirs).map_err(|e| match e {
-            Errno::ELOOP | Errno::ENOTDIR | Errno::EXDEV => AppendError::NotRegular,
-            e => AppendError::Os(e),
-        })?;
+        let parent = self
+            .dir
+            .walk(dirs, true, created_dirs)
+            .map_err(|e| match e {
+                Errno::ELOOP | Errno::ENOTDIR | Errno::EXDEV => AppendError::NotRegular,
+                e => AppendError::Os(e),
+            })?;
         let name = file[0].as_str();
         match fstatat(&parent, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) {
-            Ok(st) if !self.check_regular(&st) => return Err(AppendError::NotRegular),
+            Ok(st) if !self.dir.is_regular(&st) => return Err(AppendError::NotRegular),
             Ok(_) | Err(Errno::ENOENT) => {}
             Err(e) => return Err(AppendError::Os(e)),
         }
@@ -494,7 +379,7 @@ impl NotesTool {
             });
         }
         let st = fstat(&fd).map_err(AppendError::Os)?;
-        if !self.check_regular(&st) {
+        if !self.dir.is_regular(&st) {
             undo_create(&fd);
             return Err(AppendError::NotRegular);
         }

@@ -21,6 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 /// The key of the confirmation question in a 2026-07-28 `inputRequests`.
 pub const CONFIRM_KEY: &str = "confirm";
+/// The key of the question a served `ask_user` call asks (one question per call).
+pub const ASK_KEY: &str = "ask_user";
 
 /// What the server says about itself in `initialize`.
 #[derive(Debug, Clone)]
@@ -341,13 +343,7 @@ impl Hub {
             }
         }))
         .map_err(|e| e.to_string())?;
-        let answer = match self.elicit(id, CONFIRM_KEY, params).await {
-            Elicited::Answer(answer) => answer,
-            Elicited::Asked => {
-                return Err("the client was asked; it calls again with the answer".into())
-            }
-            Elicited::Failed(why) => return Err(why),
-        };
+        let answer = self.answer_to(id, CONFIRM_KEY, params).await?;
         match answer.action {
             ElicitationAction::Accept => {
                 let approved = answer
@@ -364,6 +360,59 @@ impl Hub {
             }
             ElicitationAction::Decline => Err("the person declined it".into()),
             _ => Err("the person cancelled it".into()),
+        }
+    }
+
+    /// [`Hub::elicit`], with the question sent as the call's `input_required` result or a
+    /// failure both as `Err` (the call does not go on this round).
+    async fn answer_to(
+        &self,
+        id: u64,
+        key: &str,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult, String> {
+        match self.elicit(id, key, params).await {
+            Elicited::Answer(answer) => Ok(answer),
+            Elicited::Asked => Err("the client was asked; it calls again with the answer".into()),
+            Elicited::Failed(why) => Err(why),
+        }
+    }
+
+    /// Ask the person at the client of call `id` the model's `question` (a served `ask_user`
+    /// call), offering `choices` as the answer's options when given. `Ok(answer)` when the
+    /// person accepts with a string; a decline, a cancel, a failed request, or a question that
+    /// went out as the call's `input_required` result is `Err` with the reason.
+    pub async fn ask(
+        &self,
+        id: u64,
+        question: String,
+        choices: Option<Vec<String>>,
+    ) -> Result<String, String> {
+        let mut answer_schema = serde_json::json!({"type": "string", "title": "Answer"});
+        if let Some(choices) = choices.filter(|c| !c.is_empty()) {
+            answer_schema["enum"] = serde_json::json!(choices);
+        }
+        let params: ElicitRequestParams = serde_json::from_value(serde_json::json!({
+            "mode": "form",
+            "message": question,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"answer": answer_schema},
+                "required": ["answer"]
+            }
+        }))
+        .map_err(|e| e.to_string())?;
+        let answer = self.answer_to(id, ASK_KEY, params).await?;
+        match answer.action {
+            ElicitationAction::Accept => answer
+                .content
+                .as_ref()
+                .and_then(|c| c.get("answer"))
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| "the person's answer is not a string".to_string()),
+            ElicitationAction::Decline => Err("the person declined to answer".into()),
+            _ => Err("the person cancelled the question".into()),
         }
     }
 

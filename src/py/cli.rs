@@ -34,7 +34,7 @@ pub struct PyCliTool {
     arg_policy: Option<Py<PyAny>>,
 }
 
-fn positive(name: &str, value: i64) -> PyResult<usize> {
+pub(crate) fn positive(name: &str, value: i64) -> PyResult<usize> {
     usize::try_from(value)
         .ok()
         .filter(|v| *v > 0)

@@ -520,6 +520,8 @@ impl PyCallPipeline {
             "no_elicitation" => (CallStatus::NotConfirmed, messages::no_elicitation(&name)),
             "skipped" => (CallStatus::Skipped, messages::skipped()),
             "pending" => (CallStatus::Pending, messages::pending(&name)),
+            // A paused question settled by the person's answer (the text the model reads).
+            "answered" => (CallStatus::Success, reason.unwrap_or_default()),
             other => {
                 return Err(pyo3::exceptions::PyValueError::new_err(format!(
                     "unknown refusal {other:?}"

@@ -157,6 +157,29 @@ impl PyMcpServer {
         })
     }
 
+    /// Awaitable: asks the person at the client of call `id` a served `ask_user` question
+    /// (see [`Hub::ask`]); `(answer, None)` or `(None, reason)`.
+    #[pyo3(signature = (id, question, choices = None))]
+    fn ask<'py>(
+        &self,
+        py: Python<'py>,
+        id: u64,
+        question: String,
+        choices: Option<Vec<String>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        bridge::spawn_abortable_for_loop(py, async move {
+            let answer = hub.ask(id, question, choices).await;
+            Box::new(move |py: Python<'_>| {
+                let pair = match answer {
+                    Ok(answer) => (Some(answer), None),
+                    Err(reason) => (None, Some(reason)),
+                };
+                Ok(pair.into_pyobject(py)?.into_any().unbind())
+            }) as Deliver
+        })
+    }
+
     /// Awaitable: reports progress of call `id` (nothing when its client asked for none).
     #[pyo3(signature = (id, progress, total = None, message = None))]
     fn progress<'py>(

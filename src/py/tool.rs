@@ -161,6 +161,13 @@ impl PyTool {
         self.description = description;
     }
 
+    /// Text an ``Agent`` adds to its system prompt while this tool is offered (a subclass or
+    /// ``@tool(instructions=...)`` sets it; ``None``: nothing).
+    #[classattr]
+    fn instructions(py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
     #[classattr]
     fn requires_confirmation() -> bool {
         false

@@ -41,6 +41,7 @@ from agentmaker.agent.run_result import PendingCall, RunResult, RunUsage
 from agentmaker.agent.streaming import Feed, event_stream, has_stream, streamed_chat, sync_stream
 from agentmaker.agent.sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from agentmaker.agent.tool_calls import ToolExecutor, _Run
+from agentmaker.agent.tool_instructions import ToolInstructions
 from agentmaker.agent.tool_offer import ToolOffer
 from agentmaker.agent.typed_output import OutputSpec
 from agentmaker.llm.client import LLMResponse
@@ -143,7 +144,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             raise TypeError(
                 f"llm must have a chat(messages, *, tools=None) method (see agentmaker.llm), got {llm!r}"
             )
-        toolkit_notes: list[str] = []
+        kits: list[Toolkit] = []
         if tools is not None and tool_registry is not None:
             raise ValueError("pass either tools=[...] or tool_registry=..., not both")
         if tools is not None:
@@ -154,7 +155,6 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
                     raise TypeError(f"tools must be a list of tools, got {tools!r}")
                 tools = list(tools)
                 kits = [t for t in tools if isinstance(t, Toolkit)]
-                toolkit_notes = [k.instructions for k in kits if k.instructions]
                 tool_registry = ToolRegistry()
                 tool_registry.register_all(
                     [_as_tool(t) for x in tools for t in (x.tools if isinstance(x, Toolkit) else [x])]
@@ -195,7 +195,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         self.name = name
         self.llm = llm
         self.hooks = hooks
-        self._toolkit_notes = toolkit_notes
+        self._tool_notes = ToolInstructions(kits)
         self.output_type = output_type
         self._output = OutputSpec(output_type) if output_type is not None else None
         self._hooks = hooks_observer(hooks) if hooks is not None else None
@@ -280,8 +280,9 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
     def resume(
         self,
         result: RunResult,
-        decisions: Mapping[str, Decision],
+        decisions: Mapping[str, Decision] | None = None,
         *,
+        answers: Mapping[str, str] | None = None,
         digests: Mapping[str, str] | None = None,
         deps: Any = None,
     ) -> RunResult:
@@ -290,20 +291,23 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         ``result.pending``. Approved calls run, refused ones answer the model with the refusal,
         and the run goes on as :meth:`run` would (it may pause again). See
         :mod:`agentmaker.agent.pause` for the checks, and for ``digests`` (the digests the person
-        approved). ``deps`` as for :meth:`run` (a paused result does not keep them)."""
+        approved). A ``UserInputTool(mode="pause")`` question (``PendingCall.kind == "question"``)
+        gets its answer in ``answers={call_id: text}`` instead. ``deps`` as for :meth:`run` (a
+        paused result does not keep them)."""
         self._no_loop("resume", "aresume")
-        return run_sync(self._resume(result, decisions, digests, self._new_run(True, deps=deps)))
+        return run_sync(self._resume(result, decisions, digests, self._new_run(True, deps=deps), answers))
 
     async def aresume(
         self,
         result: RunResult,
-        decisions: Mapping[str, Decision],
+        decisions: Mapping[str, Decision] | None = None,
         *,
+        answers: Mapping[str, str] | None = None,
         digests: Mapping[str, str] | None = None,
         deps: Any = None,
     ) -> RunResult:
         """The async form of :meth:`resume`."""
-        return await self._resume(result, decisions, digests, self._new_run(False, deps=deps))
+        return await self._resume(result, decisions, digests, self._new_run(False, deps=deps), answers)
 
     async def astream(
         self, input: RunInput, *, message_history: Sequence[Message] | None = None, deps: Any = None
@@ -367,12 +371,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         added = input_messages(input)
         earlier = history_messages(history) if history is not None else ()
         messages = run.messages
-        system = self.instructions or DEFAULT_INSTRUCTIONS
-        if self._toolkit_notes:
-            system = "\n\n".join([system, *self._toolkit_notes])
-        if self._output is not None:
-            system = f"{system}\n\n{self._output.instructions}"
-        messages.append({"role": "system", "content": system})
+        messages.append({"role": "system", "content": self._system_prompt(())})
         messages.extend(earlier)
         run.start = len(messages)
         messages.extend(added)
@@ -384,6 +383,13 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         except BaseException as exc:
             self._failed(run, exc)
             raise
+
+    def _system_prompt(self, tool_notes: tuple[str, ...]) -> str:
+        """The agent's instructions, the offered tools' instructions, then the output type's."""
+        parts = [self.instructions or DEFAULT_INSTRUCTIONS, *tool_notes]
+        if self._output is not None:
+            parts.append(self._output.instructions)
+        return "\n\n".join(parts)
 
     def _give_context(self, run: _Run, rec: ToolCallRecord) -> None:
         """Fill the call's RunContext parameters (the record keeps the model's arguments)."""
@@ -411,6 +417,11 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         for turn in range(first_turn, self.max_turns + 1):
             run.turn = turn
             tools = run.tools
+            notes = self._tool_notes.texts(self.tool_registry, tools)
+            if notes != run.tool_notes:
+                run.tool_notes = notes
+                if messages and messages[0].get("role") == "system":
+                    messages[0] = {"role": "system", "content": self._system_prompt(notes)}
             if budget is not None:
                 budget.admit_llm()
             observe = run.observe
@@ -548,8 +559,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
                         observe(tool_end(run.turn, r))
                     messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
                 return stop
-        if self.confirm == "pause":
-            run.pending = [r for r in recs if r.status == "pending"]
+        run.pending = [r for r in recs if r.status == "pending"]
         return None
 
 

@@ -18,6 +18,10 @@ client), pass ``digests={call_id: digest}`` too: the digests the person was show
 then holds only when that digest is the paused call's, so a stored result rewritten in between
 (arguments and digest both changed) is refused.
 
+A run also pauses on a ``UserInputTool(mode="pause")`` question (``PendingCall.kind ==
+"question"``): its answer comes as ``answers={call_id: text}`` (any string; an empty one tells the
+model that none was given), never as a decision, and the model reads it as the tool's result.
+
 A paused result can be resumed more than once (each resume runs the approved calls again), so
 the caller that stores it decides when it is used up.
 """
@@ -27,35 +31,71 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from agentmaker.agent.run_result import PendingCall, RunResult
 
-__all__ = ["Decision", "changed_call", "checked_decisions", "pending_of", "wire_calls"]
+__all__ = ["Answered", "Decision", "changed_call", "checked_decisions", "pending_of", "wire_calls"]
 
 Decision: TypeAlias = bool | str
 """A person's decision on a paused call: approve, refuse, or refuse with a reason."""
 
 
-def checked_decisions(result: object, decisions: object, digests: object = None) -> list[Decision]:
-    """One decision per pending call of ``result``, in order; a clear error for anything else."""
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """The person's answer to a paused question (``resume(..., answers={call_id: text})``)."""
+
+    text: str
+
+
+def checked_decisions(
+    result: object, decisions: object, digests: object = None, answers: object = None
+) -> list[Decision | Answered]:
+    """One decision (or answer, for a question) per pending call of ``result``, in order; a
+    clear error for anything else."""
     if not isinstance(result, RunResult):
         raise TypeError(f"resume needs the RunResult of a paused run, got {type(result).__name__}")
     if result.status != "paused":
         raise ValueError(f"only a paused run can be resumed; this result's status is {result.status!r}")
+    decisions = {} if decisions is None else decisions
+    answers = {} if answers is None else answers
     if not isinstance(decisions, Mapping):
         raise TypeError(
             f"decisions must be a dict {{call_id: True | False | reason}}, got {type(decisions).__name__}"
         )
+    if not isinstance(answers, Mapping):
+        raise TypeError(f"answers must be a dict {{call_id: answer}}, got {type(answers).__name__}")
     ids = {p.id for p in result.pending}
-    unknown = [k for k in decisions if k not in ids]
+    unknown = [k for k in [*decisions, *answers] if k not in ids]
     if unknown:
         raise ValueError(
             f"decision for unknown call id {unknown[0]!r}; the paused calls are "
             + ", ".join(f"{p.id!r} ({p.tool_name})" for p in result.pending)
         )
-    chosen: list[Decision] = []
+    chosen: list[Decision | Answered] = []
     for p in result.pending:
+        if p.kind == "question":
+            if p.id in decisions:
+                raise ValueError(
+                    f"paused call {p.id!r} ({p.tool_name}) asks the person a question: give its "
+                    "answer in answers={call_id: text}, not a decision"
+                )
+            if p.id not in answers:
+                raise ValueError(
+                    f"no answer for paused question {p.id!r} ({p.tool_name}): "
+                    f"{str(p.arguments.get('question', ''))[:200]!r}; give it in answers={{call_id: text}}"
+                )
+            answer = answers[p.id]
+            if not isinstance(answer, str):
+                raise TypeError(f"the answer for call {p.id!r} must be a string, got {answer!r}")
+            chosen.append(Answered(answer))
+            continue
+        if p.id in answers:
+            raise ValueError(
+                f"paused call {p.id!r} ({p.tool_name}) awaits an approval, not an answer: give "
+                "True, False or a reason in decisions"
+            )
         if p.id not in decisions:
             raise ValueError(
                 f"no decision for paused call {p.id!r} ({p.tool_name}); give every pending call "
@@ -72,7 +112,7 @@ def checked_decisions(result: object, decisions: object, digests: object = None)
     return chosen
 
 
-def _check_digests(result: RunResult, chosen: list[Decision], digests: object) -> None:
+def _check_digests(result: RunResult, chosen: list[Decision | Answered], digests: object) -> None:
     if not isinstance(digests, Mapping):
         raise TypeError(f"digests must be a dict {{call_id: digest}}, got {type(digests).__name__}")
     for p, d in zip(result.pending, chosen, strict=True):
@@ -93,7 +133,13 @@ def _check_digests(result: RunResult, chosen: list[Decision], digests: object) -
 def pending_of(records: list[Any], digest: Any) -> list[PendingCall]:
     """The pending calls of a turn, each with its digest from the core."""
     return [
-        PendingCall(r.call_id, r.name, copy.deepcopy(r.arguments), digest(r))
+        PendingCall(
+            r.call_id,
+            r.name,
+            copy.deepcopy(r.arguments),
+            digest(r),
+            "question" if getattr(r._tool, "_pauses_run", False) else "approval",
+        )
         for r in records
         if r.status == "pending"
     ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentmaker.agent.events import RunStart, ToolStart, tool_end
-from agentmaker.agent.pause import Decision, changed_call, checked_decisions, wire_calls
+from agentmaker.agent.pause import Answered, Decision, changed_call, checked_decisions, wire_calls
 from agentmaker.agent.run_result import RunResult
 from agentmaker.agent.tool_calls import _Run
 from agentmaker.tools.call_record import ToolCallRecord
@@ -35,15 +35,17 @@ class Resuming:
         async def _offer_tools(self, run: _Run) -> None: ...
         def _result(self, run: _Run, text: str, status: RunStatus, output: Any = None) -> RunResult: ...
 
-    async def _resume(self, result: RunResult, decisions: Any, digests: Any, run: _Run) -> RunResult:
-        chosen = checked_decisions(result, decisions, digests)
+    async def _resume(
+        self, result: RunResult, decisions: Any, digests: Any, run: _Run, answers: Any = None
+    ) -> RunResult:
+        chosen = checked_decisions(result, decisions, digests, answers)
         try:
             return await self._resumed(result, chosen, run)
         except BaseException as exc:
             self._failed(run, exc)
             raise
 
-    async def _resumed(self, result: RunResult, chosen: list[Decision], run: _Run) -> RunResult:
+    async def _resumed(self, result: RunResult, chosen: list[Decision | Answered], run: _Run) -> RunResult:
         run.messages = messages = list(result.messages)
         usage = result.usage
         run.llm_calls = usage.llm_calls
@@ -73,6 +75,8 @@ class Resuming:
                 pass
             elif stop is not None:
                 pipeline.refuse(rec, "skipped")
+            elif isinstance(choice, Answered):  # the person's answer is the call's result
+                pipeline.refuse(rec, "answered", reason=rec._tool._texts.answer(choice.text))
             elif choice is True:
                 rec._confirm = False  # the person's decision is the confirmation
                 await self._alone(run, rec)

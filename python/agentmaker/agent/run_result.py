@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from agentmaker.agent.messages import Message, _checked
 from agentmaker.tools.call_record import ToolCallRecord
@@ -48,6 +48,9 @@ class PendingCall:
     tool_name: str
     arguments: dict[str, Any]
     digest: str
+    # "approval": a call awaiting a person's decision; "question": a UserInputTool(mode="pause")
+    # question awaiting the person's answer (resume(..., answers={id: text})).
+    kind: Literal["approval", "question"] = "approval"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +115,13 @@ class RunResult:
                 raise ValueError("not a RunResult written by RunResult.to_json")
             records = [_record_from(d) for d in doc["tool_calls"]]
             pending = [
-                PendingCall(str(p["id"]), str(p["tool_name"]), dict(p["arguments"]), str(p["digest"]))
+                PendingCall(
+                    str(p["id"]),
+                    str(p["tool_name"]),
+                    dict(p["arguments"]),
+                    str(p["digest"]),
+                    "question" if p.get("kind") == "question" else "approval",
+                )
                 for p in doc["pending"]
             ]
             return cls(

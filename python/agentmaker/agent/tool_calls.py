@@ -56,6 +56,7 @@ class _Run:
         "retries",
         "start",
         "sync_entry",
+        "tool_notes",
         "tools",
         "tools_before",
         "total_tokens",
@@ -75,6 +76,7 @@ class _Run:
         self.completion_tokens = 0
         self.total_tokens = 0
         self.tools: list[dict[str, Any]] | None = None
+        self.tool_notes: tuple[str, ...] = ()  # the offered tools' instructions in the system prompt
         # Where this run's own messages start (after the instructions and any history), the
         # calls it paused on, and tool executions of the run before it was paused and resumed.
         self.start = 0
@@ -130,7 +132,9 @@ class ToolExecutor:
         """The confirmation gate: only an answer of exactly True approves."""
         confirm = self.confirm
         pipeline = run.pipeline
-        if confirm == "pause":  # the run pauses; Agent.resume brings the person's decision
+        if confirm == "pause" or getattr(rec._tool, "_pauses_run", False):
+            # The run pauses; Agent.resume brings the person's decision (or, for a
+            # UserInputTool(mode="pause") question, the person's answer).
             pipeline.refuse(rec, "pending")
             return False
         if confirm is None:

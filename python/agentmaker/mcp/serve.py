@@ -130,6 +130,21 @@ class _Host:
 
         return ask
 
+    async def _ask(self, call_id: int, pipeline: Any, rec: Any, can_elicit: bool) -> None:
+        """A served ``ask_user`` (UserInputTool): the question goes to the client's person when
+        the client can be asked; otherwise a callback answers it here, and a pausing one, which
+        has no run to pause, is refused."""
+        tool = rec._tool
+        if can_elicit:
+            args = rec._params or {}
+            answer, reason = await self.native.ask(call_id, str(args["question"]), args.get("choices"))
+            shown = tool._texts.answer(answer) if answer is not None else tool._texts.unanswered(reason)
+            pipeline.refuse(rec, "answered", reason=shown)
+        elif getattr(tool, "_pauses_run", False):
+            pipeline.refuse(rec, "no_elicitation")
+        else:
+            await _OneCall(None)._alone(_Run(False, None, pipeline), rec)
+
     def prepare(self, call_id: int, name: str, arguments: str) -> tuple[Any, Any]:
         """The call's pipeline and its record, through the gates that need no waiting."""
         pipeline = _native.CallPipeline(self.registry, self.permissions, self.tool_timeout, False, False)
@@ -161,7 +176,9 @@ class _Host:
         if progress:  # this task's context: seen by the tool (also on a worker thread)
             CURRENT.set((self.native, call_id, asyncio.get_running_loop()))
         try:
-            if rec.status is None:
+            if rec.status is None and getattr(rec._tool, "_asks_person", False):
+                await self._ask(call_id, pipeline, rec, can_elicit)
+            elif rec.status is None:
                 confirm = self._confirm_for(call_id, can_elicit)
                 if rec._confirm and confirm is None:
                     pipeline.refuse(rec, "no_elicitation" if not can_elicit else "no_confirm")

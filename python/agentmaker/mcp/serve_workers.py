@@ -25,7 +25,12 @@ def runs_here(rec: Any) -> bool:
     """Whether a worker can finish this prepared call without the event loop."""
     if rec.status is not None:  # refused by a gate: only the answer is left
         return True
-    return rec._route in ("thread", "inline") and not rec._confirm and rec._timeout is None
+    return (
+        rec._route in ("thread", "inline")
+        and not rec._confirm
+        and rec._timeout is None
+        and not getattr(rec._tool, "_asks_person", False)  # asked on the loop (serve.Host._ask)
+    )
 
 
 def _work(host: Any, loop: asyncio.AbstractEventLoop) -> None:

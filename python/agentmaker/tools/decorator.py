@@ -55,6 +55,8 @@ class ToolFlags(TypedDict, total=False):
     timeout: float | None
     stop_after_tool_call: bool
     isolate: bool | Isolation | None
+    # Text an Agent adds to its system prompt while this tool is offered (docs/guide.md).
+    instructions: str | None
     # Hints an MCP client reads (docs/mcp.md): served as readOnlyHint, destructiveHint,
     # idempotentHint and openWorldHint. None (the default) leaves a hint out.
     read_only: bool | None
@@ -71,6 +73,7 @@ _FLAGS = (
     "timeout",
     "stop_after_tool_call",
     "isolate",
+    "instructions",
     *_HINTS,
 )
 _FLAG_SET = frozenset(_FLAGS)
@@ -108,6 +111,13 @@ def _apply_flags(obj: Tool, flags: Mapping[str, object]) -> None:
                 "register_function tool cannot be sent to a worker process"
             )
         setattr(obj, "isolate", isolate)  # noqa: B010 - a class-level setting, set per tool here
+    instructions = flags.get("instructions")
+    if instructions is not None:
+        if not isinstance(instructions, str) or not instructions.strip():
+            raise ToolRegistrationError(
+                f"tool '{obj.name}': instructions must be a non-empty string or None, got {instructions!r}"
+            )
+        setattr(obj, "instructions", instructions)  # noqa: B010 - a class-level setting, set per tool here
     for key in _HINTS:
         value = flags.get(key)
         if value is not None:

@@ -1,5 +1,6 @@
 use super::*;
 use crate::response::ToolStatus;
+use nix::sys::stat::SFlag;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 

@@ -1,0 +1,54 @@
+"""The system-prompt section of the tools a request offers: each offered tool's
+``instructions`` (``@tool(instructions=...)``, a ``Tool`` subclass's attribute, a
+``SkillsTool``'s list of skills) and, while at least one of its tools is offered, its
+``Toolkit``'s. Texts come in the tools' registration order, each text once, so the section is
+byte-stable for a stable set of offered tools, whatever order a retriever offered them in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from agentmaker.tools.toolkit import Toolkit
+
+__all__ = ["ToolInstructions"]
+
+
+class ToolInstructions:
+    """The instructions of an agent's tools, looked up for each request's offered tools."""
+
+    __slots__ = ("_kits", "_last", "_order")
+
+    def __init__(self, kits: Iterable[Toolkit]) -> None:
+        # A toolkit's instructions, by the name of each of its tools.
+        self._kits: dict[str, str] = {t.name: k.instructions for k in kits if k.instructions for t in k.tools}
+        self._order: tuple[int, dict[str, int]] = (-1, {})
+        self._last: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+    def texts(self, registry: Any, tools: list[dict[str, Any]] | None) -> tuple[str, ...]:
+        """The instruction texts for the offered ``tools`` (OpenAI-shaped schemas)."""
+        if not tools or registry is None:
+            return ()
+        names = tuple(registry.resolve_name(n) or n for n in (t["function"]["name"] for t in tools))
+        last = self._last
+        if last[0] == names:
+            return last[1]
+        order = self._registration_order(registry)
+        seen: set[str] = set()
+        texts: list[str] = []
+        for name in sorted(names, key=lambda n: order.get(n, len(order))):
+            tool = registry.get(name)
+            for text in (self._kits.get(name), getattr(tool, "instructions", None)):
+                if isinstance(text, str) and text.strip() and text not in seen:
+                    seen.add(text)
+                    texts.append(text)
+        result = tuple(texts)
+        self._last = (names, result)
+        return result
+
+    def _registration_order(self, registry: Any) -> dict[str, int]:
+        size, order = self._order
+        if size != len(registry):
+            order = {name: i for i, name in enumerate(registry.names())}
+            self._order = (len(registry), order)
+        return order
