@@ -204,8 +204,6 @@ with tempfile.TemporaryDirectory() as notes_dir:
     workspace = Workspace(notes_dir, read_only=True)
     assert_type(workspace["grep"].read_only, bool)
     assert [t.name for t in workspace] == ["ls", "read_file", "glob", "grep"]
-fetch = FetchTool(allowed_hosts=["127.0.0.1"], timeout=5.0)
-assert fetch.name == "fetch_url" and fetch.read_only
     skills = SkillsTool([notes_dir])
     asker = UserInputTool(lambda question, choices: "yes")
     assert asker.mode == "callback"
@@ -213,6 +211,8 @@ assert fetch.name == "fetch_url" and fetch.read_only
     assert skills.instructions is None
     assert skills.system_prompt_section() == ""
     assert skills.skills == []
+fetch = FetchTool(allowed_hosts=["127.0.0.1"], timeout=5.0)
+assert fetch.name == "fetch_url" and fetch.read_only
 permissions = ToolPermissions(deny=["search"])
 assert not permissions.is_allowed(search)
 
