@@ -12,14 +12,15 @@ mod record;
 mod started;
 
 use crate::executor::{
-    self, messages, CallStatus, Finished, Outcome, Refusal, ResultFlags, Settings, Slot,
+    self, messages, CallStatus, Finished, Outcome, Refusal, RepairMode, ResultFlags, Settings,
+    Slot,
 };
 use crate::guard::Guard;
 use crate::permissions::ToolPermissions;
 use crate::py::permissions::PyToolPermissions;
 use crate::py::registry::{exception_response, run_admitted, PyToolRegistry};
 use crate::py::response::PyToolResponse;
-pub(crate) use call::kind_of;
+pub(crate) use call::{kind_of, own_repair_mode};
 use call::{arguments, exception_problem, read_call, PyPreparedCall, Target};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -50,6 +51,8 @@ pub struct PyCallPipeline {
     visible: OnceLock<Vec<String>>,
     /// `RunPolicy(isolate=...)`: the worker settings for Python tools that set none.
     isolate: Option<Py<PyAny>>,
+    /// `RunPolicy(repair=...)`: what may be repaired in calls to tools that set nothing.
+    repair: RepairMode,
 }
 
 impl PyCallPipeline {
@@ -82,6 +85,7 @@ impl PyCallPipeline {
         raw_call: &Bound<'py, PyAny>,
         index: usize,
         turn: usize,
+        cut_off: bool,
     ) -> PyResult<(Bound<'py, PyAny>, Option<Admitted>)> {
         let read = read_call(raw_call, index, turn)?;
         let sent_name = read.name.clone().into_any();
@@ -92,7 +96,15 @@ impl PyCallPipeline {
             ));
         }
         let name = read.name.to_string_lossy().into_owned();
-        let (map, dict) = match arguments(&name, &read.raw)? {
+        // Asked only for text that is not strict JSON: the tool's own setting, else the run's.
+        let mode = || {
+            self.registry
+                .as_ref()
+                .and_then(|r| r.get().entry_for_call(py, &name))
+                .and_then(|e| own_repair_mode(e.payload.obj.bind(py)))
+                .unwrap_or(self.repair)
+        };
+        let (map, dict, repairs) = match arguments(&name, &read.raw, mode, cut_off)? {
             Ok(parsed) => parsed,
             Err(refusal) => {
                 return Ok((
@@ -119,6 +131,8 @@ impl PyCallPipeline {
             tool.clone(),
             serde_json::Value::Object(map),
             dict.clone(),
+            self.repair,
+            repairs,
         );
         let prepared = match executor::prepare(&mut target, &self.settings()) {
             Ok(p) => p,
@@ -131,7 +145,19 @@ impl PyCallPipeline {
         };
         let isolation = entry.isolation(py, self.isolate.as_ref());
         let kind = kind_of(py, &entry, isolation.is_some());
-        let Target { args, params, .. } = target;
+        let Target {
+            args,
+            params,
+            repairs,
+            ..
+        } = target;
+        // A repaired call's record shows the arguments the tool receives.
+        let shown = if repairs.is_empty() {
+            dict
+        } else {
+            params.clone()
+        };
+        let noted = (!repairs.is_empty()).then(|| PyList::new(py, &repairs)).transpose()?;
         let call = Py::new(
             py,
             PyPreparedCall::new(
@@ -140,12 +166,13 @@ impl PyCallPipeline {
                 params.clone().unbind(),
                 kind,
                 isolation,
+                repairs,
             ),
         )?;
         let record = record_class(py)?.call1((
             &read.id,
             real,
-            dict,
+            shown,
             py.None(),
             "",
             &read.wire,
@@ -156,6 +183,9 @@ impl PyCallPipeline {
             py.None(),
             call,
         ))?;
+        if let Some(noted) = noted {
+            record.setattr(intern!(py, "repairs"), noted)?;
+        }
         Ok((record, Some((prepared.parallel, kind, prepared.timeout))))
     }
 
@@ -188,6 +218,7 @@ impl PyCallPipeline {
         let Finished { status, text, stop } = executor::finish(name, outcome, flags, || {
             self.guard.get_or_init(Guard::random)
         });
+        let text = executor::finish::with_repair_note(text, status, &call.repairs);
         record.setattr(intern!(py, "status"), status_word(py, status))?;
         record.setattr(intern!(py, "output"), text)?;
         record.setattr(intern!(py, "duration"), elapsed)?;
@@ -270,7 +301,8 @@ impl PyCallPipeline {
     /// One run's pipeline. `blocking_run`: the run was started by the blocking `Agent.run`;
     /// `serial`: the run has a numeric cap, so every call runs alone.
     #[new]
-    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None))]
+    /// `repair`: `"full"`, `"coerce"` or `"off"` for tools that set none of their own.
+    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None, repair = "full"))]
     fn new(
         registry: Option<Bound<'_, PyAny>>,
         permissions: Option<Bound<'_, PyToolPermissions>>,
@@ -278,7 +310,11 @@ impl PyCallPipeline {
         serial: bool,
         blocking_run: bool,
         isolate: Option<Bound<'_, PyAny>>,
+        repair: &str,
     ) -> PyResult<Self> {
+        let repair: RepairMode = repair
+            .parse()
+            .map_err(pyo3::exceptions::PyValueError::new_err)?;
         // False (or None) means no default; True or an Isolation is the default's settings.
         let isolate = match isolate {
             Some(i) if i.is_truthy()? => Some(i.unbind()),
@@ -306,17 +342,22 @@ impl PyCallPipeline {
             executed: AtomicUsize::new(0),
             visible: OnceLock::new(),
             isolate,
+            repair,
         })
     }
 
     /// Reads one response's tool calls and runs gates 1-5 on each: the records, in order, and
     /// the groups they run in: `(start, end, batch)`, where a batch runs its admitted calls
     /// together and any other group runs its calls one after the other. Each admitted record's `_route` says where it runs (`inline`, `thread`, `await`).
+    /// `cut_off`: the response ended at the model's token limit (`finish_reason` "length"), so
+    /// arguments that end early are never completed.
+    #[pyo3(signature = (calls, turn, cut_off = false))]
     fn prepare<'py>(
         &self,
         py: Python<'py>,
         calls: &Bound<'py, PyAny>,
         turn: usize,
+        cut_off: bool,
     ) -> PyResult<(Bound<'py, PyList>, Vec<GroupBounds>)> {
         let calls: Vec<Bound<'py, PyAny>> =
             if calls.is_instance_of::<PyList>() || calls.is_instance_of::<PyTuple>() {
@@ -327,7 +368,7 @@ impl PyCallPipeline {
         let mut records = Vec::with_capacity(calls.len());
         let mut admitted = Vec::with_capacity(calls.len());
         for (i, c) in calls.iter().enumerate() {
-            let (record, info) = self.prepare_one(py, c, i, turn)?;
+            let (record, info) = self.prepare_one(py, c, i, turn, cut_off)?;
             records.push(record);
             admitted.push(info);
         }

@@ -122,7 +122,10 @@ impl PyToolRegistry {
                 )?))
             }
         };
-        let pruned = match entry.check_args(&mut args) {
+        // Dict arguments need no reading: only coercion to the schema applies.
+        let tool = entry.payload.obj.bind(py);
+        let mode = || crate::py::executor::own_repair_mode(tool).unwrap_or_default();
+        let pruned = match entry.check_args_with(&mut args, mode, &mut Vec::new()) {
             Ok(false) => None,
             Ok(true) => Some(value_to_py(py, &args)?.unbind()),
             Err(text) => return Ok(Err(error_response(py, text)?)),

@@ -183,22 +183,32 @@ impl Reader<'_, '_> {
         }
     }
 
+    /// Right after an opening bracket: whether the container is already over (closed at once,
+    /// or at the end of the text).
+    fn empty(&mut self, close: u8) -> Result<bool, Fault> {
+        self.skip()?;
+        let over = match self.peek() {
+            None => {
+                self.close_at_end()?;
+                true
+            }
+            Some(c) if c == close => {
+                self.pos += 1;
+                true
+            }
+            Some(_) => false,
+        };
+        if over {
+            self.open.pop();
+        }
+        Ok(over)
+    }
+
     fn object(&mut self) -> Result<Value, Fault> {
         self.enter(b'}')?;
         let mut map = Map::new();
-        self.skip()?;
-        match self.peek() {
-            None => {
-                self.close_at_end()?;
-                self.open.pop();
-                return Ok(Value::Object(map));
-            }
-            Some(b'}') => {
-                self.pos += 1;
-                self.open.pop();
-                return Ok(Value::Object(map));
-            }
-            Some(_) => {}
+        if self.empty(b'}')? {
+            return Ok(Value::Object(map));
         }
         loop {
             self.skip()?;
@@ -230,19 +240,8 @@ impl Reader<'_, '_> {
     fn array(&mut self) -> Result<Value, Fault> {
         self.enter(b']')?;
         let mut items = Vec::new();
-        self.skip()?;
-        match self.peek() {
-            None => {
-                self.close_at_end()?;
-                self.open.pop();
-                return Ok(Value::Array(items));
-            }
-            Some(b']') => {
-                self.pos += 1;
-                self.open.pop();
-                return Ok(Value::Array(items));
-            }
-            Some(_) => {}
+        if self.empty(b']')? {
+            return Ok(Value::Array(items));
         }
         loop {
             items.push(self.value()?);

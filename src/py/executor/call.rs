@@ -1,8 +1,8 @@
 //! Reading one tool call as the model sent it (an OpenAI-shaped dict, or an SDK object with
 //! the same attributes), and the call once its tool is found: the gates' view of it.
 
-use crate::executor::arguments::{check_call, parse_arguments, RawArguments};
-use crate::executor::{CallTarget, Kind, Refusal};
+use crate::executor::arguments::{check_call, parse_arguments_with, RawArguments};
+use crate::executor::{CallTarget, Kind, Refusal, RepairMode};
 use crate::py::convert::{py_to_value, value_to_py};
 use crate::py::registry::type_name;
 use crate::py::registry::{PyEntry, Runner};
@@ -107,31 +107,37 @@ pub fn read_call<'py>(
     })
 }
 
-/// The arguments as JSON (for validation) and as the dict the tool receives.
-pub type Arguments<'py> = (Map<String, Value>, Bound<'py, PyDict>);
+/// The arguments as JSON (for validation), as the dict the tool receives, and the syntax
+/// repairs made to read them.
+pub type Arguments<'py> = (Map<String, Value>, Bound<'py, PyDict>, Vec<String>);
 
-/// The call's arguments, or the refusal when they are not a JSON object.
+/// The call's arguments, or the refusal when they are not a JSON object. `mode` is asked only
+/// when the text is not strict JSON; `cut_off`: the reply ended at the model's token limit.
 pub fn arguments<'py>(
     name: &str,
     raw: &Bound<'py, PyAny>,
+    mode: impl FnOnce() -> RepairMode,
+    cut_off: bool,
 ) -> PyResult<Result<Arguments<'py>, Refusal>> {
     let py = raw.py();
     if raw.is_none() {
-        return Ok(Ok((Map::new(), PyDict::new(py))));
+        return Ok(Ok((Map::new(), PyDict::new(py), Vec::new())));
     }
     if let Ok(text) = raw.cast::<PyString>() {
         let text = text.to_string_lossy();
-        return Ok(match parse_arguments(name, RawArguments::Text(&text)) {
-            Ok(map) => {
-                let value = Value::Object(map);
-                let dict = value_to_py(py, &value)?.cast_into::<PyDict>()?;
-                let Value::Object(map) = value else {
-                    unreachable!("parsed as an object")
-                };
-                Ok((map, dict))
-            }
-            Err(refusal) => Err(refusal),
-        });
+        return Ok(
+            match parse_arguments_with(name, RawArguments::Text(&text), mode, cut_off) {
+                Ok((map, repairs)) => {
+                    let value = Value::Object(map);
+                    let dict = value_to_py(py, &value)?.cast_into::<PyDict>()?;
+                    let Value::Object(map) = value else {
+                        unreachable!("parsed as an object")
+                    };
+                    Ok((map, dict, repairs))
+                }
+                Err(refusal) => Err(refusal),
+            },
+        );
     }
     let Ok(dict) = raw.cast::<PyDict>() else {
         return Ok(Err(Refusal::new(
@@ -146,7 +152,7 @@ pub fn arguments<'py>(
         dict.copy()?
     };
     Ok(match py_to_value(&dict) {
-        Ok(Value::Object(map)) => Ok((map, dict)),
+        Ok(Value::Object(map)) => Ok((map, dict, Vec::new())),
         Ok(_) => unreachable!("a dict converts to an object"),
         Err(e) => Err(Refusal::new(
             crate::executor::CallStatus::Invalid,
@@ -169,6 +175,8 @@ pub struct PyPreparedCall {
     pub kind: Kind,
     /// The worker settings when the call runs isolated.
     pub isolation: Option<Py<PyAny>>,
+    /// What was repaired in the call's arguments (noted at the end of the model's text).
+    pub repairs: Vec<String>,
     started: AtomicBool,
     done: AtomicBool,
     in_batch: AtomicBool,
@@ -181,6 +189,7 @@ impl PyPreparedCall {
         params: Py<PyDict>,
         kind: Kind,
         isolation: Option<Py<PyAny>>,
+        repairs: Vec<String>,
     ) -> Self {
         PyPreparedCall {
             entry,
@@ -188,6 +197,7 @@ impl PyPreparedCall {
             params,
             kind,
             isolation,
+            repairs,
             started: AtomicBool::new(false),
             done: AtomicBool::new(false),
             in_batch: AtomicBool::new(false),
@@ -270,6 +280,17 @@ pub struct Target<'a, 'py> {
     pub origin: Option<String>,
     pub args: Value,
     pub params: Bound<'py, PyDict>,
+    /// The run's repair setting, for a tool that has none of its own.
+    pub repair: RepairMode,
+    /// Every repair made to the arguments (reading them, then validating them).
+    pub repairs: Vec<String>,
+}
+
+/// A tool's own `repair` setting (`@tool(repair=...)`), if it has a valid one.
+pub fn own_repair_mode(tool: &Bound<'_, PyAny>) -> Option<RepairMode> {
+    let py = tool.py();
+    let value = tool.getattr_opt(intern!(py, "repair")).ok().flatten()?;
+    value.extract::<String>().ok()?.parse().ok()
 }
 
 impl<'a, 'py> Target<'a, 'py> {
@@ -278,6 +299,8 @@ impl<'a, 'py> Target<'a, 'py> {
         tool: Bound<'py, PyAny>,
         args: Value,
         params: Bound<'py, PyDict>,
+        repair: RepairMode,
+        repairs: Vec<String>,
     ) -> Self {
         let origin = tool
             .cast::<PyTool>()
@@ -289,6 +312,8 @@ impl<'a, 'py> Target<'a, 'py> {
             origin,
             args,
             params,
+            repair,
+            repairs,
         }
     }
 }
@@ -309,8 +334,13 @@ impl CallTarget for Target<'_, '_> {
     }
 
     fn validate(&mut self) -> Result<(), String> {
-        if self.entry.check_args(&mut self.args)? {
-            // Nulls meaning "use the default" were dropped: the tool gets the pruned arguments.
+        let (tool, default) = (&self.tool, self.repair);
+        let mode = || own_repair_mode(tool).unwrap_or(default);
+        if self
+            .entry
+            .check_args_with(&mut self.args, mode, &mut self.repairs)?
+        {
+            // Repaired (or nulls meaning "use the default" dropped): the tool gets the result.
             let py = self.tool.py();
             match value_to_py(py, &self.args).and_then(|d| Ok(d.cast_into::<PyDict>()?)) {
                 Ok(dict) => self.params = dict,
