@@ -33,5 +33,5 @@ pub use digest::call_digest;
 pub use finish::{finish, Finished, Outcome, ResultFlags};
 pub use plan::{groups, route, Group, Kind, Route, Slot};
 pub use prepare::{prepare, CallTarget, Prepared, Refusal, Settings};
-pub use repair::RepairMode;
+pub use repair::{RepairMode, Repairing};
 pub use status::CallStatus;

@@ -12,7 +12,7 @@
 
 use crate::error::RegistrationError;
 use crate::executor::messages;
-use crate::executor::repair::{coerce, RepairMode};
+use crate::executor::repair::{coerce, RepairMode, Repairing};
 use crate::null_optional::drop_null_optionals;
 use crate::render::openai_tool;
 use crate::schema::{
@@ -134,35 +134,45 @@ impl<T> Entry<T> {
     /// happened, so the caller hands the tool the pruned arguments. Arguments that validate as
     /// they are cost nothing more.
     pub fn check_args(&self, args: &mut Value) -> Result<bool, String> {
-        self.check_args_with(args, || RepairMode::Off, &mut Vec::new())
+        let off = || Repairing {
+            mode: RepairMode::Off,
+            declared_ints: false,
+        };
+        self.check_args_with(args, off, &mut Vec::new())
     }
 
     /// [`Self::check_args`], with schema-aligned repair: arguments that fail validation are
-    /// coerced to the schema (see [`crate::executor::repair::coerce`]) unless `mode` (asked
-    /// only when something could change) is [`RepairMode::Off`], and kept when they then
-    /// validate; each repair is added to `repairs`. Valid arguments are left as they are,
-    /// except integral floats for integer parameters, which become ints. On failure the text
+    /// coerced to the schema (see [`crate::executor::repair::coerce`]) unless the mode (`how`
+    /// is asked only when something could change) is [`RepairMode::Off`], and kept when they
+    /// then validate; each repair is added to `repairs`. Valid arguments are left as they are,
+    /// except integral floats for integer parameters of a function tool, which become ints.
+    /// On failure the text
     /// is the validator's report on the arguments as sent, followed by what was not repaired
     /// because more than one reading fits.
     pub fn check_args_with(
         &self,
         args: &mut Value,
-        mode: impl FnOnce() -> RepairMode,
+        how: impl FnOnce() -> Repairing,
         repairs: &mut Vec<String>,
     ) -> Result<bool, String> {
         let validator = self.validator()?;
         if validator.is_valid(args) {
-            if !coerce::has_float(args) || mode() == RepairMode::Off {
+            if !coerce::has_float(args) {
+                return Ok(false);
+            }
+            let how = how();
+            if how.mode == RepairMode::Off || !how.declared_ints {
                 return Ok(false);
             }
             return Ok(coerce::integral_floats(self.schema(), args, repairs));
         }
         let mut ambiguities = Vec::new();
-        if mode() != RepairMode::Off {
+        if how().mode != RepairMode::Off {
             let mut candidate = args.clone();
             let mut found = coerce::Coercion::default();
             coerce::coerce(self.schema(), &mut candidate, &mut found);
-            if !found.repairs.is_empty() && validator.is_valid(&candidate) {
+            let changed = !found.repairs.is_empty() || found.pruned;
+            if changed && validator.is_valid(&candidate) {
                 *args = candidate;
                 repairs.append(&mut found.repairs);
                 return Ok(true);

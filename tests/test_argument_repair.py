@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import pytest
@@ -61,11 +62,11 @@ def run_one(arguments: str, *, tools: list[Any] | None = None, name: str = "add"
         ('{"a": 1, "b": 2', "missing '}' added at the end"),
         ('```json\n{"a": 1, "b": 2}\n```', "code fence removed"),
         ('Here you go: {"a": 1, "b": 2}', "text around the JSON object removed"),
-        ('{a: 1, b: 2}', "unquoted keys quoted"),
+        ("{a: 1, b: 2}", "unquoted keys quoted"),
         ('{"a": 1, /* the second */ "b": 2}', "comments removed"),
         ('"{\\"a\\": 1, \\"b\\": 2}"', "the object was sent as a JSON string; decoded"),
         ('{"a": "1", "b": 2}', "'a': \"1\" → 1"),
-        ('{"a": 1.0, "b": 2}', "'a': 1.0 → 1"),
+        ('{"a": "1.0", "b": 2}', "'a': \"1.0\" → 1"),
     ],
 )
 def test_run_repairs_reports_and_tells_the_model(text: str, repair: str) -> None:
@@ -82,11 +83,36 @@ def test_valid_arguments_are_untouched_and_unreported() -> None:
     assert (rec.status, rec.output, rec.repairs) == ("success", "3", [])
 
 
+@dataclass
+class Box:
+    n: int
+
+
+@tool
+def boxed(box: Box, k: int) -> str:
+    """Show what arrived."""
+    return repr((box.n, k))
+
+
+def test_a_function_receives_ints_for_integers_on_every_path() -> None:
+    # 2.0 is an integer to JSON Schema, so these arguments are valid; the function still gets ints.
+    rec = run_one('{"box": {"n": 2.0}, "k": 3.0}', tools=[boxed], name="boxed")
+    assert rec.output.startswith("(2, 3)\n\n(Note: "), rec.output
+    assert rec.repairs == ["'box.n': 2.0 → 2", "'k': 3.0 → 3"]
+    reg = ToolRegistry()
+    reg.register(boxed)
+    assert reg.execute_tool("boxed", {"box": {"n": 2.0}, "k": 3.0}).text == "(2, 3)"
+
+
 def test_values_are_coerced_to_the_schema() -> None:
     rec = run_one('{"color": "DARK-BLUE", "tags": "[1, 2]", "loud": "true"}', tools=[paint], name="paint")
     assert rec.status == "success", rec.output
     assert seen == [("dark_blue", [1, 2], True)]
-    assert rec.repairs == ["'color': \"DARK-BLUE\" → \"dark_blue\"", "'tags': \"[1, 2]\" → [1,2]", "'loud': \"true\" → true"]
+    assert rec.repairs == [
+        '\'color\': "DARK-BLUE" → "dark_blue"',
+        "'tags': \"[1, 2]\" → [1,2]",
+        "'loud': \"true\" → true",
+    ]
     rec = run_one('{"color": "red", "tags": 7}', tools=[paint], name="paint")
     assert rec.status == "success" and seen[-1] == ("red", [7], False)
 
@@ -121,7 +147,7 @@ def test_two_candidates_are_listed_not_chosen() -> None:
     rec = run_one('{"c": "Red"}', tools=[shade], name="shade")
     assert rec.status == "invalid"
     assert rec.output.endswith(
-        'Not repaired (more than one reading fits): \'c\': "Red" matches more than one allowed '
+        "Not repaired (more than one reading fits): 'c': \"Red\" matches more than one allowed "
         'value ("red", "RED"); it was not changed'
     ), rec.output
 

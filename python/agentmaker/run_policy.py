@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from . import _native
-from .errors import RunCancelled, RunLimitExceeded
 from ._callable import RepairSetting, check_repair
+from .errors import RunCancelled, RunLimitExceeded
 from .isolation import Isolation, setting
 
 __all__ = ["DEFAULT_MAX_RETRIES", "RunBudget", "RunPolicy", "before_deadline", "retries_exceeded"]

@@ -86,14 +86,6 @@ pub fn renamed(parent: &str, key: &str, property: &str) -> String {
     format!("'{}' → '{}'", shown_path(&key), shown_path(&property))
 }
 
-/// A `null` for an optional property, left out so its default applies.
-pub fn null_dropped(path: &str) -> String {
-    format!(
-        "'{}': null → left out (its default applies)",
-        shown_path(path)
-    )
-}
-
 fn quoted_list(items: &[&str]) -> String {
     items
         .iter()

@@ -10,8 +10,11 @@
 //!   exactly one reading fits.
 //!
 //! Every repair is reported (the call's record, and a note at the end of the text the model
-//! reads); arguments that are valid as sent are never changed, except an integral float for an
-//! integer parameter, which becomes an int so the tool receives the type it declared.
+//! reads). Arguments that are valid as sent are never changed, with one exception: for a tool
+//! made from a function, an integral float for an integer parameter (`3.0`, which JSON Schema
+//! counts as an integer) becomes an int, so the function receives the type it declared. A
+//! `null` for an optional parameter means "use the default" (OpenAI's strict mode sends it by
+//! design): it is left out silently, in every mode, as before.
 
 pub mod coerce;
 pub mod envelope;
@@ -40,6 +43,15 @@ impl RepairMode {
             RepairMode::Off => "off",
         }
     }
+}
+
+/// What may change in one call's arguments: the tool's setting (or the run's), and whether the
+/// tool is a function that must receive an int for an integer parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Repairing {
+    pub mode: RepairMode,
+    /// Integral floats become ints for integer parameters even in valid arguments.
+    pub declared_ints: bool,
 }
 
 impl FromStr for RepairMode {

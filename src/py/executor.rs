@@ -12,16 +12,15 @@ mod record;
 mod started;
 
 use crate::executor::{
-    self, messages, CallStatus, Finished, Outcome, Refusal, RepairMode, ResultFlags, Settings,
-    Slot,
+    self, messages, CallStatus, Finished, Outcome, Refusal, RepairMode, ResultFlags, Settings, Slot,
 };
 use crate::guard::Guard;
 use crate::permissions::ToolPermissions;
 use crate::py::permissions::PyToolPermissions;
 use crate::py::registry::{exception_response, run_admitted, PyToolRegistry};
 use crate::py::response::PyToolResponse;
-pub(crate) use call::{kind_of, own_repair_mode};
-use call::{arguments, exception_problem, read_call, PyPreparedCall, Target};
+use call::{arguments, exception_problem, own_repair_mode, read_call, PyPreparedCall, Target};
+pub(crate) use call::{kind_of, repairing};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
@@ -157,7 +156,9 @@ impl PyCallPipeline {
         } else {
             params.clone()
         };
-        let noted = (!repairs.is_empty()).then(|| PyList::new(py, &repairs)).transpose()?;
+        let noted = (!repairs.is_empty())
+            .then(|| PyList::new(py, &repairs))
+            .transpose()?;
         let call = Py::new(
             py,
             PyPreparedCall::new(

@@ -12,6 +12,7 @@ mod lookup;
 mod outcome;
 mod render;
 
+use crate::executor::RepairMode;
 use crate::py::convert::{py_to_value, value_to_py};
 use crate::py::errors::{registration, tool_registration_error};
 use crate::py::mcp::PyMcpTool;
@@ -124,8 +125,8 @@ impl PyToolRegistry {
         };
         // Dict arguments need no reading: only coercion to the schema applies.
         let tool = entry.payload.obj.bind(py);
-        let mode = || crate::py::executor::own_repair_mode(tool).unwrap_or_default();
-        let pruned = match entry.check_args_with(&mut args, mode, &mut Vec::new()) {
+        let how = || crate::py::executor::repairing(&entry, tool, RepairMode::Full);
+        let pruned = match entry.check_args_with(&mut args, how, &mut Vec::new()) {
             Ok(false) => None,
             Ok(true) => Some(value_to_py(py, &args)?.unbind()),
             Err(text) => return Ok(Err(error_response(py, text)?)),

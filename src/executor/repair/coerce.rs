@@ -15,7 +15,8 @@
 //! - a string enum value matched ignoring case, `-` and `_`, when exactly one value matches;
 //! - a property name matched the same way, only for a property that is missing and has no
 //!   key of its exact name, when exactly one property and one key match;
-//! - `null` for an optional property whose schema refuses null, left out so its default applies.
+//! - `null` for an optional property whose schema refuses null, left out so its default applies
+//!   (silently: it is what OpenAI's strict mode sends for "use the default").
 //!
 //! Two candidates are never chosen between: the ambiguity is reported, nothing is changed.
 
@@ -33,6 +34,8 @@ pub struct Coercion {
     pub repairs: Vec<String>,
     /// Each place where several readings fit, so nothing was changed.
     pub ambiguities: Vec<String>,
+    /// A `null` meaning "use the default" was left out (not a repair: see [`super`]).
+    pub pruned: bool,
 }
 
 /// Coerces `args` (which failed validation against `root`) in place.
@@ -222,7 +225,7 @@ impl Walk<'_, '_> {
         };
         if !self.only_integers {
             self.rename(props, map, path);
-            self.drop_nulls(obj, props, map, path);
+            self.drop_nulls(obj, props, map);
         }
         for (k, v) in map.iter_mut() {
             if let Some(sub) = props.get(k) {
@@ -283,7 +286,6 @@ impl Walk<'_, '_> {
         obj: &Map<String, Value>,
         props: &Map<String, Value>,
         map: &mut Map<String, Value>,
-        path: &mut String,
     ) {
         let required = |name: &str| {
             obj.get("required")
@@ -303,9 +305,7 @@ impl Walk<'_, '_> {
             .collect();
         for k in drop {
             map.shift_remove(&k);
-            let len = push(path, &k);
-            self.out.repairs.push(messages::null_dropped(path));
-            path.truncate(len);
+            self.out.pruned = true;
         }
     }
 }
@@ -367,18 +367,14 @@ fn integral(n: &Number) -> Option<Number> {
 /// The one value of a refused type a string stands for.
 fn from_string(types: &[&str], s: &str) -> Option<Value> {
     let has = |t: &str| types.contains(&t);
-    if has("integer") || has("number") {
-        if super::lenient::number_end(s.as_bytes(), 0) == Some(s.len()) {
-            if let Ok(n) = serde_json::from_str::<Number>(s) {
-                if has("number") {
-                    return Some(Value::Number(n));
-                }
-                if !n.is_f64() {
-                    return Some(Value::Number(n));
-                }
-                if let Some(int) = integral(&n) {
-                    return Some(Value::Number(int));
-                }
+    let numeric = has("integer") || has("number");
+    if numeric && super::lenient::number_end(s.as_bytes(), 0) == Some(s.len()) {
+        if let Ok(n) = serde_json::from_str::<Number>(s) {
+            if has("number") || !n.is_f64() {
+                return Some(Value::Number(n));
+            }
+            if let Some(int) = integral(&n) {
+                return Some(Value::Number(int));
             }
         }
     }

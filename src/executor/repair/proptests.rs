@@ -2,7 +2,7 @@
 //! lenient reader never panics, whatever it is given.
 
 use super::envelope::read_arguments;
-use crate::executor::RepairMode;
+use crate::executor::{RepairMode, Repairing};
 use crate::registry::Registry;
 use crate::tool::ToolSpec;
 use proptest::prelude::*;
@@ -174,7 +174,8 @@ proptest! {
         prop_assert!(entry.validator().unwrap().is_valid(&args), "{root} {args}");
         let mut sent = args.clone();
         let mut repairs = Vec::new();
-        let changed = entry.check_args_with(&mut sent, || RepairMode::Full, &mut repairs);
+        let full = || Repairing { mode: RepairMode::Full, declared_ints: true };
+        let changed = entry.check_args_with(&mut sent, full, &mut repairs);
         prop_assert_eq!(changed, Ok(false));
         prop_assert_eq!(&sent, &args);
         prop_assert!(repairs.is_empty(), "{:?}", repairs);

@@ -2,7 +2,7 @@
 //! the same attributes), and the call once its tool is found: the gates' view of it.
 
 use crate::executor::arguments::{check_call, parse_arguments_with, RawArguments};
-use crate::executor::{CallTarget, Kind, Refusal, RepairMode};
+use crate::executor::{CallTarget, Kind, Refusal, RepairMode, Repairing};
 use crate::py::convert::{py_to_value, value_to_py};
 use crate::py::registry::type_name;
 use crate::py::registry::{PyEntry, Runner};
@@ -293,6 +293,24 @@ pub fn own_repair_mode(tool: &Bound<'_, PyAny>) -> Option<RepairMode> {
     value.extract::<String>().ok()?.parse().ok()
 }
 
+/// What may change in a call of this tool: its own setting or `default`; and whether it is a
+/// function (called with keyword arguments, or an `@tool` function's `FunctionTool`, which
+/// has a `_spec`) that must receive an int for an integer parameter. A `Tool` subclass
+/// receives valid arguments exactly as sent.
+pub fn repairing(entry: &PyEntry, tool: &Bound<'_, PyAny>, default: RepairMode) -> Repairing {
+    let py = tool.py();
+    let declared_ints = matches!(entry.payload.runner, Runner::Kwargs(_))
+        || tool
+            .getattr_opt(intern!(py, "_spec"))
+            .ok()
+            .flatten()
+            .is_some();
+    Repairing {
+        mode: own_repair_mode(tool).unwrap_or(default),
+        declared_ints,
+    }
+}
+
 impl<'a, 'py> Target<'a, 'py> {
     pub fn new(
         entry: &'a PyEntry,
@@ -334,11 +352,11 @@ impl CallTarget for Target<'_, '_> {
     }
 
     fn validate(&mut self) -> Result<(), String> {
-        let (tool, default) = (&self.tool, self.repair);
-        let mode = || own_repair_mode(tool).unwrap_or(default);
+        let (entry, tool, default) = (self.entry, &self.tool, self.repair);
+        let how = || repairing(entry, tool, default);
         if self
             .entry
-            .check_args_with(&mut self.args, mode, &mut self.repairs)?
+            .check_args_with(&mut self.args, how, &mut self.repairs)?
         {
             // Repaired (or nulls meaning "use the default" dropped): the tool gets the result.
             let py = self.tool.py();
