@@ -136,7 +136,7 @@ impl<T> Entry<T> {
     pub fn check_args(&self, args: &mut Value) -> Result<bool, String> {
         let off = || Repairing {
             mode: RepairMode::Off,
-            declared_ints: false,
+            function_tool: false,
         };
         self.check_args_with(args, off, &mut Vec::new())
     }
@@ -145,7 +145,9 @@ impl<T> Entry<T> {
     /// coerced to the schema (see [`crate::executor::repair::coerce`]) unless the mode (`how`
     /// is asked only when something could change) is [`RepairMode::Off`], and kept when they
     /// then validate; each repair is added to `repairs`. Valid arguments are left as they are,
-    /// except integral floats for integer parameters of a function tool, which become ints.
+    /// except for a function tool (`function_tool`), which never receives unknown keys or
+    /// floats for ints: there a top-level key the schema does not name is renamed to the one
+    /// missing property it matches, and integral floats for integer parameters become ints.
     /// On failure the text
     /// is the validator's report on the arguments as sent, followed by what was not repaired
     /// because more than one reading fits.
@@ -157,14 +159,24 @@ impl<T> Entry<T> {
     ) -> Result<bool, String> {
         let validator = self.validator()?;
         if validator.is_valid(args) {
-            if !coerce::has_float(args) {
+            let floats = coerce::has_float(args);
+            if !floats && !coerce::has_unknown_key(self.schema(), args) {
                 return Ok(false);
             }
             let how = how();
-            if how.mode == RepairMode::Off || !how.declared_ints {
+            if how.mode == RepairMode::Off || !how.function_tool {
                 return Ok(false);
             }
-            return Ok(coerce::integral_floats(self.schema(), args, repairs));
+            let mut candidate = args.clone();
+            let mut found = Vec::new();
+            let renamed = coerce::rename_unknown_keys(self.schema(), &mut candidate, &mut found);
+            let ints = floats && coerce::integral_floats(self.schema(), &mut candidate, &mut found);
+            if (renamed || ints) && validator.is_valid(&candidate) {
+                *args = candidate;
+                repairs.append(&mut found);
+                return Ok(true);
+            }
+            return Ok(false);
         }
         let mut ambiguities = Vec::new();
         if how().mode != RepairMode::Off {

@@ -104,6 +104,20 @@ def test_a_function_receives_ints_for_integers_on_every_path() -> None:
     assert reg.execute_tool("boxed", {"box": {"n": 2.0}, "k": 3.0}).text == "(2, 3)"
 
 
+def test_a_function_gets_a_misnamed_optional_parameter_under_its_name() -> None:
+    @tool
+    def fall(time: int, initial_speed: int = 0) -> str:
+        """Fall."""
+        return repr((time, initial_speed))
+
+    # Valid for the schema (it admits other keys), but the function would never see the key.
+    rec = run_one('{"time": 1, "initialSpeed": 5}', tools=[fall], name="fall")
+    assert rec.output.startswith("(1, 5)\n\n(Note: ") and rec.repairs == ["'initialSpeed' → 'initial_speed'"]
+    reg = ToolRegistry()
+    reg.register(fall)
+    assert reg.execute_tool("fall", {"time": 1, "INITIAL-SPEED": 5}).text == "(1, 5)"
+
+
 def test_values_are_coerced_to_the_schema() -> None:
     rec = run_one('{"color": "DARK-BLUE", "tags": "[1, 2]", "loud": "true"}', tools=[paint], name="paint")
     assert rec.status == "success", rec.output

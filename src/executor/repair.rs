@@ -10,9 +10,12 @@
 //!   exactly one reading fits.
 //!
 //! Every repair is reported (the call's record, and a note at the end of the text the model
-//! reads). Arguments that are valid as sent are never changed, with one exception: for a tool
-//! made from a function, an integral float for an integer parameter (`3.0`, which JSON Schema
-//! counts as an integer) becomes an int, so the function receives the type it declared. A
+//! reads). Arguments that are valid as sent are never changed, with two exceptions for a tool
+//! made from a function (called with keyword arguments, which never receives a key it does not
+//! declare): an integral float for an integer parameter (`3.0`, which JSON Schema counts as an
+//! integer) becomes an int, so the function receives the type it declared; and a top-level key
+//! the schema does not name is renamed to the one missing parameter it matches (`initialSpeed`
+//! for `initial_speed`), where it would otherwise be dropped and the default used. A
 //! `null` for an optional parameter means "use the default" (OpenAI's strict mode sends it by
 //! design): it is left out silently, in every mode, as before.
 
@@ -50,8 +53,10 @@ impl RepairMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Repairing {
     pub mode: RepairMode,
-    /// Integral floats become ints for integer parameters even in valid arguments.
-    pub declared_ints: bool,
+    /// The tool is a function: integral floats become ints for integer parameters, and
+    /// unknown top-level keys are renamed to the missing parameter they match, even in valid
+    /// arguments.
+    pub function_tool: bool,
 }
 
 impl FromStr for RepairMode {

@@ -67,6 +67,40 @@ pub fn integral_floats(root: &Value, args: &mut Value, repairs: &mut Vec<String>
     changed
 }
 
+/// Whether `args` (an object) has a top-level key that the schema's `properties` do not name.
+pub fn has_unknown_key(root: &Value, args: &Value) -> bool {
+    let (Some(props), Some(map)) = (
+        root.get("properties").and_then(Value::as_object),
+        args.as_object(),
+    ) else {
+        return false;
+    };
+    map.keys().any(|k| !props.contains_key(k))
+}
+
+/// Renames top-level keys the schema does not name to the one missing property each matches
+/// (see the module's rules), in arguments that are already valid: a function called with
+/// keyword arguments never receives an unknown key, so `initialSpeed` for `initial_speed`
+/// would otherwise be dropped and the default used. Returns whether anything changed.
+pub fn rename_unknown_keys(root: &Value, args: &mut Value, repairs: &mut Vec<String>) -> bool {
+    let (Some(props), Some(map)) = (
+        root.get("properties").and_then(Value::as_object),
+        args.as_object_mut(),
+    ) else {
+        return false;
+    };
+    let mut out = Coercion::default();
+    let mut walk = Walk {
+        root,
+        only_integers: false,
+        out: &mut out,
+    };
+    walk.rename(props, map, "");
+    let changed = !out.repairs.is_empty();
+    repairs.append(&mut out.repairs);
+    changed
+}
+
 /// Whether any number in `value` is a float (a cheap look before a schema walk).
 pub fn has_float(value: &Value) -> bool {
     float_within(value, 0)

@@ -299,7 +299,7 @@ pub fn own_repair_mode(tool: &Bound<'_, PyAny>) -> Option<RepairMode> {
 /// receives valid arguments exactly as sent.
 pub fn repairing(entry: &PyEntry, tool: &Bound<'_, PyAny>, default: RepairMode) -> Repairing {
     let py = tool.py();
-    let declared_ints = matches!(entry.payload.runner, Runner::Kwargs(_))
+    let function_tool = matches!(entry.payload.runner, Runner::Kwargs(_))
         || tool
             .getattr_opt(intern!(py, "_spec"))
             .ok()
@@ -307,7 +307,7 @@ pub fn repairing(entry: &PyEntry, tool: &Bound<'_, PyAny>, default: RepairMode) 
             .is_some();
     Repairing {
         mode: own_repair_mode(tool).unwrap_or(default),
-        declared_ints,
+        function_tool,
     }
 }
 
