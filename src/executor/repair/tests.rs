@@ -263,3 +263,30 @@ fn folding_ignores_case_dashes_and_underscores() {
     assert_eq!(fold("Dark-Blue"), "darkblue");
     assert_eq!(fold("user_Name"), "username");
 }
+
+#[test]
+fn the_note_lists_a_few_repairs_and_a_run_ending_text_keeps_its_words() {
+    use crate::executor::finish::with_repair_note;
+    let repairs: Vec<String> = (1..=7).map(|i| format!("fix {i}")).collect();
+    let text = with_repair_note("ok".into(), CallStatus::Success, &repairs);
+    assert_eq!(
+        text,
+        "ok\n\n(Note: the arguments of this call were repaired before it ran: fix 1; fix 2; fix 3; \
+         fix 4; fix 5; and 2 more. Send arguments that match the schema exactly.)"
+    );
+    assert_eq!(
+        with_repair_note("ok".into(), CallStatus::Success, &[]),
+        "ok"
+    );
+    assert_eq!(
+        with_repair_note("bye".into(), CallStatus::Stopped, &repairs),
+        "bye"
+    );
+}
+
+#[test]
+fn shown_values_and_paths_are_bounded() {
+    let long = Value::String("x".repeat(10_000));
+    let text = crate::executor::messages::coerced(&"k".repeat(10_000), &long, &json!(1));
+    assert!(text.len() < 200, "{text}");
+}
