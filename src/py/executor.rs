@@ -300,9 +300,9 @@ impl PyCallPipeline {
 #[pymethods]
 impl PyCallPipeline {
     /// One run's pipeline. `blocking_run`: the run was started by the blocking `Agent.run`;
-    /// `serial`: the run has a numeric cap, so every call runs alone.
+    /// `serial`: the run has a numeric cap, so every call runs alone; `repair`: `"full"`,
+    /// `"coerce"` or `"off"`, for tools that set none of their own.
     #[new]
-    /// `repair`: `"full"`, `"coerce"` or `"off"` for tools that set none of their own.
     #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None, repair = "full"))]
     fn new(
         registry: Option<Bound<'_, PyAny>>,
