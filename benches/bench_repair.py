@@ -31,6 +31,7 @@ from agentmaker import ToolRegistry, _native
 from repair_corpus import Probe
 
 CORPUS = Path(__file__).resolve().parent / "data" / "repair_corpus.json"
+REPEAT = 5  # each case is timed this many times; the best counts
 
 
 def same(a: Any, b: Any) -> bool:
@@ -72,9 +73,12 @@ def ours(corpus: dict[str, Any]) -> tuple[dict[str, list[str]], list[float]]:
                 "function": {"name": names[case["tool"]], "arguments": case["text"]},
             }
         ]
-        start = time.perf_counter_ns()
-        recs, _ = pipeline.prepare(wire, 1)
-        times.append((time.perf_counter_ns() - start) / 1000)
+        best = float("inf")
+        for _ in range(REPEAT):
+            start = time.perf_counter_ns()
+            recs, _ = pipeline.prepare(wire, 1)
+            best = min(best, (time.perf_counter_ns() - start) / 1000)
+        times.append(best)
         rec = recs[0]
         if rec.status is not None:
             verdict = "refused"
@@ -135,17 +139,17 @@ def theirs(corpus: dict[str, Any]) -> tuple[dict[str, list[str]], list[float]] |
         model = models[case["tool"]]
         if model is None:
             continue
-        start = time.perf_counter_ns()
-        try:
-            value = json_repair.loads(case["text"])
-            args = (
-                model.model_validate(value).model_dump(exclude_unset=True)
-                if isinstance(value, dict)
-                else None
-            )
-        except (pydantic.ValidationError, ValueError, TypeError):
-            args = None
-        times.append((time.perf_counter_ns() - start) / 1000)
+        best = float("inf")
+        for _ in range(REPEAT):
+            start = time.perf_counter_ns()
+            try:
+                value = json_repair.loads(case["text"])
+                valid = isinstance(value, dict)
+                args = model.model_validate(value).model_dump(exclude_unset=True) if valid else None
+            except (pydantic.ValidationError, ValueError, TypeError):
+                args = None
+            best = min(best, (time.perf_counter_ns() - start) / 1000)
+        times.append(best)
         if args is None:
             verdict = "refused"
         elif same(args, case["expected"]):
@@ -191,14 +195,23 @@ def main(argv: list[str] | None = None) -> None:
             if other is not None:
                 line += f"                        {cells(other[0], faults)}"
             print(line)
-    faulty = [c for c in cases if c["class"] != "valid"]
-    mean = sum(mine[1]) / len(mine[1])
-    faulty_us = [t for t, c in zip(mine[1], cases, strict=True) if c["class"] != "valid"]
-    print(f"ours: {mean:.1f} µs per call (all cases), {sum(faulty_us) / len(faulty):.1f} µs per faulty call")
-    if other is not None:
-        their_mean = sum(other[1]) / len(other[1])
+
+    def split(times: list[float]) -> tuple[float, float]:
+        valid = [t for t, c in zip(times, cases, strict=True) if c["class"] == "valid"]
+        faulty = [t for t, c in zip(times, cases, strict=True) if c["class"] != "valid"]
+        return sum(valid) / max(len(valid), 1), sum(faulty) / max(len(faulty), 1)
+
+    valid_us, faulty_us = split(mine[1])
+    print(
+        f"ours, the whole CallPipeline.prepare (reading the call, lookup, gates, the record): "
+        f"{valid_us:.2f} µs per valid call, {faulty_us:.2f} µs per faulty call "
+        f"(repair: +{faulty_us - valid_us:.2f} µs)"
+    )
+    if other is not None and len(other[1]) == len(cases):
+        their_valid, their_faulty = split(other[1])
         print(
-            f"json_repair+pydantic: {their_mean:.1f} µs per call (all cases); ours is {their_mean / mean:.0f}x faster"
+            f"json_repair+pydantic: {their_valid:.2f} µs per valid call, {their_faulty:.2f} µs per "
+            f"faulty call; ours is {their_faulty / faulty_us:.1f}x faster per faulty call"
         )
 
 
