@@ -257,3 +257,30 @@ async def test_a_served_call_is_repaired() -> None:
         done = await session.call_tool("add", {"a": "2", "b": 40.0})
         assert done.is_error is False
         assert done.content[0].text == "42" + NOTE.format("'a': \"2\" → 2; 'b': 40.0 → 40")
+
+
+def test_repairs_survive_the_run_results_json_form() -> None:
+    from agentmaker import RunResult
+
+    llm = ScriptedLLM([raw_call("add", "{'a': 1, 'b': 2}"), "done"])
+    result = Agent("a", llm, tools=[add]).run("go")
+    again = RunResult.from_json(result.to_json())
+    assert again.tool_calls[0].repairs == ["single-quoted strings read as JSON strings"]
+
+
+def test_a_paused_call_is_approved_and_resumed_with_its_repaired_arguments() -> None:
+    @tool(requires_confirmation=True)
+    def remove(count: int) -> str:
+        """Remove some."""
+        return f"removed {count!r}"
+
+    llm = ScriptedLLM([raw_call("remove", "{'count': '3'}"), "done"])
+    agent = Agent("a", llm, tools=[remove], confirm="pause")
+    paused = agent.run("go")
+    assert paused.status == "paused"
+    (pending,) = paused.pending
+    assert pending.arguments == {"count": 3}
+    resumed = agent.resume(paused, decisions={pending.id: True}, digests={pending.id: pending.digest})
+    rec = resumed.tool_calls[-1]
+    assert rec.output.startswith("removed 3\n\n(Note: "), rec.output
+    assert rec.repairs == ["single-quoted strings read as JSON strings", "'count': \"3\" → 3"]

@@ -167,7 +167,6 @@ impl PyCallPipeline {
                 params.clone().unbind(),
                 kind,
                 isolation,
-                repairs,
             ),
         )?;
         let record = record_class(py)?.call1((
@@ -219,7 +218,12 @@ impl PyCallPipeline {
         let Finished { status, text, stop } = executor::finish(name, outcome, flags, || {
             self.guard.get_or_init(Guard::random)
         });
-        let text = executor::finish::with_repair_note(text, status, &call.repairs);
+        // The record's list: a resumed call carries over the repairs of the call that paused.
+        let repairs: Vec<String> = record
+            .getattr(intern!(py, "repairs"))
+            .and_then(|r| r.extract())
+            .unwrap_or_default();
+        let text = executor::finish::with_repair_note(text, status, &repairs);
         record.setattr(intern!(py, "status"), status_word(py, status))?;
         record.setattr(intern!(py, "output"), text)?;
         record.setattr(intern!(py, "duration"), elapsed)?;

@@ -175,8 +175,6 @@ pub struct PyPreparedCall {
     pub kind: Kind,
     /// The worker settings when the call runs isolated.
     pub isolation: Option<Py<PyAny>>,
-    /// What was repaired in the call's arguments (noted at the end of the model's text).
-    pub repairs: Vec<String>,
     started: AtomicBool,
     done: AtomicBool,
     in_batch: AtomicBool,
@@ -189,7 +187,6 @@ impl PyPreparedCall {
         params: Py<PyDict>,
         kind: Kind,
         isolation: Option<Py<PyAny>>,
-        repairs: Vec<String>,
     ) -> Self {
         PyPreparedCall {
             entry,
@@ -197,7 +194,6 @@ impl PyPreparedCall {
             params,
             kind,
             isolation,
-            repairs,
             started: AtomicBool::new(false),
             done: AtomicBool::new(false),
             in_batch: AtomicBool::new(false),
