@@ -82,6 +82,16 @@ pub fn finish<'g>(
     Finished { status, text, stop }
 }
 
+/// The text of a call whose arguments were repaired, with the note that says what was, so the
+/// model can send them right the next time. A call that ended the run keeps its text (it is
+/// the run's output, not something the model reads).
+pub fn with_repair_note(text: String, status: CallStatus, repairs: &[String]) -> String {
+    if repairs.is_empty() || status == CallStatus::Stopped {
+        return text;
+    }
+    text + &messages::repair_note(repairs)
+}
+
 fn refused(status: CallStatus, text: String) -> Finished {
     Finished {
         status,

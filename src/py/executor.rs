@@ -11,13 +11,15 @@ mod call;
 mod completion;
 mod record;
 
-use crate::executor::{self, messages, CallStatus, Finished, Outcome, ResultFlags, Settings, Slot};
+use crate::executor::{
+    self, messages, CallStatus, Finished, Outcome, RepairMode, ResultFlags, Settings, Slot,
+};
 use crate::guard::Guard;
 use crate::permissions::ToolPermissions;
 use crate::py::permissions::PyToolPermissions;
 use crate::py::registry::{
     admit_call, exception_problem, exception_response, kind_of, run_admitted, start_awaitable,
-    Gates, PyStartedCall, PyToolRegistry,
+    Gates, PyStartedCall, PyToolRegistry, Repair,
 };
 use crate::py::response::PyToolResponse;
 use call::{read_call, PyPreparedCall};
@@ -50,6 +52,8 @@ pub struct PyCallPipeline {
     visible: OnceLock<Vec<String>>,
     /// `RunPolicy(isolate=...)`: the worker settings for Python tools that set none.
     isolate: Option<Py<PyAny>>,
+    /// `RunPolicy(repair=...)`: what may be repaired in calls to tools that set nothing.
+    repair: RepairMode,
 }
 
 impl PyCallPipeline {
@@ -82,6 +86,7 @@ impl PyCallPipeline {
         raw_call: &Bound<'py, PyAny>,
         index: usize,
         turn: usize,
+        cut_off: bool,
     ) -> PyResult<(Bound<'py, PyAny>, Option<Admitted>)> {
         let read = read_call(raw_call, index, turn)?;
         let sent_name = read.name.clone().into_any();
@@ -101,33 +106,45 @@ impl PyCallPipeline {
         let settings = self.settings();
         let registry = self.registry.as_ref().map(|r| r.get());
         let unknown = |n: &str| self.unknown_text(py, n);
-        let admitted =
-            match admit_call(registry, &name, &raw, Gates::Pipeline(&settings), &unknown)? {
-                Ok(admitted) => admitted,
-                Err(refused) => {
-                    let shown = match &refused.entry {
-                        Some(entry) => PyString::new(py, entry.name()).into_any(),
-                        None => sent_name,
-                    };
-                    let arguments = match refused.params {
-                        Some(dict) => dict.into_any(),
-                        None => read.raw.clone(),
-                    };
-                    return Ok((
-                        record::refused(py, &read, &shown, &arguments, refused.refusal)?,
-                        None,
-                    ));
-                }
-            };
+        let repair = Repair {
+            default: self.repair,
+            cut_off,
+        };
+        let gates = Gates::Pipeline(&settings, repair);
+        let admitted = match admit_call(registry, &name, &raw, gates, &unknown)? {
+            Ok(admitted) => admitted,
+            Err(refused) => {
+                let shown = match &refused.entry {
+                    Some(entry) => PyString::new(py, entry.name()).into_any(),
+                    None => sent_name,
+                };
+                let arguments = match refused.params {
+                    Some(dict) => dict.into_any(),
+                    None => read.raw.clone(),
+                };
+                return Ok((
+                    record::refused(py, &read, &shown, &arguments, refused.refusal)?,
+                    None,
+                ));
+            }
+        };
         let entry = admitted.entry;
         let prepared = admitted
             .prepared
             .expect("a pipeline admission passes every gate");
         let real = PyString::new(py, entry.name()).into_any();
         let tool = admitted.tool;
-        // The record shows the arguments as the model sent them; the tool gets `params`, which
-        // validation may have pruned.
-        let (args, shown_args, params) = (admitted.args, admitted.read, admitted.params);
+        // The record shows the arguments as the model sent them, or, once repaired, those the
+        // tool receives; the tool gets `params`, which validation may have pruned.
+        let (args, params, repairs) = (admitted.args, admitted.params, admitted.repairs);
+        let shown_args = if repairs.is_empty() {
+            admitted.read
+        } else {
+            params.clone()
+        };
+        let noted = (!repairs.is_empty())
+            .then(|| PyList::new(py, &repairs))
+            .transpose()?;
         let isolation = entry.isolation(py, self.isolate.as_ref());
         let kind = kind_of(py, &entry, isolation.is_some());
         let call = Py::new(
@@ -154,6 +171,9 @@ impl PyCallPipeline {
             py.None(),
             call,
         ))?;
+        if let Some(noted) = noted {
+            record.setattr(intern!(py, "repairs"), noted)?;
+        }
         Ok((record, Some((prepared.parallel, kind, prepared.timeout))))
     }
 
@@ -186,6 +206,12 @@ impl PyCallPipeline {
         let Finished { status, text, stop } = executor::finish(name, outcome, flags, || {
             self.guard.get_or_init(Guard::random)
         });
+        // The record's list: a resumed call carries over the repairs of the call that paused.
+        let repairs: Vec<String> = record
+            .getattr(intern!(py, "repairs"))
+            .and_then(|r| r.extract())
+            .unwrap_or_default();
+        let text = executor::finish::with_repair_note(text, status, &repairs);
         record.setattr(intern!(py, "status"), status_word(py, status))?;
         record.setattr(intern!(py, "output"), text)?;
         record.setattr(intern!(py, "duration"), elapsed)?;
@@ -266,9 +292,10 @@ impl PyCallPipeline {
 #[pymethods]
 impl PyCallPipeline {
     /// One run's pipeline. `blocking_run`: the run was started by the blocking `Agent.run`;
-    /// `serial`: the run has a numeric cap, so every call runs alone.
+    /// `serial`: the run has a numeric cap, so every call runs alone; `repair`: `"full"`,
+    /// `"coerce"` or `"off"`, for tools that set none of their own.
     #[new]
-    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None))]
+    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None, repair = "full"))]
     fn new(
         registry: Option<Bound<'_, PyAny>>,
         permissions: Option<Bound<'_, PyToolPermissions>>,
@@ -276,7 +303,11 @@ impl PyCallPipeline {
         serial: bool,
         blocking_run: bool,
         isolate: Option<Bound<'_, PyAny>>,
+        repair: &str,
     ) -> PyResult<Self> {
+        let repair: RepairMode = repair
+            .parse()
+            .map_err(pyo3::exceptions::PyValueError::new_err)?;
         // False (or None) means no default; True or an Isolation is the default's settings.
         let isolate = match isolate {
             Some(i) if i.is_truthy()? => Some(i.unbind()),
@@ -304,17 +335,22 @@ impl PyCallPipeline {
             executed: AtomicUsize::new(0),
             visible: OnceLock::new(),
             isolate,
+            repair,
         })
     }
 
     /// Reads one response's tool calls and runs gates 1-5 on each: the records, in order, and
     /// the groups they run in: `(start, end, batch)`, where a batch runs its admitted calls
     /// together and any other group runs its calls one after the other. Each admitted record's `_route` says where it runs (`inline`, `thread`, `await`).
+    /// `cut_off`: the response ended at the model's token limit (`finish_reason` "length"), so
+    /// arguments that end early are never completed.
+    #[pyo3(signature = (calls, turn, cut_off = false))]
     fn prepare<'py>(
         &self,
         py: Python<'py>,
         calls: &Bound<'py, PyAny>,
         turn: usize,
+        cut_off: bool,
     ) -> PyResult<(Bound<'py, PyList>, Vec<GroupBounds>)> {
         let calls: Vec<Bound<'py, PyAny>> =
             if calls.is_instance_of::<PyList>() || calls.is_instance_of::<PyTuple>() {
@@ -325,7 +361,7 @@ impl PyCallPipeline {
         let mut records = Vec::with_capacity(calls.len());
         let mut admitted = Vec::with_capacity(calls.len());
         for (i, c) in calls.iter().enumerate() {
-            let (record, info) = self.prepare_one(py, c, i, turn)?;
+            let (record, info) = self.prepare_one(py, c, i, turn, cut_off)?;
             records.push(record);
             admitted.push(info);
         }

@@ -203,6 +203,13 @@ impl PyTool {
         py.None()
     }
 
+    /// What may be repaired in a call's arguments: ``"full"``, ``"coerce"``, ``"off"``, or
+    /// None to follow the run's ``RunPolicy(repair=...)``.
+    #[classattr]
+    fn repair(py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
     #[getter]
     fn name(&self) -> &str {
         &self.name

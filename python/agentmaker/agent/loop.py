@@ -344,6 +344,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             policy is not None and policy.has_numeric_cap,
             sync_entry,
             policy.isolate if policy is not None else None,
+            policy.repair if policy is not None else "full",
         )
         run = _Run(sync_entry, policy, pipeline)
         run.deps = deps
@@ -493,7 +494,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
     async def _turn(self, run: _Run, resp: Any, content: str, calls: Any) -> str | None:
         """Run one response's tool calls; returns the final output if a tool stopped the run."""
         pipeline = run.pipeline
-        recs, groups = pipeline.prepare(calls, run.turn)
+        # A reply cut off by the token limit never has its arguments completed.
+        recs, groups = pipeline.prepare(calls, run.turn, getattr(resp, "finish_reason", None) == "length")
         extra = getattr(resp, "assistant_message", None)
         assistant = dict(extra) if extra else {}
         assistant["role"] = "assistant"

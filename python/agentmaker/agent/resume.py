@@ -60,9 +60,12 @@ class Resuming:
         await self._offer_tools(run)
         pipeline = run.pipeline
         recs, _ = pipeline.prepare(wire_calls(result.pending), run.turn)
+        paused = {r.call_id: r for r in run.records if r.status == "pending"}
         for rec, p in zip(recs, result.pending, strict=True):
             if rec.status is None and pipeline.digest(rec) != p.digest:
                 raise changed_call(rec, p)
+            if p.id in paused:  # prepared again from the repaired arguments: keep what was repaired
+                rec.repairs = list(paused[p.id].repairs)
         stop: str | None = None
         for rec, choice in zip(recs, chosen, strict=True):
             if rec.status is None and isinstance(rec._tool, FunctionTool) and rec._tool._spec.contexts:

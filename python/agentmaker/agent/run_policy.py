@@ -11,6 +11,7 @@ from typing import TypeVar
 import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
 from agentmaker.errors import RunCancelled, RunLimitExceeded
 from agentmaker.isolation.settings import Isolation, setting
+from agentmaker.tools.decorator import RepairSetting, check_repair
 
 __all__ = ["DEFAULT_MAX_RETRIES", "RunBudget", "RunPolicy", "before_deadline", "retries_exceeded"]
 
@@ -34,6 +35,12 @@ class RunPolicy:
     - ``isolate``: True or an :class:`~agentmaker.Isolation`: Python tools that do not say
       otherwise (their ``isolate`` is None) run in a worker process, so a timeout stops them
       (see :mod:`agentmaker.isolation`).
+    - ``repair`` (``"full"``, the default; ``"coerce"``; ``"off"``): what is repaired in the
+      arguments a model sends. ``"full"`` reads almost-JSON text (trailing commas, single
+      quotes, code fences ...) and coerces values to the tool's schema where exactly one
+      reading fits (``"5"`` for an integer, ``"RED"`` for the enum value ``"red"``);
+      ``"coerce"`` only coerces; ``"off"`` takes arguments as sent. A tool's own
+      ``repair`` setting wins (see the guide's "Repairing arguments").
     - ``max_retries`` (>= 0, default 3): how many times the tools of one run may raise
       ``RetryAgentRun``; the one past it ends the run with :class:`RunLimitExceeded` (kind
       ``"retries"``). It applies to agents without a policy too.
@@ -50,9 +57,11 @@ class RunPolicy:
     cancel: Callable[[], bool] | None = None
     isolate: bool | Isolation | None = None
     max_retries: int = DEFAULT_MAX_RETRIES
+    repair: RepairSetting = "full"
 
     def __post_init__(self) -> None:
         setting(self.isolate, "RunPolicy")
+        check_repair(self.repair, "RunPolicy")
         # Range and type rules (bool is not a count) live in the core.
         _native.check_run_limits(
             self.max_llm_calls, self.max_tool_calls, self.max_tokens, self.deadline_seconds

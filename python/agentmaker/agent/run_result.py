@@ -147,6 +147,7 @@ def _record_dict(r: ToolCallRecord) -> dict[str, Any]:
         "duration": r.duration,
         "executed": r.executed,
         "data": r.data,
+        "repairs": list(r.repairs),
     }
 
 
@@ -155,4 +156,5 @@ def _record_from(d: dict[str, Any]) -> ToolCallRecord:
     rec.duration = float(d["duration"])
     rec.executed = bool(d["executed"])
     rec.data = d["data"]
+    rec.repairs = list(d.get("repairs", ()))  # absent from results saved before repairs existed
     return rec

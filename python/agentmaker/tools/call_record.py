@@ -24,7 +24,9 @@ class ToolCallRecord:
     ``not_confirmed``, ``skipped`` (the run stopped before the call's turn reached it), or
     ``pending`` (the run is paused until a person decides; see ``Agent(confirm="pause")``).
     ``duration`` is the execution time in seconds (0.0 for calls that never ran) and ``output``
-    the text the model received.
+    the text the model received. ``repairs`` lists what was repaired in the arguments before
+    the call ran (``'a': "1" → 1``, ``trailing comma removed``); ``arguments`` are then the
+    repaired ones, which the tool received.
     """
 
     __slots__ = (
@@ -43,6 +45,7 @@ class ToolCallRecord:
         "executed",
         "name",
         "output",
+        "repairs",
         "status",
     )
 
@@ -71,6 +74,7 @@ class ToolCallRecord:
         self.output = output
         self.data: Any = None
         self.executed = False
+        self.repairs: list[str] = []
         # Private working state: the call as the assistant message records it, the tool, the
         # arguments it receives, whether a person must approve, the timeout, where it runs
         # (``inline``, ``thread`` or ``await``), the native prepared call, and the run's final

@@ -16,7 +16,7 @@ import importlib
 import inspect
 import types
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypedDict, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeAlias, TypedDict, TypeVar, overload
 
 from agentmaker._native import Tool, ToolParameter, ToolResponse, _async_in_running_loop_text
 from agentmaker.errors import ToolRegistrationError
@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DictFunctionTool",
     "FunctionTool",
+    "RepairSetting",
     "ToolFlags",
+    "check_repair",
     "from_callable",
     "function_tool",
     "tool",
@@ -44,6 +46,17 @@ __all__ = [
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+RepairSetting: TypeAlias = Literal["full", "coerce", "off"]
+"""What may be repaired in a call's arguments (``@tool(repair=...)``, ``RunPolicy(repair=...)``)."""
+
+_REPAIR_SETTINGS = ("full", "coerce", "off")
+
+
+def check_repair(value: object, where: str) -> None:
+    """Refuse a repair setting that is not one of ``"full"``, ``"coerce"``, ``"off"``."""
+    if not isinstance(value, str) or value not in _REPAIR_SETTINGS:
+        raise ValueError(f'{where}: repair must be "full", "coerce" or "off", got {value!r}')
 
 
 class ToolFlags(TypedDict, total=False):
@@ -55,6 +68,8 @@ class ToolFlags(TypedDict, total=False):
     timeout: float | None
     stop_after_tool_call: bool
     isolate: bool | Isolation | None
+    # What may be repaired in the arguments a model sends; None follows RunPolicy(repair=...).
+    repair: RepairSetting | None
     # Hints an MCP client reads (docs/mcp.md): served as readOnlyHint, destructiveHint,
     # idempotentHint and openWorldHint. None (the default) leaves a hint out.
     read_only: bool | None
@@ -71,6 +86,7 @@ _FLAGS = (
     "timeout",
     "stop_after_tool_call",
     "isolate",
+    "repair",
     *_HINTS,
 )
 _FLAG_SET = frozenset(_FLAGS)
@@ -108,6 +124,13 @@ def _apply_flags(obj: Tool, flags: Mapping[str, object]) -> None:
                 "register_function tool cannot be sent to a worker process"
             )
         setattr(obj, "isolate", isolate)  # noqa: B010 - a class-level setting, set per tool here
+    repair = flags.get("repair")
+    if repair is not None:
+        try:
+            check_repair(repair, f"tool '{obj.name}'")
+        except ValueError as e:
+            raise ToolRegistrationError(str(e)) from None
+        setattr(obj, "repair", repair)  # noqa: B010 - a class-level setting, set per tool here
     for key in _HINTS:
         value = flags.get(key)
         if value is not None:
