@@ -12,14 +12,15 @@
 //! 5. whether the call needs confirmation (only a valid call is asked about);
 //! 6. admission by the run's limits (kept by the caller, see [`crate::run_policy`]);
 //! 7. execution, on the route [`plan::route`] picks, under the call's timeout;
-//! 8. the outcome as the model's text, wrapped against prompt injection when the tool marks
-//!    its result external ([`finish`]).
+//! 8. the outcome as the model's text: cut to `max_result_chars` ([`cut`]), then wrapped
+//!    against prompt injection when the tool marks its result external ([`finish`]).
 //!
 //! [`prepare::prepare`] runs gates 1-5 once and gives a [`prepare::Prepared`] call; the caller
 //! hosts the tool's callable (and a person's confirmation) and hands the outcome to
 //! [`finish::finish`]. Every model-facing text of the pipeline is in [`messages`].
 
 pub mod arguments;
+pub mod cut;
 pub mod digest;
 pub mod finish;
 pub mod messages;

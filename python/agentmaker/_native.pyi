@@ -62,6 +62,7 @@ class Tool:
     supports_parallel: ClassVar[bool]
     stop_after_tool_call: ClassVar[bool]
     timeout: ClassVar[float | None]
+    max_result_chars: ClassVar[int | None]
     isolate: ClassVar[Any]
     name: str
     description: str
@@ -129,6 +130,7 @@ class CallPipeline:
         serial: bool = False,
         blocking_run: bool = False,
         isolate: Any = None,
+        max_result_chars: int | None = None,
     ) -> CallPipeline: ...
     def prepare(self, calls: Any, turn: int) -> tuple[list[Any], list[tuple[int, int, bool]]]: ...
     def run(self, record: Any) -> None: ...

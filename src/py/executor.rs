@@ -50,6 +50,8 @@ pub struct PyCallPipeline {
     visible: OnceLock<Vec<String>>,
     /// `RunPolicy(isolate=...)`: the worker settings for Python tools that set none.
     isolate: Option<Py<PyAny>>,
+    /// `RunPolicy(max_result_chars=...)`: the limit for tools that set none.
+    max_result_chars: Option<usize>,
 }
 
 impl PyCallPipeline {
@@ -213,9 +215,24 @@ impl PyCallPipeline {
             .getattr(intern!(py, "stop_after_tool_call"))
             .and_then(|v| v.is_truthy())
             .unwrap_or(false);
+        // The tool's own limit wins over the run's (as its timeout does).
+        let max_chars = tool
+            .getattr(intern!(py, "max_result_chars"))
+            .ok()
+            .filter(|v| !v.is_none())
+            .and_then(|v| v.extract::<usize>().ok())
+            .or(self.max_result_chars);
+        let paging = max_chars.and_then(|_| {
+            call.entry.with_schema(|schema| {
+                let props = schema.get("properties").and_then(|p| p.as_object())?;
+                executor::cut::paging_argument(props.keys().map(String::as_str))
+            })
+        });
         ResultFlags {
             external,
             stop_after,
+            max_chars,
+            paging,
         }
     }
 
@@ -270,7 +287,7 @@ impl PyCallPipeline {
     /// One run's pipeline. `blocking_run`: the run was started by the blocking `Agent.run`;
     /// `serial`: the run has a numeric cap, so every call runs alone.
     #[new]
-    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None))]
+    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None, max_result_chars = None))]
     fn new(
         registry: Option<Bound<'_, PyAny>>,
         permissions: Option<Bound<'_, PyToolPermissions>>,
@@ -278,6 +295,7 @@ impl PyCallPipeline {
         serial: bool,
         blocking_run: bool,
         isolate: Option<Bound<'_, PyAny>>,
+        max_result_chars: Option<usize>,
     ) -> PyResult<Self> {
         // False (or None) means no default; True or an Isolation is the default's settings.
         let isolate = match isolate {
@@ -306,6 +324,7 @@ impl PyCallPipeline {
             executed: AtomicUsize::new(0),
             visible: OnceLock::new(),
             isolate,
+            max_result_chars,
         })
     }
 

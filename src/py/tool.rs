@@ -202,6 +202,13 @@ impl PyTool {
         py.None()
     }
 
+    /// The most characters of a result the model reads; a longer one is cut and marked
+    /// partial. None follows the run's ``RunPolicy(max_result_chars=...)``.
+    #[classattr]
+    fn max_result_chars(py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
     /// Run in a worker process (`agentmaker.isolation`): True, an ``Isolation``, False, or
     /// None to follow the run's ``RunPolicy(isolate=...)``.
     #[classattr]

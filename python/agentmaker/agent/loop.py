@@ -332,6 +332,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             policy is not None and policy.has_numeric_cap,
             sync_entry,
             policy.isolate if policy is not None else None,
+            policy.max_result_chars if policy is not None else None,
         )
         run = _Run(sync_entry, policy, pipeline)
         run.deps = deps

@@ -34,6 +34,11 @@ class RunPolicy:
     - ``isolate``: True or an :class:`~agentmaker.Isolation`: Python tools that do not say
       otherwise (their ``isolate`` is None) run in a worker process, so a timeout stops them
       (see :mod:`agentmaker.isolation`).
+    - ``max_result_chars`` (>= 1): the most characters of one tool result the model reads; a
+      longer result is cut after its last whole line that fits (inside a line when one line is
+      too long), a successful one becomes ``partial``, and the model is told how much was left
+      out and, for a tool that pages (it takes ``offset``, ``page`` or ``cursor``), how to ask
+      for the rest. A tool's own ``max_result_chars`` wins over this one.
     - ``max_retries`` (>= 0, default 3): how many times the tools of one run may raise
       ``RetryAgentRun``; the one past it ends the run with :class:`RunLimitExceeded` (kind
       ``"retries"``). It applies to agents without a policy too.
@@ -50,6 +55,7 @@ class RunPolicy:
     cancel: Callable[[], bool] | None = None
     isolate: bool | Isolation | None = None
     max_retries: int = DEFAULT_MAX_RETRIES
+    max_result_chars: int | None = None
 
     def __post_init__(self) -> None:
         setting(self.isolate, "RunPolicy")
@@ -62,6 +68,9 @@ class RunPolicy:
         retries = self.max_retries
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise ValueError(f"RunPolicy.max_retries must be an integer >= 0, got {retries!r}")
+        limit = self.max_result_chars
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ValueError(f"RunPolicy.max_result_chars must be an integer >= 1 or None, got {limit!r}")
 
     @property
     def has_numeric_cap(self) -> bool:

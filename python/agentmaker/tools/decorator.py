@@ -55,6 +55,9 @@ class ToolFlags(TypedDict, total=False):
     timeout: float | None
     stop_after_tool_call: bool
     isolate: bool | Isolation | None
+    # The most characters of a result the model reads: a longer one is cut and marked partial
+    # (None follows RunPolicy(max_result_chars=...)).
+    max_result_chars: int | None
     # Hints an MCP client reads (docs/mcp.md): served as readOnlyHint, destructiveHint,
     # idempotentHint and openWorldHint. None (the default) leaves a hint out.
     read_only: bool | None
@@ -71,6 +74,7 @@ _FLAGS = (
     "timeout",
     "stop_after_tool_call",
     "isolate",
+    "max_result_chars",
     *_HINTS,
 )
 _FLAG_SET = frozenset(_FLAGS)
@@ -98,6 +102,13 @@ def _apply_flags(obj: Tool, flags: Mapping[str, object]) -> None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ToolRegistrationError(f"timeout must be a positive number of seconds, got {timeout!r}")
         setattr(obj, "timeout", float(timeout))  # noqa: B010 - a class-level setting, set per tool here
+    if flags.get("max_result_chars") is not None:
+        limit = flags["max_result_chars"]
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ToolRegistrationError(
+                f"tool '{obj.name}': max_result_chars must be an integer >= 1 or None, got {limit!r}"
+            )
+        setattr(obj, "max_result_chars", limit)  # noqa: B010 - a class-level setting, set per tool here
     isolate = setting(flags.get("isolate"), f"tool '{obj.name}'")
     if isolate is not None:
         if isolate and isinstance(obj, FunctionTool):

@@ -79,7 +79,11 @@ impl PyEntry {
 fn isolation_module(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     static CELL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     CELL.get_or_try_init(py, || {
-        Ok::<_, PyErr>(py.import("agentmaker.isolation.workers")?.into_any().unbind())
+        Ok::<_, PyErr>(
+            py.import("agentmaker.isolation.workers")?
+                .into_any()
+                .unbind(),
+        )
     })
     .map(|m| m.bind(py))
 }
