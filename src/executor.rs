@@ -19,6 +19,7 @@
 //! hosts the tool's callable (and a person's confirmation) and hands the outcome to
 //! [`finish::finish`]. Every model-facing text of the pipeline is in [`messages`].
 
+pub mod approval;
 pub mod arguments;
 pub mod cut;
 pub mod digest;

@@ -109,7 +109,9 @@ def test_without_a_limit_nothing_is_cut_and_an_error_stays_an_error():
 
 @pytest.mark.parametrize("bad", [0, -3, True, 2.5, "10"])
 def test_bad_limits_are_refused_at_definition(bad):
-    with pytest.raises(ValueError, match=f"RunPolicy.max_result_chars must be an integer >= 1 or None, got {bad!r}"):
+    with pytest.raises(
+        ValueError, match=f"RunPolicy.max_result_chars must be an integer >= 1 or None, got {bad!r}"
+    ):
         RunPolicy(max_result_chars=bad)
     with pytest.raises(ToolRegistrationError, match="max_result_chars must be an integer >= 1 or None"):
 

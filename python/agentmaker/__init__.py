@@ -6,6 +6,7 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 
 from agentmaker._native import Tool, ToolParameter, ToolPermissions, ToolResponse
 from agentmaker.agent import Agent, PendingCall, RunResult, RunUsage, ToolCallRecord
+from agentmaker.agent.approval import Approval
 from agentmaker.agent.confirm import cli_confirm
 from agentmaker.agent.events import (
     LLMEnd,
@@ -45,6 +46,7 @@ __all__ = [
     "Agent",
     "AgentRunFlow",
     "AgentmakerError",
+    "Approval",
     "CLITool",
     "CalculatorTool",
     "ContentPart",

@@ -11,6 +11,7 @@ mod call;
 mod record;
 mod started;
 
+use crate::executor::approval::{self, ApprovalRules, Refusals};
 use crate::executor::{
     self, messages, CallStatus, Finished, Outcome, Refusal, ResultFlags, Settings, Slot,
 };
@@ -52,6 +53,9 @@ pub struct PyCallPipeline {
     isolate: Option<Py<PyAny>>,
     /// `RunPolicy(max_result_chars=...)`: the limit for tools that set none.
     max_result_chars: Option<usize>,
+    /// The agent's `Approval` rules and limit, and the person's refusals so far.
+    approval: ApprovalRules,
+    refusals: Refusals,
 }
 
 impl PyCallPipeline {
@@ -287,7 +291,7 @@ impl PyCallPipeline {
     /// One run's pipeline. `blocking_run`: the run was started by the blocking `Agent.run`;
     /// `serial`: the run has a numeric cap, so every call runs alone.
     #[new]
-    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None, max_result_chars = None))]
+    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None, max_result_chars = None, approval_rules = Vec::new(), max_attempts = None))]
     fn new(
         registry: Option<Bound<'_, PyAny>>,
         permissions: Option<Bound<'_, PyToolPermissions>>,
@@ -296,6 +300,8 @@ impl PyCallPipeline {
         blocking_run: bool,
         isolate: Option<Bound<'_, PyAny>>,
         max_result_chars: Option<usize>,
+        approval_rules: Vec<(String, bool)>,
+        max_attempts: Option<u32>,
     ) -> PyResult<Self> {
         // False (or None) means no default; True or an Isolation is the default's settings.
         let isolate = match isolate {
@@ -325,6 +331,11 @@ impl PyCallPipeline {
             visible: OnceLock::new(),
             isolate,
             max_result_chars,
+            approval: ApprovalRules {
+                rules: approval_rules,
+                max_attempts,
+            },
+            refusals: Refusals::default(),
         })
     }
 
@@ -554,8 +565,40 @@ impl PyCallPipeline {
                 }
             }
         }
+        if matches!(why, "not_approved" | "declined" | "confirm_failed") {
+            self.refusals.record(&name);
+        }
         record.setattr(intern!(py, "status"), status_word(py, status))?;
         record.setattr(intern!(py, "output"), text)
+    }
+
+    /// What the approval rules decide for a call that needs confirmation, before anyone is
+    /// asked: True (a rule approves it), False (a rule refuses it, or a person has refused the
+    /// tool `max_attempts` times in this run: the record then holds the refusal), or None (no
+    /// rule covers it: ask).
+    fn decide_unasked(&self, py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
+        let name: String = record.getattr(intern!(py, "name"))?.extract()?;
+        let text = match self.approval.rule_for(&name) {
+            Some((true, _)) => return Ok(Some(true)),
+            Some((false, pattern)) => approval::refused_by_rule(&name, pattern),
+            None => match self.approval.max_attempts {
+                Some(max) if self.refusals.used_up(&name, max) => {
+                    approval::attempts_used(&name, max)
+                }
+                _ => return Ok(None),
+            },
+        };
+        if let Ok(call) = prepared_call(record) {
+            if !call.get().finish() {
+                return Ok(Some(false));
+            }
+        }
+        record.setattr(
+            intern!(py, "status"),
+            status_word(py, CallStatus::NotConfirmed),
+        )?;
+        record.setattr(intern!(py, "output"), text)?;
+        Ok(Some(false))
     }
 
     /// The digest binding an approval to this admitted call: SHA-256 of its tool's real name

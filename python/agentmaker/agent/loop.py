@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal, overload
 
 import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
+from agentmaker.agent.approval import Approval, approval_options, asker
 from agentmaker.agent.events import (
     LLMEnd,
     LLMStart,
@@ -84,7 +85,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
       ``True`` approves. It receives a copy of the parameters. It may be ``async``. Without it,
       calls that need confirmation are refused. A confirm that raises refuses. ``"pause"``
       instead: the run pauses on such calls and returns (``status == "paused"``,
-      ``result.pending``) until :meth:`resume` gives a person's decisions.
+      ``result.pending``) until :meth:`resume` gives a person's decisions. An
+      :class:`~agentmaker.Approval` adds rules and a limit on refusals around either.
     - ``permissions``: a ``ToolPermissions``; denied tools are hidden from the model and refused
       before confirmation.
     - ``run_policy``: a ``RunPolicy`` applied to every run.
@@ -114,7 +116,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         tools: Iterable[Any] | None = None,
         tool_registry: Any = None,
         instructions: str | None = None,
-        confirm: Callable[[Any, dict[str, Any]], Any] | Literal["pause"] | None = None,
+        confirm: Callable[[Any, dict[str, Any]], Any] | Literal["pause"] | Approval | None = None,
         permissions: Any = None,
         tool_retriever: Any = None,
         run_policy: RunPolicy | None = None,
@@ -156,9 +158,14 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             )
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns <= 0:
             raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
-        if confirm is not None and confirm != "pause" and not callable(confirm):
+        if (
+            confirm is not None
+            and confirm != "pause"
+            and not callable(confirm)
+            and not isinstance(confirm, Approval)
+        ):
             raise TypeError(
-                f'confirm must be a callable (tool, parameters) -> bool or "pause", got {confirm!r}'
+                f'confirm must be a callable (tool, parameters) -> bool, an Approval or "pause", got {confirm!r}'
             )
         if permissions is not None and not isinstance(permissions, _native.ToolPermissions):
             raise TypeError(f"permissions must be a ToolPermissions, got {permissions!r}")
@@ -333,6 +340,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             sync_entry,
             policy.isolate if policy is not None else None,
             policy.max_result_chars if policy is not None else None,
+            *approval_options(self.confirm),
         )
         run = _Run(sync_entry, policy, pipeline)
         run.deps = deps
@@ -537,7 +545,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
                         observe(tool_end(run.turn, r))
                     messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
                 return stop
-        if self.confirm == "pause":
+        if asker(self.confirm) == "pause":
             run.pending = [r for r in recs if r.status == "pending"]
         return None
 

@@ -23,6 +23,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures import wait as wait_futures
 from typing import Any
 
+from agentmaker.agent.approval import Approval
 from agentmaker.agent.messages import Message
 from agentmaker.agent.run_policy import RunBudget, RunPolicy
 from agentmaker.agent.run_result import RunUsage
@@ -130,6 +131,11 @@ class ToolExecutor:
         """The confirmation gate: only an answer of exactly True approves."""
         confirm = self.confirm
         pipeline = run.pipeline
+        if isinstance(confirm, Approval):
+            verdict = pipeline.decide_unasked(rec)  # the rules and the attempts, in the core
+            if verdict is not None:
+                return bool(verdict)
+            confirm = confirm.ask
         if confirm == "pause":  # the run pauses; Agent.resume brings the person's decision
             pipeline.refuse(rec, "pending")
             return False

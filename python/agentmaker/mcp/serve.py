@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
+from agentmaker.agent.approval import Approval, approval_options, asker
 from agentmaker.agent.tool_calls import ToolExecutor, _Run
 from agentmaker.mcp.progress import CURRENT
 from agentmaker.mcp.serve_workers import start_workers
@@ -117,10 +118,11 @@ class _Host:
             self.refresh()
 
     def _confirm_for(self, call_id: int, can_elicit: bool) -> Any:
-        if self.confirm is not None:
-            return self.confirm
-        if not can_elicit:
-            return None
+        """Who approves a call: the server's ``confirm=`` (an Approval's rules and limit kept),
+        else the client through elicitation, else nobody."""
+        confirm = self.confirm
+        if asker(confirm) is not None or not can_elicit:
+            return confirm
         native = self.native
 
         async def ask(tool: Any, args: dict[str, Any]) -> bool:
@@ -128,11 +130,22 @@ class _Host:
             reason = await native.confirm(call_id, f"Allow the tool '{tool.name}' to run with {shown}?")
             return reason is None
 
+        if isinstance(confirm, Approval):
+            return Approval(ask, rules=dict(confirm.rules), max_attempts=confirm.max_attempts)
         return ask
 
     def prepare(self, call_id: int, name: str, arguments: str) -> tuple[Any, Any]:
         """The call's pipeline and its record, through the gates that need no waiting."""
-        pipeline = _native.CallPipeline(self.registry, self.permissions, self.tool_timeout, False, False)
+        pipeline = _native.CallPipeline(
+            self.registry,
+            self.permissions,
+            self.tool_timeout,
+            False,
+            False,
+            None,
+            None,
+            *approval_options(self.confirm),
+        )
         wire = {
             "id": f"mcp-{call_id}",
             "type": "function",
@@ -163,7 +176,7 @@ class _Host:
         try:
             if rec.status is None:
                 confirm = self._confirm_for(call_id, can_elicit)
-                if rec._confirm and confirm is None:
+                if rec._confirm and asker(confirm) is None and pipeline.decide_unasked(rec) is None:
                     pipeline.refuse(rec, "no_elicitation" if not can_elicit else "no_confirm")
                 else:
                     hosted = _WithContext(pipeline, contextvars.copy_context()) if progress else pipeline
