@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from agentmaker import Agent, Approval, RunEnd, ToolEnd, tool
+from agent_support import ENTRY_POINTS, run_by
+from agentmaker import Agent, Approval, tool
 from agentmaker.testing import ScriptedLLM
 
 
@@ -39,18 +40,6 @@ def read_secret(name: str) -> str:
     return f"secret {name}"
 
 
-def _run(agent: Agent, how: str):
-    if how == "run":
-        return agent.run("go")
-    if how == "arun":
-        return asyncio.run(agent.arun("go"))
-    events = list(agent.stream("go"))
-    assert isinstance(events[-1], RunEnd)
-    ends = [e for e in events if isinstance(e, ToolEnd)]
-    assert [e.status for e in ends] == [r.status for r in events[-1].result.tool_calls]
-    return events[-1].result
-
-
 ATTEMPTS_USED = (
     "Error: calls of tool 'delete_file' were refused 2 times in this run, the most its approval "
     "allows; this call was refused without asking. Do not call 'delete_file' again in this run: "
@@ -58,7 +47,7 @@ ATTEMPTS_USED = (
 )
 
 
-@pytest.mark.parametrize("how", ["run", "arun", "stream"])
+@pytest.mark.parametrize("how", ENTRY_POINTS)
 def test_after_max_attempts_refusals_a_tool_is_refused_without_asking(how):
     asked: list[str] = []
 
@@ -76,7 +65,7 @@ def test_after_max_attempts_refusals_a_tool_is_refused_without_asking(how):
     agent = Agent(
         "a", ScriptedLLM(script), tools=[delete_file, send_mail], confirm=Approval(refuse, max_attempts=2)
     )
-    result = _run(agent, how)
+    result = run_by(agent, how)
     assert asked == [
         "delete_file:{'path': 'a'}",
         "delete_file:{'path': 'b'}",
@@ -89,7 +78,7 @@ def test_after_max_attempts_refusals_a_tool_is_refused_without_asking(how):
     assert outputs[4][2] == "Error: tool 'send_mail' was not approved; the call was not executed."
 
 
-@pytest.mark.parametrize("how", ["run", "arun", "stream"])
+@pytest.mark.parametrize("how", ENTRY_POINTS)
 def test_rules_decide_first_and_a_call_no_rule_covers_is_never_approved_silently(how):
     asked: list[str] = []
 
@@ -109,7 +98,7 @@ def test_rules_decide_first_and_a_call_no_rule_covers_is_never_approved_silently
         tools=[delete_file, send_mail, read_secret],
         confirm=Approval(approve, rules=rules),
     )
-    result = _run(agent, how)
+    result = run_by(agent, how)
     assert asked == ["send_mail"]
     assert [(r.status, r.output) for r in result.tool_calls] == [
         ("success", "secret k"),
@@ -129,7 +118,7 @@ def test_rules_decide_first_and_a_call_no_rule_covers_is_never_approved_silently
         tools=[delete_file, send_mail, read_secret],
         confirm=Approval(rules=rules),
     )
-    result = _run(agent, how)
+    result = run_by(agent, how)
     assert [r.status for r in result.tool_calls] == ["success", "not_confirmed", "not_confirmed"]
     assert result.tool_calls[2].output.startswith(
         "Error: tool 'send_mail' is a high-risk operation and needs confirmation, but no confirm callback"

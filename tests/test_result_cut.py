@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from agentmaker import Agent, RunEnd, RunPolicy, ToolRegistrationError, ToolResponse, tool
+from agent_support import ENTRY_POINTS, run_by
+from agentmaker import Agent, RunPolicy, ToolRegistrationError, ToolResponse, tool
 from agentmaker.testing import ScriptedLLM
 
 LINES = "".join(f"line {i:02d}\n" for i in range(10))  # 10 lines of 8 characters
@@ -43,21 +44,11 @@ def _tool_texts(llm: ScriptedLLM) -> list[str]:
     return [m["content"] for m in llm.requests[-1].messages if m["role"] == "tool"]
 
 
-def _run(agent: Agent, how: str):
-    if how == "run":
-        return agent.run("go")
-    if how == "arun":
-        return asyncio.run(agent.arun("go"))
-    events = list(agent.stream("go"))
-    assert isinstance(events[-1], RunEnd)
-    return events[-1].result
-
-
-@pytest.mark.parametrize("how", ["run", "arun", "stream"])
+@pytest.mark.parametrize("how", ENTRY_POINTS)
 def test_the_run_policy_cuts_at_a_line_and_says_how_much_is_left(how):
     llm = ScriptedLLM([ScriptedLLM.tool_call("dump"), "done"])
     agent = Agent("a", llm, tools=[dump], run_policy=RunPolicy(max_result_chars=30))
-    result = _run(agent, how)
+    result = run_by(agent, how)
     record = result.tool_calls[0]
     assert record.status == "partial"
     expected = (
@@ -69,13 +60,13 @@ def test_the_run_policy_cuts_at_a_line_and_says_how_much_is_left(how):
     assert _tool_texts(llm) == [expected]
 
 
-@pytest.mark.parametrize("how", ["run", "arun", "stream"])
+@pytest.mark.parametrize("how", ENTRY_POINTS)
 def test_a_tool_limit_wins_and_a_paging_tool_says_how_to_ask_for_more(how):
     llm = ScriptedLLM(
         [ScriptedLLM.tool_calls(("read", {"path": "f"}), ("fetch", {"url": "u"}), ("dump", {})), "done"]
     )
     agent = Agent("a", llm, tools=[read, fetch, dump], run_policy=RunPolicy(max_result_chars=1000))
-    result = _run(agent, how)
+    result = run_by(agent, how)
     by_name = {r.name: r for r in result.tool_calls}
     assert by_name["read"].output == (
         "line 00\nline 01\n[result cut: showing 16 of 80 characters; 64 characters (8 lines) were "
