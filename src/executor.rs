@@ -24,6 +24,7 @@ pub mod arguments;
 pub mod cut;
 pub mod digest;
 pub mod finish;
+pub mod guardrails;
 pub mod messages;
 pub mod plan;
 pub mod prepare;

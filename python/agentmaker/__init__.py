@@ -19,12 +19,14 @@ from agentmaker.agent.events import (
     ToolEnd,
     ToolStart,
 )
+from agentmaker.agent.guardrails import GuardrailDecision, ToolCheck
 from agentmaker.agent.messages import ContentPart, Message, RunInput, messages_from_json, messages_to_json
 from agentmaker.agent.run_policy import RunPolicy
 from agentmaker.builtins import CalculatorTool, CLITool, NotesTool, SearchTool
 from agentmaker.errors import (
     AgentmakerError,
     AgentRunFlow,
+    GuardrailTripped,
     LLMResponseError,
     RetryAgentRun,
     RunCancelled,
@@ -51,6 +53,8 @@ __all__ = [
     "CalculatorTool",
     "ContentPart",
     "FunctionTool",
+    "GuardrailDecision",
+    "GuardrailTripped",
     "HybridRetriever",
     "Isolation",
     "LLMClient",
@@ -83,6 +87,7 @@ __all__ = [
     "Tool",
     "ToolCallRecord",
     "ToolCallStatus",
+    "ToolCheck",
     "ToolConfigError",
     "ToolDefinitionWarning",
     "ToolEnd",

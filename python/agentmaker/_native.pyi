@@ -63,6 +63,8 @@ class Tool:
     stop_after_tool_call: ClassVar[bool]
     timeout: ClassVar[float | None]
     max_result_chars: ClassVar[int | None]
+    input_guardrails: ClassVar[Any]
+    output_guardrails: ClassVar[Any]
     isolate: ClassVar[Any]
     name: str
     description: str
@@ -133,7 +135,10 @@ class CallPipeline:
         max_result_chars: int | None = None,
         approval_rules: list[tuple[str, bool]] = ...,
         max_attempts: int | None = None,
+        hold_results: bool = False,
     ) -> CallPipeline: ...
+    def release(self, record: Any, replacement: str | None = None) -> None: ...
+    def guardrail(self, record: Any, stage: str, verdict: str, detail: str) -> None: ...
     def decide_unasked(self, record: Any) -> bool | None: ...
     def prepare(self, calls: Any, turn: int) -> tuple[list[Any], list[tuple[int, int, bool]]]: ...
     def run(self, record: Any) -> None: ...

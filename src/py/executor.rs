@@ -8,6 +8,7 @@
 //! threads and asyncio (`agentmaker.agent.tool_calls`).
 
 mod call;
+mod guarded;
 mod record;
 mod started;
 
@@ -56,6 +57,8 @@ pub struct PyCallPipeline {
     /// The agent's `Approval` rules and limit, and the person's refusals so far.
     approval: ApprovalRules,
     refusals: Refusals,
+    /// The run has output guardrails: returned results wait for them (see `guarded`).
+    hold_results: bool,
 }
 
 impl PyCallPipeline {
@@ -186,6 +189,18 @@ impl PyCallPipeline {
             return Ok(());
         }
         let name = call.entry.name();
+        let outcome = match outcome {
+            Outcome::Returned { text, status } if self.holds(py, call) => {
+                self.hold(py, record, text, status)?;
+                record.setattr(intern!(py, "duration"), elapsed)?;
+                record.setattr(intern!(py, "executed"), true)?;
+                if let Some(data) = data {
+                    record.setattr(intern!(py, "data"), data)?;
+                }
+                return Ok(());
+            }
+            other => other,
+        };
         let flags = if matches!(outcome, Outcome::Returned { .. } | Outcome::WrongType(_)) {
             self.result_flags(py, call)
         } else {
@@ -291,7 +306,7 @@ impl PyCallPipeline {
     /// One run's pipeline. `blocking_run`: the run was started by the blocking `Agent.run`;
     /// `serial`: the run has a numeric cap, so every call runs alone.
     #[new]
-    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None, max_result_chars = None, approval_rules = Vec::new(), max_attempts = None))]
+    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None, max_result_chars = None, approval_rules = Vec::new(), max_attempts = None, hold_results = false))]
     fn new(
         registry: Option<Bound<'_, PyAny>>,
         permissions: Option<Bound<'_, PyToolPermissions>>,
@@ -302,6 +317,7 @@ impl PyCallPipeline {
         max_result_chars: Option<usize>,
         approval_rules: Vec<(String, bool)>,
         max_attempts: Option<u32>,
+        hold_results: bool,
     ) -> PyResult<Self> {
         // False (or None) means no default; True or an Isolation is the default's settings.
         let isolate = match isolate {
@@ -336,6 +352,7 @@ impl PyCallPipeline {
                 max_attempts,
             },
             refusals: Refusals::default(),
+            hold_results,
         })
     }
 
@@ -599,6 +616,31 @@ impl PyCallPipeline {
         )?;
         record.setattr(intern!(py, "output"), text)?;
         Ok(Some(false))
+    }
+
+    /// Releases a result held for the output guardrails, replaced by `replacement` if given:
+    /// it is cut to `max_result_chars` and framed now.
+    #[pyo3(signature = (record, replacement = None))]
+    fn release(
+        &self,
+        py: Python<'_>,
+        record: &Bound<'_, PyAny>,
+        replacement: Option<String>,
+    ) -> PyResult<()> {
+        self.release_held(py, record, replacement)
+    }
+
+    /// A guardrail decided against the call: `stage` is `input` or `output`, `verdict` is
+    /// `refuse` (`detail`: its message), `fail` (`detail`: its exception) or `trip`.
+    fn guardrail(
+        &self,
+        py: Python<'_>,
+        record: &Bound<'_, PyAny>,
+        stage: &str,
+        verdict: &str,
+        detail: &str,
+    ) -> PyResult<()> {
+        self.guardrail_outcome(py, record, stage, verdict, detail)
     }
 
     /// The digest binding an approval to this admitted call: SHA-256 of its tool's real name

@@ -104,6 +104,8 @@ class ToolEnd:
     status: ToolCallStatus
     duration: float
     output: str
+    # Each guardrail's decision on the call (agentmaker.agent.guardrails.GuardrailRecord).
+    guardrails: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +173,7 @@ def hooks_observer(hooks: object) -> Callable[[RunEvent], None]:
 def tool_end(turn: int, record: Any) -> ToolEnd:
     """The end event of a call, from its record."""
     r = record
-    return ToolEnd(turn, r.call_id, r.name, r.arguments, r.status, r.duration, r.output)
+    return ToolEnd(turn, r.call_id, r.name, r.arguments, r.status, r.duration, r.output, tuple(r.guardrails))
 
 
 def check_hooks(hooks: object) -> None:

@@ -44,12 +44,14 @@ from agentmaker.agent.sync_driver import NEED_LOOP, in_running_loop, loop_hidden
 from agentmaker.agent.tool_calls import ToolExecutor, _Run
 from agentmaker.agent.tool_offer import ToolOffer
 from agentmaker.agent.typed_output import OutputSpec
+from agentmaker.errors import GuardrailTripped
 from agentmaker.llm.client import LLMResponse
 from agentmaker.llm.dispatch import chat_method
 from agentmaker.rag.budget import check_budget
 from agentmaker.rag.tool_search import hide_denied
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.decorator import FunctionTool
+from agentmaker.tools.guardrail_setting import check_guardrails
 from agentmaker.tools.registry import ToolRegistry
 from agentmaker.tools.run_context import RunContext
 from agentmaker.tools.status import RunStatus
@@ -104,6 +106,10 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
     - ``output_type``: the type of the final answer (a dataclass, TypedDict, pydantic model,
       ``Literal``, JSON scalar type...): requested with its JSON Schema, validated, retried when
       invalid, and returned as ``result.output`` (see :mod:`agentmaker.agent.typed_output`).
+    - ``input_guardrails``, ``output_guardrails``: callables (sync or async) that check each
+      call before its confirmation and each result before the model reads it: they may
+      allow, refuse, replace a result or trip (end the run with ``GuardrailTripped``); see
+      :mod:`agentmaker.agent.guardrails`.
     - ``hooks``: an object with some of the :class:`~agentmaker.RunHooks` methods, called with
       each event of every run (see :mod:`agentmaker.events`).
     """
@@ -126,6 +132,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         tool_budget: int | None = None,
         hooks: Any = None,
         output_type: Any = None,
+        input_guardrails: Any = None,
+        output_guardrails: Any = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError(f"Agent name must be a non-empty string, got {name!r}")
@@ -187,6 +195,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             raise TypeError(f"instructions must be a string, got {instructions!r}")
         if hooks is not None:
             check_hooks(hooks)
+        self.input_guardrails = check_guardrails(input_guardrails, "input_guardrails")
+        self.output_guardrails = check_guardrails(output_guardrails, "output_guardrails")
         self.name = name
         self.llm = llm
         self.hooks = hooks
@@ -332,6 +342,10 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
 
     def _new_run(self, sync_entry: bool, feed: Feed | None = None, deps: Any = None) -> _Run:
         policy = self.run_policy
+        guards = (
+            self.input_guardrails + (policy.input_guardrails if policy is not None else ()),
+            self.output_guardrails + (policy.output_guardrails if policy is not None else ()),
+        )
         pipeline = _native.CallPipeline(
             self.tool_registry,
             self.permissions,
@@ -341,8 +355,10 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             policy.isolate if policy is not None else None,
             policy.max_result_chars if policy is not None else None,
             *approval_options(self.confirm),
+            bool(guards[1]),
         )
         run = _Run(sync_entry, policy, pipeline)
+        run.guards = guards
         run.deps = deps
         observers = [o for o in (self._hooks, otel_observer(self.llm)) if o is not None]
         if feed is not None:
@@ -510,16 +526,22 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             if observe is not None:
                 for r in recs[start:end]:
                     observe(ToolStart(run.turn, r.call_id, r.name, r.arguments))
-            if batch:
-                await self._batch(run, [r for r in recs[start:end] if r.status is None])
-            else:
-                for rec in recs[start:end]:
-                    if rec.status is not None:  # refused by a gate
-                        continue
-                    if rec._route == "inline" and not rec._confirm and run.budget is None:
-                        self._inline(run, rec)  # the common case needs no coroutine at all
-                    else:
-                        await self._alone(run, rec)
+            try:
+                await self._guard_inputs(run, recs[start:end])
+                if batch:
+                    await self._batch(run, [r for r in recs[start:end] if r.status is None])
+                else:
+                    for rec in recs[start:end]:
+                        if rec.status is not None:  # refused by a gate
+                            continue
+                        if rec._route == "inline" and not rec._confirm and run.budget is None:
+                            self._inline(run, rec)  # the common case needs no coroutine at all
+                        else:
+                            await self._alone(run, rec)
+                await self._guard_outputs(run, recs[start:end])
+            except GuardrailTripped:
+                self._tripped(run, recs, start)
+                raise
             for r in recs[start:end]:
                 if observe is not None:
                     observe(tool_end(run.turn, r))
@@ -548,6 +570,20 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         if asker(self.confirm) == "pause":
             run.pending = [r for r in recs if r.status == "pending"]
         return None
+
+    @staticmethod
+    def _tripped(run: _Run, recs: list[ToolCallRecord], start: int) -> None:
+        """A guardrail ended the run in the group at ``start``: the response's calls that did
+        not finish are skipped, so the partial result's transcript answers every call."""
+        pipeline = run.pipeline
+        for r in [*(r for r in recs[:start] if r.status == "pending"), *recs[start:]]:
+            if r._held:
+                pipeline.release(r)
+            if r.status is None or r.status == "pending":
+                pipeline.refuse(r, "skipped")
+            if run.observe is not None:
+                run.observe(tool_end(run.turn, r))
+            run.messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
 
 
 def _account(run: _Run, usage: Any) -> int:

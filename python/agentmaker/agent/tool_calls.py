@@ -24,6 +24,7 @@ from concurrent.futures import wait as wait_futures
 from typing import Any
 
 from agentmaker.agent.approval import Approval
+from agentmaker.agent.guardrails import guard_input, guard_output
 from agentmaker.agent.messages import Message
 from agentmaker.agent.run_policy import RunBudget, RunPolicy
 from agentmaker.agent.run_result import RunUsage
@@ -47,6 +48,7 @@ class _Run:
         "deps",
         "direct",
         "gate",
+        "guards",
         "llm_calls",
         "messages",
         "observe",
@@ -89,6 +91,8 @@ class _Run:
         self.deps: Any = None  # given to tools through RunContext, made when a tool asks
         self.context: Any = None
         self.gate: Any = None  # a streamed run waits here for its consumer (see streaming.Feed)
+        # The agent's and the policy's guardrails: (input, output); each tool adds its own.
+        self.guards: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
 
     def usage(self) -> RunUsage:
         """The run's usage so far (what ``RunContext.usage`` and the result report)."""
@@ -115,6 +119,24 @@ class ToolExecutor:
         if run.budget is not None:
             self._admit(run, rec)
         await self._execute(run, rec)
+
+    @staticmethod
+    async def _guard_inputs(run: _Run, recs: list[ToolCallRecord]) -> None:
+        """Input guardrails on each admitted call (before its confirmation)."""
+        run_guards = run.guards[0]
+        for rec in recs:
+            if rec.status is None:
+                guards = run_guards + tuple(rec._tool.input_guardrails)
+                if guards:
+                    await guard_input(run, run.pipeline, rec, guards)
+
+    @staticmethod
+    async def _guard_outputs(run: _Run, recs: list[ToolCallRecord]) -> None:
+        """Output guardrails on each result held for them; the core then cuts and frames it."""
+        run_guards = run.guards[1]
+        for rec in recs:
+            if rec._held:
+                await guard_output(run, run.pipeline, rec, run_guards + tuple(rec._tool.output_guardrails))
 
     @staticmethod
     def _admit(run: _Run, rec: ToolCallRecord) -> None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypedDict, TypeVar, o
 from agentmaker._native import Tool, ToolParameter, ToolResponse
 from agentmaker.errors import ToolRegistrationError
 from agentmaker.isolation.settings import Isolation, check_importable, setting
+from agentmaker.tools.guardrail_setting import check_guardrails
 from agentmaker.tools.signature import (
     _LOOP_RUNNING,
     CallableSpec,
@@ -58,6 +59,10 @@ class ToolFlags(TypedDict, total=False):
     # The most characters of a result the model reads: a longer one is cut and marked partial
     # (None follows RunPolicy(max_result_chars=...)).
     max_result_chars: int | None
+    # Callables checking this tool's calls and results (agentmaker.agent.guardrails), after the
+    # agent's and the run's.
+    input_guardrails: Any
+    output_guardrails: Any
     # Hints an MCP client reads (docs/mcp.md): served as readOnlyHint, destructiveHint,
     # idempotentHint and openWorldHint. None (the default) leaves a hint out.
     read_only: bool | None
@@ -75,6 +80,8 @@ _FLAGS = (
     "stop_after_tool_call",
     "isolate",
     "max_result_chars",
+    "input_guardrails",
+    "output_guardrails",
     *_HINTS,
 )
 _FLAG_SET = frozenset(_FLAGS)
@@ -109,6 +116,9 @@ def _apply_flags(obj: Tool, flags: Mapping[str, object]) -> None:
                 f"tool '{obj.name}': max_result_chars must be an integer >= 1 or None, got {limit!r}"
             )
         setattr(obj, "max_result_chars", limit)  # noqa: B010 - a class-level setting, set per tool here
+    for key in ("input_guardrails", "output_guardrails"):
+        if flags.get(key) is not None:
+            setattr(obj, key, check_guardrails(flags[key], f"tool '{obj.name}': {key}"))
     isolate = setting(flags.get("isolate"), f"tool '{obj.name}'")
     if isolate is not None:
         if isolate and isinstance(obj, FunctionTool):
