@@ -45,6 +45,13 @@ pub struct ApprovalRules {
 }
 
 impl ApprovalRules {
+    pub fn new(rules: Vec<(String, bool)>, max_attempts: Option<u32>) -> ApprovalRules {
+        ApprovalRules {
+            rules,
+            max_attempts,
+        }
+    }
+
     /// The first matching rule's verdict and pattern, or None when no rule covers the tool.
     pub fn rule_for(&self, name: &str) -> Option<(bool, &str)> {
         self.rules

@@ -7,12 +7,14 @@
 //! Python is what only Python can host: the tool's callable, a person's confirmation, worker
 //! threads and asyncio (`agentmaker.agent.tool_calls`).
 
+mod approval;
 mod call;
 mod guarded;
 mod record;
+mod result_flags;
 mod started;
 
-use crate::executor::approval::{self, ApprovalRules, Refusals};
+use crate::executor::approval::{ApprovalRules, Refusals};
 use crate::executor::{
     self, messages, CallStatus, Finished, Outcome, Refusal, ResultFlags, Settings, Slot,
 };
@@ -191,13 +193,7 @@ impl PyCallPipeline {
         let name = call.entry.name();
         let outcome = match outcome {
             Outcome::Returned { text, status } if self.holds(py, call) => {
-                self.hold(py, record, text, status)?;
-                record.setattr(intern!(py, "duration"), elapsed)?;
-                record.setattr(intern!(py, "executed"), true)?;
-                if let Some(data) = data {
-                    record.setattr(intern!(py, "data"), data)?;
-                }
-                return Ok(());
+                return self.hold(py, record, (text, status), data, elapsed);
             }
             other => other,
         };
@@ -220,39 +216,6 @@ impl PyCallPipeline {
             record.setattr(intern!(py, "_stop"), stop)?;
         }
         Ok(())
-    }
-
-    /// What the tool says about this result: external content (when unsure: yes, the text is
-    /// untrusted) and whether it ends the run.
-    fn result_flags(&self, py: Python<'_>, call: &PyPreparedCall) -> ResultFlags {
-        let tool = call.entry.payload.obj.bind(py);
-        let external = tool
-            .call_method1(intern!(py, "is_external_content"), (call.params.bind(py),))
-            .and_then(|v| v.is_truthy())
-            .unwrap_or(true);
-        let stop_after = tool
-            .getattr(intern!(py, "stop_after_tool_call"))
-            .and_then(|v| v.is_truthy())
-            .unwrap_or(false);
-        // The tool's own limit wins over the run's (as its timeout does).
-        let max_chars = tool
-            .getattr(intern!(py, "max_result_chars"))
-            .ok()
-            .filter(|v| !v.is_none())
-            .and_then(|v| v.extract::<usize>().ok())
-            .or(self.max_result_chars);
-        let paging = max_chars.and_then(|_| {
-            call.entry.with_schema(|schema| {
-                let props = schema.get("properties").and_then(|p| p.as_object())?;
-                executor::cut::paging_argument(props.keys().map(String::as_str))
-            })
-        });
-        ResultFlags {
-            external,
-            stop_after,
-            max_chars,
-            paging,
-        }
     }
 
     pub(crate) fn complete_response(
@@ -347,10 +310,7 @@ impl PyCallPipeline {
             visible: OnceLock::new(),
             isolate,
             max_result_chars,
-            approval: ApprovalRules {
-                rules: approval_rules,
-                max_attempts,
-            },
+            approval: ApprovalRules::new(approval_rules, max_attempts),
             refusals: Refusals::default(),
             hold_results,
         })
@@ -583,64 +543,32 @@ impl PyCallPipeline {
             }
         }
         if matches!(why, "not_approved" | "declined" | "confirm_failed") {
-            self.refusals.record(&name);
+            self.refusals.record(&name); // a person's refusal (see `approval`)
         }
         record.setattr(intern!(py, "status"), status_word(py, status))?;
         record.setattr(intern!(py, "output"), text)
     }
 
-    /// What the approval rules decide for a call that needs confirmation, before anyone is
-    /// asked: True (a rule approves it), False (a rule refuses it, or a person has refused the
-    /// tool `max_attempts` times in this run: the record then holds the refusal), or None (no
-    /// rule covers it: ask).
+    /// The approval rules' verdict before anyone is asked: True, False, or None (see `approval`).
     fn decide_unasked(&self, py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
-        let name: String = record.getattr(intern!(py, "name"))?.extract()?;
-        let text = match self.approval.rule_for(&name) {
-            Some((true, _)) => return Ok(Some(true)),
-            Some((false, pattern)) => approval::refused_by_rule(&name, pattern),
-            None => match self.approval.max_attempts {
-                Some(max) if self.refusals.used_up(&name, max) => {
-                    approval::attempts_used(&name, max)
-                }
-                _ => return Ok(None),
-            },
-        };
-        if let Ok(call) = prepared_call(record) {
-            if !call.get().finish() {
-                return Ok(Some(false));
-            }
-        }
-        record.setattr(
-            intern!(py, "status"),
-            status_word(py, CallStatus::NotConfirmed),
-        )?;
-        record.setattr(intern!(py, "output"), text)?;
-        Ok(Some(false))
+        self.decide_by_rules(py, record)
     }
 
-    /// Releases a result held for the output guardrails, replaced by `replacement` if given:
-    /// it is cut to `max_result_chars` and framed now.
+    /// Releases a result held for the output guardrails (replaced, if given): cut and framed.
     #[pyo3(signature = (record, replacement = None))]
-    fn release(
-        &self,
-        py: Python<'_>,
-        record: &Bound<'_, PyAny>,
-        replacement: Option<String>,
-    ) -> PyResult<()> {
-        self.release_held(py, record, replacement)
+    fn release(&self, record: &Bound<'_, PyAny>, replacement: Option<String>) -> PyResult<()> {
+        self.release_held(record.py(), record, replacement)
     }
 
-    /// A guardrail decided against the call: `stage` is `input` or `output`, `verdict` is
-    /// `refuse` (`detail`: its message), `fail` (`detail`: its exception) or `trip`.
+    /// A guardrail's `refuse`, `fail` or `trip` at `stage` (`input`, `output`): see `guarded`.
     fn guardrail(
         &self,
-        py: Python<'_>,
         record: &Bound<'_, PyAny>,
         stage: &str,
         verdict: &str,
         detail: &str,
     ) -> PyResult<()> {
-        self.guardrail_outcome(py, record, stage, verdict, detail)
+        self.guardrail_outcome(record.py(), record, stage, verdict, detail)
     }
 
     /// The digest binding an approval to this admitted call: SHA-256 of its tool's real name

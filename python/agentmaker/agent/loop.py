@@ -41,14 +41,14 @@ from agentmaker.agent.run_policy import DEFAULT_MAX_RETRIES, RunPolicy, before_d
 from agentmaker.agent.run_result import PendingCall, RunResult, RunUsage
 from agentmaker.agent.streaming import Feed, event_stream, has_stream, streamed_chat, sync_stream
 from agentmaker.agent.sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
-from agentmaker.agent.tool_calls import ToolExecutor, _Run
+from agentmaker.agent.tool_calls import ToolExecutor, _Run, account_usage
 from agentmaker.agent.tool_offer import ToolOffer
 from agentmaker.agent.typed_output import OutputSpec
 from agentmaker.errors import GuardrailTripped
 from agentmaker.llm.client import LLMResponse
 from agentmaker.llm.dispatch import chat_method
 from agentmaker.rag.budget import check_budget
-from agentmaker.rag.tool_search import hide_denied
+from agentmaker.rag.tool_search import RUN_KEY, ToolSearchTool, hide_denied
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.decorator import FunctionTool
 from agentmaker.tools.guardrail_setting import check_guardrails
@@ -398,8 +398,9 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             self._failed(run, exc)
             raise
 
-    def _give_context(self, run: _Run, rec: ToolCallRecord) -> None:
-        """Fill the call's RunContext parameters (the record keeps the model's arguments)."""
+    def _give_context(self, run: _Run, rec: ToolCallRecord, key: str | None = None) -> None:
+        """Fill the call's RunContext parameters, or the one under ``key`` (the record keeps
+        the model's arguments)."""
         ctx = run.context
         if ctx is None:
             ctx = run.context = RunContext(run.deps, uuid.uuid4().hex, self.name, run)
@@ -407,7 +408,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         assert params is not None
         if rec.arguments is params:
             rec.arguments = dict(params)
-        for name in rec._tool._spec.contexts:
+        for name in rec._tool._spec.contexts if key is None else (key,):
             params[name] = ctx
 
     def _failed(self, run: _Run, exc: BaseException) -> None:
@@ -451,7 +452,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             usage = getattr(resp, "usage", None)
             tokens = 0
             if usage:
-                tokens = _account(run, usage)
+                tokens = account_usage(run, usage)
             if budget is not None:
                 budget.record_llm(tokens)
             if observe is not None:
@@ -518,6 +519,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         for r in recs:
             if r.status is None and isinstance(r._tool, FunctionTool) and r._tool._spec.contexts:
                 self._give_context(run, r)
+            elif r.status is None and isinstance(r._tool, ToolSearchTool) and r._tool.llm is not None:
+                self._give_context(run, r, RUN_KEY)  # its model calls count in this run
         stop: str | None = None
         observe = run.observe
         for start, end, batch in groups:
@@ -584,20 +587,3 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             if run.observe is not None:
                 run.observe(tool_end(run.turn, r))
             run.messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
-
-
-def _account(run: _Run, usage: Any) -> int:
-    get = usage.get if isinstance(usage, dict) else (lambda k, d=None: getattr(usage, k, d))
-    prompt = get("prompt_tokens", 0) or 0
-    completion = get("completion_tokens", 0) or 0
-    total = get("total_tokens", None)
-    if not isinstance(total, int):
-        total = (prompt if isinstance(prompt, int) else 0) + (
-            completion if isinstance(completion, int) else 0
-        )
-    if isinstance(prompt, int):
-        run.prompt_tokens += prompt
-    if isinstance(completion, int):
-        run.completion_tokens += completion
-    run.total_tokens += total
-    return total

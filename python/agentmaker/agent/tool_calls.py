@@ -15,6 +15,7 @@ took it never starts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import inspect
 import time
@@ -30,11 +31,12 @@ from agentmaker.agent.run_policy import RunBudget, RunPolicy
 from agentmaker.agent.run_result import RunUsage
 from agentmaker.agent.sync_driver import NEED_LOOP, loop_hidden
 from agentmaker.agent.worker_threads import shared_threads
+from agentmaker.errors import RunLimitExceeded
 from agentmaker.tools.awaited import complete
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.run_context import RunContext
 
-__all__ = ["ToolExecutor"]
+__all__ = ["ToolExecutor", "account_usage"]
 
 
 class _Run:
@@ -93,6 +95,24 @@ class _Run:
         self.gate: Any = None  # a streamed run waits here for its consumer (see streaming.Feed)
         # The agent's and the policy's guardrails: (input, output); each tool adds its own.
         self.guards: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
+
+    def admit_llm(self) -> bool:
+        """Whether the run's limits allow one more model call (for a tool's own model call,
+        which falls back to something else rather than end the run)."""
+        if self.budget is not None:
+            try:
+                self.budget.admit_llm()
+            except RunLimitExceeded:
+                return False
+        return True
+
+    def record_llm(self, usage: Any) -> None:
+        """Count a tool's own model call (and its ``usage``, if any) in the run."""
+        self.llm_calls += 1
+        tokens = account_usage(self, usage) if usage else 0
+        if self.budget is not None:
+            with contextlib.suppress(RunLimitExceeded):  # the run's next model call is refused
+                self.budget.record_llm(tokens)
 
     def usage(self) -> RunUsage:
         """The run's usage so far (what ``RunContext.usage`` and the result report)."""
@@ -269,3 +289,21 @@ class ToolExecutor:
                 exc = fut.exception()
                 if exc is not None:
                     pipeline.fail(r, exc, time.perf_counter() - started)
+
+
+def account_usage(run: _Run, usage: Any) -> int:
+    """Add a model reply's ``usage`` to the run's token counts; the tokens it used."""
+    get = usage.get if isinstance(usage, dict) else (lambda k, d=None: getattr(usage, k, d))
+    prompt = get("prompt_tokens", 0) or 0
+    completion = get("completion_tokens", 0) or 0
+    total = get("total_tokens", None)
+    if not isinstance(total, int):
+        total = (prompt if isinstance(prompt, int) else 0) + (
+            completion if isinstance(completion, int) else 0
+        )
+    if isinstance(prompt, int):
+        run.prompt_tokens += prompt
+    if isinstance(completion, int):
+        run.completion_tokens += completion
+    run.total_tokens += total
+    return total

@@ -33,11 +33,17 @@ impl PyCallPipeline {
         &self,
         py: Python<'_>,
         record: &Bound<'_, PyAny>,
-        text: String,
-        status: ToolStatus,
+        (text, status): (String, ToolStatus),
+        data: Option<Bound<'_, PyAny>>,
+        elapsed: f64,
     ) -> PyResult<()> {
         record.setattr(intern!(py, "status"), status.as_str())?;
         record.setattr(intern!(py, "output"), text)?;
+        record.setattr(intern!(py, "duration"), elapsed)?;
+        record.setattr(intern!(py, "executed"), true)?;
+        if let Some(data) = data {
+            record.setattr(intern!(py, "data"), data)?;
+        }
         record.setattr(intern!(py, "_held"), true)
     }
 
