@@ -12,6 +12,7 @@ from agentmaker import (
     GuardrailTripped,
     RunEnd,
     RunPolicy,
+    RunResult,
     ToolCheck,
     ToolEnd,
     ToolPermissions,
@@ -273,6 +274,10 @@ def test_an_input_trip_and_guardrails_on_a_resumed_call():
     )
     paused = agent.run("go")
     assert calls == ["input"]
+    # The decisions travel with a paused result's JSON form.
+    again = RunResult.from_json(paused.to_json())
+    assert again.tool_calls[0].guardrails == paused.tool_calls[0].guardrails
+    assert [g.decision for g in again.tool_calls[0].guardrails] == ["allow"]
     done = agent.resume(paused, {"call_1": True})
     assert calls == ["input", "input", "output"]
     assert done.tool_calls[0].output == "wiped sdb"

@@ -13,6 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from agentmaker.agent.guardrails import GuardrailRecord
 from agentmaker.agent.messages import Message, _checked
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.schema.json_values import jsonable
@@ -147,6 +148,7 @@ def _record_dict(r: ToolCallRecord) -> dict[str, Any]:
         "duration": r.duration,
         "executed": r.executed,
         "data": r.data,
+        "guardrails": [[g.stage, g.guardrail, g.decision, g.message] for g in r.guardrails],
     }
 
 
@@ -155,4 +157,5 @@ def _record_from(d: dict[str, Any]) -> ToolCallRecord:
     rec.duration = float(d["duration"])
     rec.executed = bool(d["executed"])
     rec.data = d["data"]
+    rec.guardrails = [GuardrailRecord(*g) for g in d.get("guardrails", ())]
     return rec
