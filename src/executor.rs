@@ -13,8 +13,8 @@
 //! 5. whether the call needs confirmation (only a valid call is asked about);
 //! 6. admission by the run's limits (kept by the caller, see [`crate::run_policy`]);
 //! 7. execution, on the route [`plan::route`] picks, under the call's timeout;
-//! 8. the outcome as the model's text, wrapped against prompt injection when the tool marks
-//!    its result external ([`finish`]).
+//! 8. the outcome as the model's text: cut to `max_result_chars` ([`cut`]), then wrapped
+//!    against prompt injection when the tool marks its result external ([`finish`]).
 //!
 //! A direct call by the program (`ToolRegistry.execute_tool`, `aexecute_tool`) passes gates
 //! 1-4 the same way ([`prepare::admit`]): the same lookup, validation and texts as a model's call,
@@ -24,9 +24,12 @@
 //! hosts the tool's callable (and a person's confirmation) and hands the outcome to
 //! [`finish::finish`]. Every model-facing text of the pipeline is in [`messages`].
 
+pub mod approval;
 pub mod arguments;
+pub mod cut;
 pub mod digest;
 pub mod finish;
+pub mod guardrails;
 pub mod messages;
 pub mod plan;
 pub mod prepare;

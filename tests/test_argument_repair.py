@@ -294,3 +294,32 @@ def test_a_paused_call_is_approved_and_resumed_with_its_repaired_arguments() -> 
     rec = resumed.tool_calls[-1]
     assert rec.output.startswith("removed 3\n\n(Note: "), rec.output
     assert rec.repairs == ["single-quoted strings read as JSON strings", "'count': \"3\" → 3"]
+
+
+def test_guardrails_see_repaired_arguments_and_the_note_follows_the_cut() -> None:
+    """Parse and repair come first: an input guardrail sees the repaired arguments; an output
+    guardrail sees the whole result; the note on the repairs follows the max_result_chars cut."""
+    from agentmaker.agent.guardrails import ToolCheck
+
+    checked: list[tuple[str, Any]] = []
+
+    def look(check: ToolCheck) -> None:
+        checked.append((check.stage, check.output if check.stage == "output" else check.arguments))
+
+    @tool
+    def words(n: int) -> str:
+        """Say n words."""
+        return " ".join(["word"] * n)
+
+    rec = run_one(
+        "{'n': '3'}",
+        tools=[words],
+        name="words",
+        input_guardrails=[look],
+        output_guardrails=[look],
+        run_policy=RunPolicy(max_result_chars=4),
+    )
+    assert checked == [("input", {"n": 3}), ("output", "word word word")]
+    assert rec.status == "partial" and rec.arguments == {"n": 3}
+    note = NOTE.format("single-quoted strings read as JSON strings; 'n': \"3\" → 3")
+    assert rec.output.startswith("word\n[result cut") and rec.output.endswith(note)

@@ -62,6 +62,9 @@ class Tool:
     supports_parallel: ClassVar[bool]
     stop_after_tool_call: ClassVar[bool]
     timeout: ClassVar[float | None]
+    max_result_chars: ClassVar[int | None]
+    input_guardrails: ClassVar[Any]
+    output_guardrails: ClassVar[Any]
     isolate: ClassVar[Any]
     repair: ClassVar[Literal["full", "coerce", "off"] | None]
     name: str
@@ -133,7 +136,14 @@ class CallPipeline:
         blocking_run: bool = False,
         isolate: Any = None,
         repair: str = "full",
+        max_result_chars: int | None = None,
+        approval_rules: list[tuple[str, bool]] = ...,
+        max_attempts: int | None = None,
+        hold_results: bool = False,
     ) -> CallPipeline: ...
+    def release(self, record: Any, replacement: str | None = None) -> None: ...
+    def guardrail(self, record: Any, stage: str, verdict: str, detail: str) -> None: ...
+    def decide_unasked(self, record: Any) -> bool | None: ...
     def prepare(
         self, calls: Any, turn: int, cut_off: bool = False
     ) -> tuple[list[Any], list[tuple[int, int, bool]]]: ...

@@ -7,10 +7,14 @@
 //! Python is what only Python can host: the tool's callable, a person's confirmation, worker
 //! threads and asyncio (`agentmaker.agent.tool_calls`).
 
+mod approval;
 mod call;
 mod completion;
+mod guarded;
 mod record;
+mod result_flags;
 
+use crate::executor::approval::{ApprovalRules, Refusals};
 use crate::executor::{
     self, messages, CallStatus, Finished, Outcome, RepairMode, ResultFlags, Settings, Slot,
 };
@@ -18,12 +22,11 @@ use crate::guard::Guard;
 use crate::permissions::ToolPermissions;
 use crate::py::permissions::PyToolPermissions;
 use crate::py::registry::{
-    admit_call, exception_problem, exception_response, kind_of, run_admitted, start_awaitable,
-    Gates, PyStartedCall, PyToolRegistry, Repair,
+    admit_call, exception_problem, kind_of, run_admitted, start_awaitable, Gates, PyStartedCall,
+    PyToolRegistry, Repair,
 };
-use crate::py::response::PyToolResponse;
 use call::{read_call, PyPreparedCall};
-use completion::{flow_outcome, RecordCompletion};
+use completion::RecordCompletion;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
@@ -54,6 +57,13 @@ pub struct PyCallPipeline {
     isolate: Option<Py<PyAny>>,
     /// `RunPolicy(repair=...)`: what may be repaired in calls to tools that set nothing.
     repair: RepairMode,
+    /// `RunPolicy(max_result_chars=...)`: the limit for tools that set none.
+    max_result_chars: Option<usize>,
+    /// The agent's `Approval` rules and limit, and the person's refusals so far.
+    approval: ApprovalRules,
+    refusals: Refusals,
+    /// The run has output guardrails: returned results wait for them (see `guarded`).
+    hold_results: bool,
 }
 
 impl PyCallPipeline {
@@ -198,6 +208,12 @@ impl PyCallPipeline {
             return Ok(());
         }
         let name = call.entry.name();
+        let outcome = match outcome {
+            Outcome::Returned { text, status } if self.holds(py, call) => {
+                return self.hold(py, record, (text, status), data, elapsed);
+            }
+            other => other,
+        };
         let flags = if matches!(outcome, Outcome::Returned { .. } | Outcome::WrongType(_)) {
             self.result_flags(py, call)
         } else {
@@ -206,12 +222,7 @@ impl PyCallPipeline {
         let Finished { status, text, stop } = executor::finish(name, outcome, flags, || {
             self.guard.get_or_init(Guard::random)
         });
-        // The record's list: a resumed call carries over the repairs of the call that paused.
-        let repairs: Vec<String> = record
-            .getattr(intern!(py, "repairs"))
-            .and_then(|r| r.extract())
-            .unwrap_or_default();
-        let text = executor::finish::with_repair_note(text, status, &repairs);
+        let text = record::with_repair_note(record, text, status);
         record.setattr(intern!(py, "status"), status_word(py, status))?;
         record.setattr(intern!(py, "output"), text)?;
         record.setattr(intern!(py, "duration"), elapsed)?;
@@ -224,69 +235,6 @@ impl PyCallPipeline {
         }
         Ok(())
     }
-
-    /// What the tool says about this result: external content (when unsure: yes, the text is
-    /// untrusted) and whether it ends the run.
-    fn result_flags(&self, py: Python<'_>, call: &PyPreparedCall) -> ResultFlags {
-        let tool = call.entry.payload.obj.bind(py);
-        let external = tool
-            .call_method1(intern!(py, "is_external_content"), (call.params.bind(py),))
-            .and_then(|v| v.is_truthy())
-            .unwrap_or(true);
-        let stop_after = tool
-            .getattr(intern!(py, "stop_after_tool_call"))
-            .and_then(|v| v.is_truthy())
-            .unwrap_or(false);
-        ResultFlags {
-            external,
-            stop_after,
-        }
-    }
-
-    pub(crate) fn complete_response(
-        &self,
-        py: Python<'_>,
-        record: &Bound<'_, PyAny>,
-        call: &PyPreparedCall,
-        resp: &Bound<'_, PyToolResponse>,
-        elapsed: f64,
-    ) -> PyResult<()> {
-        let r = resp.borrow();
-        let outcome = Outcome::Returned {
-            text: r.text.clone(),
-            status: r.status,
-        };
-        let data = r.data.bind(py).clone();
-        drop(r);
-        self.write(py, record, call, outcome, Some(data), elapsed)
-    }
-
-    /// An exception a started call raised: a flow-control signal is the call's outcome; any
-    /// other exception becomes the error the model reads.
-    pub(crate) fn complete_error(
-        &self,
-        py: Python<'_>,
-        record: &Bound<'_, PyAny>,
-        call: &PyPreparedCall,
-        err: PyErr,
-        elapsed: f64,
-    ) -> PyResult<()> {
-        self.enter(call);
-        let err = match flow_outcome(py, err) {
-            Ok(outcome) => return self.write(py, record, call, outcome, None, elapsed),
-            Err(err) => err,
-        };
-        if !err.is_instance_of::<pyo3::exceptions::PyException>(py) {
-            return Err(err); // KeyboardInterrupt, SystemExit, CancelledError: not the tool's result
-        }
-        match exception_response(py, call.entry.name(), err) {
-            Ok(resp) => self.complete_response(py, record, call, resp.bind(py), elapsed),
-            Err(err) => {
-                let problem = exception_problem(py, &err);
-                self.write(py, record, call, Outcome::Raised(problem), None, elapsed)
-            }
-        }
-    }
 }
 
 #[pymethods]
@@ -295,7 +243,7 @@ impl PyCallPipeline {
     /// `serial`: the run has a numeric cap, so every call runs alone; `repair`: `"full"`,
     /// `"coerce"` or `"off"`, for tools that set none of their own.
     #[new]
-    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None, repair = "full"))]
+    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None, repair = "full", max_result_chars = None, approval_rules = Vec::new(), max_attempts = None, hold_results = false))]
     fn new(
         registry: Option<Bound<'_, PyAny>>,
         permissions: Option<Bound<'_, PyToolPermissions>>,
@@ -304,6 +252,10 @@ impl PyCallPipeline {
         blocking_run: bool,
         isolate: Option<Bound<'_, PyAny>>,
         repair: &str,
+        max_result_chars: Option<usize>,
+        approval_rules: Vec<(String, bool)>,
+        max_attempts: Option<u32>,
+        hold_results: bool,
     ) -> PyResult<Self> {
         let repair: RepairMode = repair
             .parse()
@@ -336,6 +288,10 @@ impl PyCallPipeline {
             visible: OnceLock::new(),
             isolate,
             repair,
+            max_result_chars,
+            approval: ApprovalRules::new(approval_rules, max_attempts),
+            refusals: Refusals::default(),
+            hold_results,
         })
     }
 
@@ -569,8 +525,33 @@ impl PyCallPipeline {
                 }
             }
         }
+        if matches!(why, "not_approved" | "declined" | "confirm_failed") {
+            self.refusals.record(&name); // a person's refusal (see `approval`)
+        }
         record.setattr(intern!(py, "status"), status_word(py, status))?;
         record.setattr(intern!(py, "output"), text)
+    }
+
+    /// The approval rules' verdict before anyone is asked: True, False, or None (see `approval`).
+    fn decide_unasked(&self, py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
+        self.decide_by_rules(py, record)
+    }
+
+    /// Releases a result held for the output guardrails (replaced, if given): cut and framed.
+    #[pyo3(signature = (record, replacement = None))]
+    fn release(&self, record: &Bound<'_, PyAny>, replacement: Option<String>) -> PyResult<()> {
+        self.release_held(record.py(), record, replacement)
+    }
+
+    /// A guardrail's `refuse`, `fail` or `trip` at `stage` (`input`, `output`): see `guarded`.
+    fn guardrail(
+        &self,
+        record: &Bound<'_, PyAny>,
+        stage: &str,
+        verdict: &str,
+        detail: &str,
+    ) -> PyResult<()> {
+        self.guardrail_outcome(record.py(), record, stage, verdict, detail)
     }
 
     /// The digest binding an approval to this admitted call: SHA-256 of its tool's real name

@@ -105,6 +105,8 @@ class ToolEnd:
     duration: float
     output: str
     repairs: tuple[str, ...] = ()
+    # Each guardrail's decision on the call (agentmaker.agent.guardrails.GuardrailRecord).
+    guardrails: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +174,17 @@ def hooks_observer(hooks: object) -> Callable[[RunEvent], None]:
 def tool_end(turn: int, record: Any) -> ToolEnd:
     """The end event of a call, from its record."""
     r = record
-    return ToolEnd(turn, r.call_id, r.name, r.arguments, r.status, r.duration, r.output, tuple(r.repairs))
+    return ToolEnd(
+        turn,
+        r.call_id,
+        r.name,
+        r.arguments,
+        r.status,
+        r.duration,
+        r.output,
+        tuple(r.repairs),
+        tuple(r.guardrails),
+    )
 
 
 def check_hooks(hooks: object) -> None:

@@ -29,6 +29,8 @@ class Resuming:
     if TYPE_CHECKING:  # what the mixin uses of the agent (and of its other mixins)
 
         async def _alone(self, run: _Run, rec: ToolCallRecord) -> None: ...
+        async def _guard_inputs(self, run: _Run, recs: list[ToolCallRecord]) -> None: ...
+        async def _guard_outputs(self, run: _Run, recs: list[ToolCallRecord]) -> None: ...
         def _failed(self, run: _Run, exc: BaseException) -> None: ...
         def _give_context(self, run: _Run, rec: ToolCallRecord) -> None: ...
         async def _loop(self, run: _Run, first_turn: int) -> RunResult: ...
@@ -78,7 +80,10 @@ class Resuming:
                 pipeline.refuse(rec, "skipped")
             elif choice is True:
                 rec._confirm = False  # the person's decision is the confirmation
-                await self._alone(run, rec)
+                await self._guard_inputs(run, [rec])  # every gate runs again
+                if rec.status is None:
+                    await self._alone(run, rec)
+                await self._guard_outputs(run, [rec])
             elif choice is False:
                 pipeline.refuse(rec, "not_approved")
             else:
