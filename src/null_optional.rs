@@ -94,7 +94,7 @@ fn drop_in_object(
 
 /// The schema a local `$ref` (`#/$defs/X`, `#/definitions/X`) points to; the schema itself
 /// when it has no `$ref`; None for a ref that cannot be followed.
-fn resolve<'a>(root: &'a Value, schema: &'a Value, hops: usize) -> Option<&'a Value> {
+pub(crate) fn resolve<'a>(root: &'a Value, schema: &'a Value, hops: usize) -> Option<&'a Value> {
     let Some(reference) = schema.get("$ref").and_then(Value::as_str) else {
         return Some(schema);
     };
@@ -105,13 +105,13 @@ fn resolve<'a>(root: &'a Value, schema: &'a Value, hops: usize) -> Option<&'a Va
     resolve(root, root.pointer(pointer)?, hops + 1)
 }
 
-fn is_null_only(schema: &Value) -> bool {
+pub(crate) fn is_null_only(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("null")
 }
 
 /// Whether `schema` admits `null` (unknown or unconstrained schemas count as admitting it, so
 /// nothing they might accept is dropped).
-fn accepts_null(root: &Value, schema: &Value, depth: usize) -> bool {
+pub(crate) fn accepts_null(root: &Value, schema: &Value, depth: usize) -> bool {
     if depth > MAX_DEPTH {
         return true;
     }

@@ -11,6 +11,8 @@
 //! called, and each derived form costs a few hundred bytes to kilobytes.
 
 use crate::error::RegistrationError;
+use crate::executor::messages;
+use crate::executor::repair::{coerce, RepairMode, Repairing};
 use crate::null_optional::drop_null_optionals;
 use crate::render::openai_tool;
 use crate::schema::{
@@ -132,27 +134,107 @@ impl<T> Entry<T> {
     /// happened, so the caller hands the tool the pruned arguments. Arguments that validate as
     /// they are cost nothing more.
     pub fn check_args(&self, args: &mut Value) -> Result<bool, String> {
-        check_args_with(&self.name, self.schema(), self.validator()?, args)
+        let off = || Repairing {
+            mode: RepairMode::Off,
+            function_tool: false,
+        };
+        self.check_args_with(args, off, &mut Vec::new())
+    }
+
+    /// [`Self::check_args`], with schema-aligned repair (see [`repair_args`]): `how` is asked
+    /// only when something could change, and each repair is added to `repairs`.
+    pub fn check_args_with(
+        &self,
+        args: &mut Value,
+        how: impl FnOnce() -> Repairing,
+        repairs: &mut Vec<String>,
+    ) -> Result<bool, String> {
+        repair_args(
+            &self.name,
+            self.schema(),
+            self.validator()?,
+            args,
+            how,
+            repairs,
+        )
     }
 }
 
 /// [`Entry::check_args`] for any tool holding its own schema and validator (a tool called
-/// directly, outside a registry): the same pruning of nulls and the same texts.
+/// directly, outside a registry): the same pruning of nulls and the same texts, no repair.
 pub fn check_args_with(
     name: &str,
     schema: &Value,
     validator: &SchemaValidator,
     args: &mut Value,
 ) -> Result<bool, String> {
+    let off = || Repairing {
+        mode: RepairMode::Off,
+        function_tool: false,
+    };
+    repair_args(name, schema, validator, args, off, &mut Vec::new())
+}
+
+/// Validates `args` against `schema` with schema-aligned repair: arguments that fail validation
+/// are coerced to the schema (see [`crate::executor::repair::coerce`]) unless the mode (`how`
+/// is asked only when something could change) is [`RepairMode::Off`], and kept when they then
+/// validate; each repair is added to `repairs`. Valid arguments are left as they are, except
+/// for a function tool (`function_tool`), which never receives unknown keys or floats for ints:
+/// there a top-level key the schema does not name is renamed to the one missing property it
+/// matches, and integral floats for integer parameters become ints. A `null` sent for an
+/// optional property whose schema refuses null is removed. `Ok(true)` says `args` changed. On
+/// failure the text is the validator's report on the arguments as sent, followed by what was
+/// not repaired because more than one reading fits.
+pub fn repair_args(
+    name: &str,
+    schema: &Value,
+    validator: &SchemaValidator,
+    args: &mut Value,
+    how: impl FnOnce() -> Repairing,
+    repairs: &mut Vec<String>,
+) -> Result<bool, String> {
     if validator.is_valid(args) {
+        let floats = coerce::has_float(args);
+        if !floats && !coerce::has_unknown_key(schema, args) {
+            return Ok(false);
+        }
+        let how = how();
+        if how.mode == RepairMode::Off || !how.function_tool {
+            return Ok(false);
+        }
+        let mut candidate = args.clone();
+        let mut found = Vec::new();
+        let renamed = coerce::rename_unknown_keys(schema, &mut candidate, &mut found);
+        let ints = floats && coerce::integral_floats(schema, &mut candidate, &mut found);
+        if (renamed || ints) && validator.is_valid(&candidate) {
+            *args = candidate;
+            repairs.append(&mut found);
+            return Ok(true);
+        }
         return Ok(false);
+    }
+    let mut ambiguities = Vec::new();
+    if how().mode != RepairMode::Off {
+        let mut candidate = args.clone();
+        let mut found = coerce::Coercion::default();
+        coerce::coerce(schema, &mut candidate, &mut found);
+        let changed = !found.repairs.is_empty() || found.pruned;
+        if changed && validator.is_valid(&candidate) {
+            *args = candidate;
+            repairs.append(&mut found.repairs);
+            return Ok(true);
+        }
+        ambiguities = found.ambiguities;
     }
     let pruned = drop_null_optionals(schema, args);
     if pruned && validator.is_valid(args) {
         return Ok(true);
     }
     let issues = validator.issues(args);
-    Err(render_failure(name, &issues))
+    Err(messages::with_ambiguities(
+        render_failure(name, &issues),
+        &ambiguities,
+    ))
 }
 
 /// What `register_all` does when a name is already taken.

@@ -18,11 +18,14 @@ from agentmaker import (
     Agent,
     AgentmakerError,
     AgentRunFlow,
+    Approval,
     CalculatorTool,
     CLITool,
     ContentPart,
     FetchTool,
     FunctionTool,
+    GuardrailDecision,
+    GuardrailTripped,
     HybridRetriever,
     Isolation,
     LLMClient,
@@ -56,6 +59,7 @@ from agentmaker import (
     Tool,
     ToolCallRecord,
     ToolCallStatus,
+    ToolCheck,
     ToolConfigError,
     ToolDefinitionWarning,
     ToolEnd,
@@ -417,6 +421,39 @@ pending.close()
 assert claude.provider == "anthropic" and isinstance(streamed_later, LLMStream)
 manual: Callable[[Any, dict[str, Any]], bool] = cli_confirm
 assert callable(manual)
+
+
+# ------------------------------------------------------------------ approval and guardrails
+
+
+async def no_wipes(check: ToolCheck) -> GuardrailDecision | None:
+    if check.tool_name == "erase":
+        return GuardrailDecision.trip("no erasing")
+    return None
+
+
+@tool
+def erase() -> str:
+    """Erase the disk."""
+    return "erased"
+
+
+guarded = Agent(
+    "guarded",
+    ScriptedLLM([ScriptedLLM.tool_call("erase"), "x"]),
+    tools=[erase],
+    confirm=Approval(manual, rules={"read_*": True}, max_attempts=2),
+    input_guardrails=[no_wipes],
+    run_policy=RunPolicy(
+        output_guardrails=[lambda c: GuardrailDecision.replace(c.output or "")], max_result_chars=100
+    ),
+)
+try:
+    guarded.run("erase it")
+    raise AssertionError("the guardrail trips")
+except GuardrailTripped as tripped:
+    assert_type(tripped.stage, str)
+    assert tripped.tool_name == "erase"
 report_progress(1, 2, "outside a served call: nothing is sent")
 
 # ------------------------------------------------------------------ Tool-RAG

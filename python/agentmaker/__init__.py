@@ -7,6 +7,7 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 import agentmaker._hooks  # noqa: F401 - hands the Rust core its hooks, once
 from agentmaker._native import Tool, ToolParameter, ToolPermissions, ToolResponse
 from agentmaker.agent import Agent, PendingCall, RunResult, RunUsage, ToolCallRecord
+from agentmaker.agent.approval import Approval
 from agentmaker.agent.confirm import cli_confirm
 from agentmaker.agent.events import (
     LLMEnd,
@@ -19,6 +20,7 @@ from agentmaker.agent.events import (
     ToolEnd,
     ToolStart,
 )
+from agentmaker.agent.guardrails import GuardrailDecision, ToolCheck
 from agentmaker.agent.messages import ContentPart, Message, RunInput, messages_from_json, messages_to_json
 from agentmaker.agent.run_policy import RunPolicy
 from agentmaker.builtins import (
@@ -34,6 +36,7 @@ from agentmaker.builtins import (
 from agentmaker.errors import (
     AgentmakerError,
     AgentRunFlow,
+    GuardrailTripped,
     LLMResponseError,
     RetryAgentRun,
     RunCancelled,
@@ -55,11 +58,14 @@ __all__ = [
     "Agent",
     "AgentRunFlow",
     "AgentmakerError",
+    "Approval",
     "CLITool",
     "CalculatorTool",
     "ContentPart",
     "FetchTool",
     "FunctionTool",
+    "GuardrailDecision",
+    "GuardrailTripped",
     "HybridRetriever",
     "Isolation",
     "LLMClient",
@@ -93,6 +99,7 @@ __all__ = [
     "Tool",
     "ToolCallRecord",
     "ToolCallStatus",
+    "ToolCheck",
     "ToolConfigError",
     "ToolDefinitionWarning",
     "ToolEnd",

@@ -23,6 +23,7 @@ __all__ = [
     "GuardBoundaryCharsError",
     "GuardBoundaryLengthError",
     "GuardHeaderError",
+    "GuardrailTripped",
     "IndexParameterError",
     "InvalidToolConfigError",
     "LLMConnectionError",
@@ -125,6 +126,21 @@ class RunLimitExceeded(AgentmakerError):
     def __init__(self, message: str, kind: str = "") -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class GuardrailTripped(AgentmakerError):
+    """A guardrail tripped: the run ends. ``guardrail`` names it, ``stage`` is ``"input"`` or
+    ``"output"``, ``tool_name`` and ``call_id`` say which call it was checking, and like every
+    exception that ends a run it carries the partial ``RunResult`` as ``.result``."""
+
+    def __init__(
+        self, message: str, *, guardrail: str = "", stage: str = "", tool_name: str = "", call_id: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.guardrail = guardrail
+        self.stage = stage
+        self.tool_name = tool_name
+        self.call_id = call_id
 
 
 class RunCancelled(AgentmakerError):

@@ -4,6 +4,9 @@
 
 use super::messages;
 use super::prepare::Refusal;
+use super::repair::envelope;
+use super::repair::lenient::Fault;
+use super::repair::RepairMode;
 use super::status::CallStatus;
 use serde_json::{Map, Value};
 
@@ -28,12 +31,40 @@ pub fn check_call(id: Option<&str>, name: Option<&str>) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The arguments as a JSON object, or the refusal the model reads.
+/// The arguments as a JSON object, or the refusal the model reads (strict JSON only).
 pub fn parse_arguments(tool: &str, raw: RawArguments<'_>) -> Result<Map<String, Value>, Refusal> {
+    parse_arguments_with(tool, raw, || RepairMode::Off, false).map(|(map, _)| map)
+}
+
+/// The arguments as a JSON object and the syntax repairs made to read them, or the refusal the
+/// model reads. Text that strict JSON refuses is read leniently when `mode` (asked only then)
+/// is [`RepairMode::Full`]. `cut_off`: the reply ended at the model's token limit, so nothing
+/// missing at the end is ever added, and arguments that end early are refused with a text
+/// that says the reply was cut off.
+pub fn parse_arguments_with(
+    tool: &str,
+    raw: RawArguments<'_>,
+    mode: impl FnOnce() -> RepairMode,
+    cut_off: bool,
+) -> Result<(Map<String, Value>, Vec<String>), Refusal> {
+    let mut repairs = Vec::new();
+    let (mut ask, mut asked) = (Some(mode), None);
+    let mut mode =
+        move || *asked.get_or_insert_with(|| ask.take().map_or(RepairMode::Off, |f| f()));
     let value = match raw {
-        RawArguments::Missing => return Ok(Map::new()),
-        RawArguments::Text("") => return Ok(Map::new()),
+        RawArguments::Missing => return Ok((Map::new(), repairs)),
+        RawArguments::Text("") => return Ok((Map::new(), repairs)),
         RawArguments::Text(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::String(inner)) if mode() == RepairMode::Full => {
+                let mut fixes = Vec::new();
+                match envelope::decode_twice_encoded(&inner, !cut_off, &mut fixes) {
+                    Ok(v) => {
+                        repairs.extend(fixes.iter().map(messages::syntax_fix));
+                        v
+                    }
+                    Err(_) => Value::String(inner),
+                }
+            }
             Ok(v) => v,
             // serde_json stops at 128 levels, like the conversion of a parsed object does.
             Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
@@ -42,17 +73,39 @@ pub fn parse_arguments(tool: &str, raw: RawArguments<'_>) -> Result<Map<String, 
                     messages::nested_too_deeply(tool),
                 ))
             }
-            Err(_) => {
-                return Err(Refusal::new(
-                    CallStatus::InvalidArgs,
-                    messages::not_json(tool),
-                ))
+            Err(e) => {
+                let lenient = match mode() {
+                    RepairMode::Full => Some(envelope::read_arguments(text, !cut_off)),
+                    _ => None,
+                };
+                match lenient {
+                    Some(Ok((v, fixes))) => {
+                        repairs.extend(fixes.iter().map(messages::syntax_fix));
+                        v
+                    }
+                    Some(Err(Fault::TooDeep)) => {
+                        return Err(Refusal::new(
+                            CallStatus::InvalidArgs,
+                            messages::nested_too_deeply(tool),
+                        ))
+                    }
+                    other => {
+                        let ended_early =
+                            e.is_eof() || matches!(other, Some(Err(Fault::Incomplete)));
+                        let text = if cut_off && ended_early {
+                            messages::cut_off(tool)
+                        } else {
+                            messages::not_json(tool)
+                        };
+                        return Err(Refusal::new(CallStatus::InvalidArgs, text));
+                    }
+                }
             }
         },
         RawArguments::Parsed(v) => v,
     };
     match value {
-        Value::Object(map) => Ok(map),
+        Value::Object(map) => Ok((map, repairs)),
         _ => Err(Refusal::new(
             CallStatus::InvalidArgs,
             messages::not_an_object(tool),

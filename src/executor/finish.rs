@@ -1,5 +1,6 @@
 //! Gate 8: what a call came back as, turned into the status and text the model receives.
 
+use super::cut::cut;
 use super::messages;
 use super::status::CallStatus;
 use crate::guard::Guard;
@@ -23,9 +24,14 @@ pub enum Outcome {
     Raised(String),
 }
 
-/// What the tool says about its result.
+/// What the tool (and the run) say about its result.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ResultFlags {
+    /// The most characters of the result the model reads (`max_result_chars`); a longer
+    /// result is cut ([`super::cut`]) and a successful one becomes partial.
+    pub max_chars: Option<usize>,
+    /// The tool's paging argument, named in the notice of a cut result.
+    pub paging: Option<&'static str>,
     /// The result is external content (web pages, files, remote servers): framed so the model
     /// treats it as data, never as instructions.
     pub external: bool,
@@ -73,6 +79,14 @@ pub fn finish<'g>(
             return refused(CallStatus::Error, messages::raised(name, &problem))
         }
     };
+    let (status, text) = match flags
+        .max_chars
+        .and_then(|max| cut(&text, max, name, flags.paging))
+    {
+        Some(c) if status == CallStatus::Success => (CallStatus::Partial, c.text),
+        Some(c) => (status, c.text),
+        None => (status, text),
+    };
     let text = if flags.external {
         guard().wrap(name, &text)
     } else {
@@ -80,6 +94,16 @@ pub fn finish<'g>(
     };
     let stop = flags.stop_after.then(|| text.clone());
     Finished { status, text, stop }
+}
+
+/// The text of a call whose arguments were repaired, with the note that says what was, so the
+/// model can send them right the next time. A call that ended the run keeps its text (it is
+/// the run's output, not something the model reads).
+pub fn with_repair_note(text: String, status: CallStatus, repairs: &[String]) -> String {
+    if repairs.is_empty() || status == CallStatus::Stopped {
+        return text;
+    }
+    text + &messages::repair_note(repairs)
 }
 
 fn refused(status: CallStatus, text: String) -> Finished {
@@ -132,7 +156,7 @@ mod tests {
         let g = guard();
         let flags = ResultFlags {
             external: true,
-            stop_after: false,
+            ..ResultFlags::default()
         };
         let f = finish(
             "web",
@@ -161,9 +185,54 @@ mod tests {
         let flags = ResultFlags {
             external: true,
             stop_after: true,
+            ..ResultFlags::default()
         };
         let f = finish("t", ok("done"), flags, || &g);
         assert_eq!(f.stop.as_deref(), Some(f.text.as_str()));
+    }
+
+    #[test]
+    fn a_long_result_is_cut_before_it_is_framed() {
+        let g = guard();
+        let flags = ResultFlags {
+            external: true,
+            max_chars: Some(4),
+            ..ResultFlags::default()
+        };
+        let f = finish("web", ok("abc\ndef\n"), flags, || &g);
+        assert_eq!(f.status, CallStatus::Partial);
+        let framed = g.wrap("web", &cut("abc\ndef\n", 4, "web", None).unwrap().text);
+        assert_eq!(f.text, framed);
+        let error = Outcome::Returned {
+            text: "Error: abcdef".into(),
+            status: ToolStatus::Error,
+        };
+        let f = finish(
+            "t",
+            error,
+            ResultFlags {
+                max_chars: Some(3),
+                ..ResultFlags::default()
+            },
+            || &g,
+        );
+        assert_eq!(f.status, CallStatus::Error, "an error stays an error");
+        assert!(
+            f.text
+                .starts_with("Err\n[result cut: showing 3 of 13 characters"),
+            "{}",
+            f.text
+        );
+        let f = finish(
+            "t",
+            ok("abcd"),
+            ResultFlags {
+                max_chars: Some(4),
+                ..ResultFlags::default()
+            },
+            || &g,
+        );
+        assert_eq!((f.status, f.text.as_str()), (CallStatus::Success, "abcd"));
     }
 
     #[test]
@@ -172,6 +241,7 @@ mod tests {
         let flags = ResultFlags {
             external: true,
             stop_after: true,
+            ..ResultFlags::default()
         };
         let f = finish(
             "t",

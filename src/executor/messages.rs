@@ -113,6 +113,144 @@ pub fn tool_failed(name: &str, why: &str) -> String {
     format!("Error: tool '{name}' failed: {why}")
 }
 
+/// The reply was cut off by the model's token limit inside the arguments: they are never
+/// completed (the missing part may hold arguments), and the model is told why.
+pub fn cut_off(name: &str) -> String {
+    format!(
+        "Error: the arguments for tool '{}' were cut off: your reply reached its token limit \
+         before they were complete, so the call was not run. Send the call again, shorter if \
+         it must be.",
+        shown(name)
+    )
+}
+
+/// A value shown inside a repair note: compact JSON, at most this long.
+const SHOWN_VALUE_CHARS: usize = 40;
+/// The note at the end of a repaired call's text lists at most this many repairs.
+const NOTED_REPAIRS: usize = 5;
+
+fn shown_value(value: &serde_json::Value) -> String {
+    truncate(&value.to_string(), SHOWN_VALUE_CHARS)
+}
+
+fn shown_path(path: &str) -> String {
+    truncate(path, SHOWN_NAME_CHARS)
+}
+
+/// A value coerced to the schema: `'a': "1" → 1`.
+pub fn coerced(path: &str, old: &serde_json::Value, new: &serde_json::Value) -> String {
+    format!(
+        "'{}': {} → {}",
+        shown_path(path),
+        shown_value(old),
+        shown_value(new)
+    )
+}
+
+/// A key renamed to the property it matched: `'UserName' → 'user_name'`.
+pub fn renamed(parent: &str, key: &str, property: &str) -> String {
+    let (key, property) = if parent.is_empty() {
+        (key.to_owned(), property.to_owned())
+    } else {
+        (format!("{parent}.{key}"), format!("{parent}.{property}"))
+    };
+    format!("'{}' → '{}'", shown_path(&key), shown_path(&property))
+}
+
+fn quoted_list(items: &[&str]) -> String {
+    items
+        .iter()
+        .map(|s| format!("\"{}\"", truncate(s, SHOWN_VALUE_CHARS)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// An enum value that matches several allowed values once case, `-` and `_` are ignored.
+pub fn ambiguous_value(path: &str, sent: &str, candidates: &[&str]) -> String {
+    format!(
+        "'{}': \"{}\" matches more than one allowed value ({}); it was not changed",
+        shown_path(path),
+        truncate(sent, SHOWN_VALUE_CHARS),
+        quoted_list(candidates)
+    )
+}
+
+/// An unknown key that matches several missing properties.
+pub fn ambiguous_name(parent: &str, key: &str, candidates: &[&str]) -> String {
+    let key = if parent.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{parent}.{key}")
+    };
+    format!(
+        "'{}' matches more than one parameter ({}); it was not renamed",
+        shown_path(&key),
+        quoted_list(candidates)
+    )
+}
+
+/// Several unknown keys that match the same missing property.
+pub fn ambiguous_keys(parent: &str, property: &str, keys: &[&str]) -> String {
+    let property = if parent.is_empty() {
+        property.to_owned()
+    } else {
+        format!("{parent}.{property}")
+    };
+    format!(
+        "more than one key could mean '{}' ({}); none was renamed",
+        shown_path(&property),
+        quoted_list(keys)
+    )
+}
+
+/// A validation failure followed by what could not be repaired without guessing.
+pub fn with_ambiguities(failure: String, ambiguities: &[String]) -> String {
+    if ambiguities.is_empty() {
+        return failure;
+    }
+    format!(
+        "{failure}\nNot repaired (more than one reading fits): {}",
+        ambiguities.join("; ")
+    )
+}
+
+/// What the lenient reader repaired in the arguments text.
+pub fn syntax_fix(fix: &super::repair::lenient::Fix) -> String {
+    use super::repair::lenient::Fix;
+    match fix {
+        Fix::Fence => "code fence removed".into(),
+        Fix::Prose => "text around the JSON object removed".into(),
+        Fix::TrailingComma => "trailing comma removed".into(),
+        Fix::SingleQuotes => "single-quoted strings read as JSON strings".into(),
+        Fix::UnquotedKey => "unquoted keys quoted".into(),
+        Fix::Literal(from, to) => format!("{from} → {to}"),
+        Fix::Comment => "comments removed".into(),
+        Fix::LineBreakInString => "line breaks inside strings escaped".into(),
+        Fix::Closed(brackets) => format!("missing '{brackets}' added at the end"),
+        Fix::DoubleEncoded => "the object was sent as a JSON string; decoded".into(),
+    }
+}
+
+/// The note at the end of the text the model reads for a call whose arguments were repaired,
+/// so it can send them right the next time.
+pub fn repair_note(repairs: &[String]) -> String {
+    let mut listed: Vec<&str> = repairs
+        .iter()
+        .take(NOTED_REPAIRS)
+        .map(String::as_str)
+        .collect();
+    let more;
+    if repairs.len() > NOTED_REPAIRS {
+        more = format!("and {} more", repairs.len() - NOTED_REPAIRS);
+        listed.push(&more);
+    }
+    format!(
+        "\n\n(Note: the arguments of this call were repaired before it ran: {}. Send arguments \
+         that match the schema exactly.)",
+        listed.join("; ")
+    )
+}
+
 /// The unknown-tool text, listing or suggesting the names the caller may reveal.
 pub fn unknown_tool(name: &str, visible: &[&str]) -> String {
     crate::registry::unknown_tool_message(name, visible, false)

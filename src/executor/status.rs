@@ -28,6 +28,8 @@ pub enum CallStatus {
     Skipped,
     /// The run paused for a person's decision on this call (`confirm="pause"`).
     Pending,
+    /// A guardrail refused the call or its result, failed, or tripped.
+    Guardrail,
 }
 
 impl CallStatus {
@@ -47,6 +49,7 @@ impl CallStatus {
             CallStatus::NotConfirmed => "not_confirmed",
             CallStatus::Skipped => "skipped",
             CallStatus::Pending => "pending",
+            CallStatus::Guardrail => "guardrail",
         }
     }
 }

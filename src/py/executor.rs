@@ -7,21 +7,26 @@
 //! Python is what only Python can host: the tool's callable, a person's confirmation, worker
 //! threads and asyncio (`agentmaker.agent.tool_calls`).
 
+mod approval;
 mod call;
 mod completion;
+mod guarded;
 mod record;
+mod result_flags;
 
-use crate::executor::{self, messages, CallStatus, Finished, Outcome, ResultFlags, Settings, Slot};
+use crate::executor::approval::{ApprovalRules, Refusals};
+use crate::executor::{
+    self, messages, CallStatus, Finished, Outcome, RepairMode, ResultFlags, Settings, Slot,
+};
 use crate::guard::Guard;
 use crate::permissions::ToolPermissions;
 use crate::py::permissions::PyToolPermissions;
 use crate::py::registry::{
-    admit_call, exception_problem, exception_response, kind_of, run_admitted, start_awaitable,
-    Gates, PyStartedCall, PyToolRegistry,
+    admit_call, exception_problem, kind_of, run_admitted, start_awaitable, Gates, PyStartedCall,
+    PyToolRegistry, Repair,
 };
-use crate::py::response::PyToolResponse;
 use call::{read_call, PyPreparedCall};
-use completion::{flow_outcome, RecordCompletion};
+use completion::RecordCompletion;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
@@ -50,6 +55,15 @@ pub struct PyCallPipeline {
     visible: OnceLock<Vec<String>>,
     /// `RunPolicy(isolate=...)`: the worker settings for Python tools that set none.
     isolate: Option<Py<PyAny>>,
+    /// `RunPolicy(repair=...)`: what may be repaired in calls to tools that set nothing.
+    repair: RepairMode,
+    /// `RunPolicy(max_result_chars=...)`: the limit for tools that set none.
+    max_result_chars: Option<usize>,
+    /// The agent's `Approval` rules and limit, and the person's refusals so far.
+    approval: ApprovalRules,
+    refusals: Refusals,
+    /// The run has output guardrails: returned results wait for them (see `guarded`).
+    hold_results: bool,
 }
 
 impl PyCallPipeline {
@@ -82,6 +96,7 @@ impl PyCallPipeline {
         raw_call: &Bound<'py, PyAny>,
         index: usize,
         turn: usize,
+        cut_off: bool,
     ) -> PyResult<(Bound<'py, PyAny>, Option<Admitted>)> {
         let read = read_call(raw_call, index, turn)?;
         let sent_name = read.name.clone().into_any();
@@ -101,33 +116,45 @@ impl PyCallPipeline {
         let settings = self.settings();
         let registry = self.registry.as_ref().map(|r| r.get());
         let unknown = |n: &str| self.unknown_text(py, n);
-        let admitted =
-            match admit_call(registry, &name, &raw, Gates::Pipeline(&settings), &unknown)? {
-                Ok(admitted) => admitted,
-                Err(refused) => {
-                    let shown = match &refused.entry {
-                        Some(entry) => PyString::new(py, entry.name()).into_any(),
-                        None => sent_name,
-                    };
-                    let arguments = match refused.params {
-                        Some(dict) => dict.into_any(),
-                        None => read.raw.clone(),
-                    };
-                    return Ok((
-                        record::refused(py, &read, &shown, &arguments, refused.refusal)?,
-                        None,
-                    ));
-                }
-            };
+        let repair = Repair {
+            default: self.repair,
+            cut_off,
+        };
+        let gates = Gates::Pipeline(&settings, repair);
+        let admitted = match admit_call(registry, &name, &raw, gates, &unknown)? {
+            Ok(admitted) => admitted,
+            Err(refused) => {
+                let shown = match &refused.entry {
+                    Some(entry) => PyString::new(py, entry.name()).into_any(),
+                    None => sent_name,
+                };
+                let arguments = match refused.params {
+                    Some(dict) => dict.into_any(),
+                    None => read.raw.clone(),
+                };
+                return Ok((
+                    record::refused(py, &read, &shown, &arguments, refused.refusal)?,
+                    None,
+                ));
+            }
+        };
         let entry = admitted.entry;
         let prepared = admitted
             .prepared
             .expect("a pipeline admission passes every gate");
         let real = PyString::new(py, entry.name()).into_any();
         let tool = admitted.tool;
-        // The record shows the arguments as the model sent them; the tool gets `params`, which
-        // validation may have pruned.
-        let (args, shown_args, params) = (admitted.args, admitted.read, admitted.params);
+        // The record shows the arguments as the model sent them, or, once repaired, those the
+        // tool receives; the tool gets `params`, which validation may have pruned.
+        let (args, params, repairs) = (admitted.args, admitted.params, admitted.repairs);
+        let shown_args = if repairs.is_empty() {
+            admitted.read
+        } else {
+            params.clone()
+        };
+        let noted = (!repairs.is_empty())
+            .then(|| PyList::new(py, &repairs))
+            .transpose()?;
         let isolation = entry.isolation(py, self.isolate.as_ref());
         let kind = kind_of(py, &entry, isolation.is_some());
         let call = Py::new(
@@ -154,6 +181,9 @@ impl PyCallPipeline {
             py.None(),
             call,
         ))?;
+        if let Some(noted) = noted {
+            record.setattr(intern!(py, "repairs"), noted)?;
+        }
         Ok((record, Some((prepared.parallel, kind, prepared.timeout))))
     }
 
@@ -178,6 +208,12 @@ impl PyCallPipeline {
             return Ok(());
         }
         let name = call.entry.name();
+        let outcome = match outcome {
+            Outcome::Returned { text, status } if self.holds(py, call) => {
+                return self.hold(py, record, (text, status), data, elapsed);
+            }
+            other => other,
+        };
         let flags = if matches!(outcome, Outcome::Returned { .. } | Outcome::WrongType(_)) {
             self.result_flags(py, call)
         } else {
@@ -186,6 +222,7 @@ impl PyCallPipeline {
         let Finished { status, text, stop } = executor::finish(name, outcome, flags, || {
             self.guard.get_or_init(Guard::random)
         });
+        let text = record::with_repair_note(record, text, status);
         record.setattr(intern!(py, "status"), status_word(py, status))?;
         record.setattr(intern!(py, "output"), text)?;
         record.setattr(intern!(py, "duration"), elapsed)?;
@@ -198,77 +235,15 @@ impl PyCallPipeline {
         }
         Ok(())
     }
-
-    /// What the tool says about this result: external content (when unsure: yes, the text is
-    /// untrusted) and whether it ends the run.
-    fn result_flags(&self, py: Python<'_>, call: &PyPreparedCall) -> ResultFlags {
-        let tool = call.entry.payload.obj.bind(py);
-        let external = tool
-            .call_method1(intern!(py, "is_external_content"), (call.params.bind(py),))
-            .and_then(|v| v.is_truthy())
-            .unwrap_or(true);
-        let stop_after = tool
-            .getattr(intern!(py, "stop_after_tool_call"))
-            .and_then(|v| v.is_truthy())
-            .unwrap_or(false);
-        ResultFlags {
-            external,
-            stop_after,
-        }
-    }
-
-    pub(crate) fn complete_response(
-        &self,
-        py: Python<'_>,
-        record: &Bound<'_, PyAny>,
-        call: &PyPreparedCall,
-        resp: &Bound<'_, PyToolResponse>,
-        elapsed: f64,
-    ) -> PyResult<()> {
-        let r = resp.borrow();
-        let outcome = Outcome::Returned {
-            text: r.text.clone(),
-            status: r.status,
-        };
-        let data = r.data.bind(py).clone();
-        drop(r);
-        self.write(py, record, call, outcome, Some(data), elapsed)
-    }
-
-    /// An exception a started call raised: a flow-control signal is the call's outcome; any
-    /// other exception becomes the error the model reads.
-    pub(crate) fn complete_error(
-        &self,
-        py: Python<'_>,
-        record: &Bound<'_, PyAny>,
-        call: &PyPreparedCall,
-        err: PyErr,
-        elapsed: f64,
-    ) -> PyResult<()> {
-        self.enter(call);
-        let err = match flow_outcome(py, err) {
-            Ok(outcome) => return self.write(py, record, call, outcome, None, elapsed),
-            Err(err) => err,
-        };
-        if !err.is_instance_of::<pyo3::exceptions::PyException>(py) {
-            return Err(err); // KeyboardInterrupt, SystemExit, CancelledError: not the tool's result
-        }
-        match exception_response(py, call.entry.name(), err) {
-            Ok(resp) => self.complete_response(py, record, call, resp.bind(py), elapsed),
-            Err(err) => {
-                let problem = exception_problem(py, &err);
-                self.write(py, record, call, Outcome::Raised(problem), None, elapsed)
-            }
-        }
-    }
 }
 
 #[pymethods]
 impl PyCallPipeline {
     /// One run's pipeline. `blocking_run`: the run was started by the blocking `Agent.run`;
-    /// `serial`: the run has a numeric cap, so every call runs alone.
+    /// `serial`: the run has a numeric cap, so every call runs alone; `repair`: `"full"`,
+    /// `"coerce"` or `"off"`, for tools that set none of their own.
     #[new]
-    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None))]
+    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None, repair = "full", max_result_chars = None, approval_rules = Vec::new(), max_attempts = None, hold_results = false))]
     fn new(
         registry: Option<Bound<'_, PyAny>>,
         permissions: Option<Bound<'_, PyToolPermissions>>,
@@ -276,7 +251,15 @@ impl PyCallPipeline {
         serial: bool,
         blocking_run: bool,
         isolate: Option<Bound<'_, PyAny>>,
+        repair: &str,
+        max_result_chars: Option<usize>,
+        approval_rules: Vec<(String, bool)>,
+        max_attempts: Option<u32>,
+        hold_results: bool,
     ) -> PyResult<Self> {
+        let repair: RepairMode = repair
+            .parse()
+            .map_err(pyo3::exceptions::PyValueError::new_err)?;
         // False (or None) means no default; True or an Isolation is the default's settings.
         let isolate = match isolate {
             Some(i) if i.is_truthy()? => Some(i.unbind()),
@@ -304,17 +287,26 @@ impl PyCallPipeline {
             executed: AtomicUsize::new(0),
             visible: OnceLock::new(),
             isolate,
+            repair,
+            max_result_chars,
+            approval: ApprovalRules::new(approval_rules, max_attempts),
+            refusals: Refusals::default(),
+            hold_results,
         })
     }
 
     /// Reads one response's tool calls and runs gates 1-5 on each: the records, in order, and
     /// the groups they run in: `(start, end, batch)`, where a batch runs its admitted calls
     /// together and any other group runs its calls one after the other. Each admitted record's `_route` says where it runs (`inline`, `thread`, `await`).
+    /// `cut_off`: the response ended at the model's token limit (`finish_reason` "length"), so
+    /// arguments that end early are never completed.
+    #[pyo3(signature = (calls, turn, cut_off = false))]
     fn prepare<'py>(
         &self,
         py: Python<'py>,
         calls: &Bound<'py, PyAny>,
         turn: usize,
+        cut_off: bool,
     ) -> PyResult<(Bound<'py, PyList>, Vec<GroupBounds>)> {
         let calls: Vec<Bound<'py, PyAny>> =
             if calls.is_instance_of::<PyList>() || calls.is_instance_of::<PyTuple>() {
@@ -325,7 +317,7 @@ impl PyCallPipeline {
         let mut records = Vec::with_capacity(calls.len());
         let mut admitted = Vec::with_capacity(calls.len());
         for (i, c) in calls.iter().enumerate() {
-            let (record, info) = self.prepare_one(py, c, i, turn)?;
+            let (record, info) = self.prepare_one(py, c, i, turn, cut_off)?;
             records.push(record);
             admitted.push(info);
         }
@@ -535,8 +527,33 @@ impl PyCallPipeline {
                 }
             }
         }
+        if matches!(why, "not_approved" | "declined" | "confirm_failed") {
+            self.refusals.record(&name); // a person's refusal (see `approval`)
+        }
         record.setattr(intern!(py, "status"), status_word(py, status))?;
         record.setattr(intern!(py, "output"), text)
+    }
+
+    /// The approval rules' verdict before anyone is asked: True, False, or None (see `approval`).
+    fn decide_unasked(&self, py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
+        self.decide_by_rules(py, record)
+    }
+
+    /// Releases a result held for the output guardrails (replaced, if given): cut and framed.
+    #[pyo3(signature = (record, replacement = None))]
+    fn release(&self, record: &Bound<'_, PyAny>, replacement: Option<String>) -> PyResult<()> {
+        self.release_held(record.py(), record, replacement)
+    }
+
+    /// A guardrail's `refuse`, `fail` or `trip` at `stage` (`input`, `output`): see `guarded`.
+    fn guardrail(
+        &self,
+        record: &Bound<'_, PyAny>,
+        stage: &str,
+        verdict: &str,
+        detail: &str,
+    ) -> PyResult<()> {
+        self.guardrail_outcome(record.py(), record, stage, verdict, detail)
     }
 
     /// The digest binding an approval to this admitted call: SHA-256 of its tool's real name

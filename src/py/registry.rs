@@ -25,7 +25,7 @@ use crate::py::response::PyToolResponse;
 use crate::py::tool::call_native;
 use crate::registry::{ConflictMode, Registry};
 use crate::tool::NameRule;
-pub(crate) use admit::{admit_call, exception_problem, Admitted, Gates};
+pub(crate) use admit::{admit_call, exception_problem, Admitted, Gates, Repair};
 pub(crate) use entry::{kind_of, PyEntry, Runner};
 use entry::{prepare, Payload};
 pub use outcome::_tool_result;

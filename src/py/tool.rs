@@ -203,10 +203,37 @@ impl PyTool {
         py.None()
     }
 
+    /// The most characters of a result the model reads; a longer one is cut and marked
+    /// partial. None follows the run's ``RunPolicy(max_result_chars=...)``.
+    #[classattr]
+    fn max_result_chars(py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
+    /// Guardrails of this tool's calls (`agentmaker.agent.guardrails`), after the agent's
+    /// and the run's.
+    #[classattr]
+    fn input_guardrails(py: Python<'_>) -> Py<PyAny> {
+        pyo3::types::PyTuple::empty(py).into_any().unbind()
+    }
+
+    /// Guardrails of this tool's results, after the agent's and the run's.
+    #[classattr]
+    fn output_guardrails(py: Python<'_>) -> Py<PyAny> {
+        pyo3::types::PyTuple::empty(py).into_any().unbind()
+    }
+
     /// Run in a worker process (`agentmaker.isolation`): True, an ``Isolation``, False, or
     /// None to follow the run's ``RunPolicy(isolate=...)``.
     #[classattr]
     fn isolate(py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
+    /// What may be repaired in a call's arguments: ``"full"``, ``"coerce"``, ``"off"``, or
+    /// None to follow the run's ``RunPolicy(repair=...)``.
+    #[classattr]
+    fn repair(py: Python<'_>) -> Py<PyAny> {
         py.None()
     }
 

@@ -94,8 +94,8 @@ class ToolStart:
 
 @dataclass(frozen=True, slots=True)
 class ToolEnd:
-    """A tool call is over: its status (as ``ToolCallRecord.status``), how long it ran, and the
-    text the model reads."""
+    """A tool call is over: its status (as ``ToolCallRecord.status``), how long it ran, the
+    text the model reads, and what was repaired in its arguments (``ToolCallRecord.repairs``)."""
 
     turn: int
     call_id: str
@@ -104,6 +104,9 @@ class ToolEnd:
     status: ToolCallStatus
     duration: float
     output: str
+    repairs: tuple[str, ...] = ()
+    # Each guardrail's decision on the call (agentmaker.agent.guardrails.GuardrailRecord).
+    guardrails: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +174,17 @@ def hooks_observer(hooks: object) -> Callable[[RunEvent], None]:
 def tool_end(turn: int, record: Any) -> ToolEnd:
     """The end event of a call, from its record."""
     r = record
-    return ToolEnd(turn, r.call_id, r.name, r.arguments, r.status, r.duration, r.output)
+    return ToolEnd(
+        turn,
+        r.call_id,
+        r.name,
+        r.arguments,
+        r.status,
+        r.duration,
+        r.output,
+        tuple(r.repairs),
+        tuple(r.guardrails),
+    )
 
 
 def check_hooks(hooks: object) -> None:

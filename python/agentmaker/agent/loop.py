@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal, overload
 
 import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
+from agentmaker.agent.approval import Approval, approval_options
 from agentmaker.agent.events import (
     LLMEnd,
     LLMStart,
@@ -40,16 +41,18 @@ from agentmaker.agent.run_policy import DEFAULT_MAX_RETRIES, RunPolicy, before_d
 from agentmaker.agent.run_result import PendingCall, RunResult, RunUsage
 from agentmaker.agent.streaming import Feed, event_stream, has_stream, streamed_chat, sync_stream
 from agentmaker.agent.sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
-from agentmaker.agent.tool_calls import ToolExecutor, _Run
+from agentmaker.agent.tool_calls import ToolExecutor, _Run, account_usage
 from agentmaker.agent.tool_instructions import ToolInstructions
 from agentmaker.agent.tool_offer import ToolOffer
 from agentmaker.agent.typed_output import OutputSpec
+from agentmaker.errors import GuardrailTripped
 from agentmaker.llm.client import LLMResponse
 from agentmaker.llm.dispatch import chat_method
 from agentmaker.rag.budget import check_budget
-from agentmaker.rag.tool_search import hide_denied
+from agentmaker.rag.tool_search import RUN_KEY, ToolSearchTool, hide_denied
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.decorator import FunctionTool, from_callable
+from agentmaker.tools.guardrail_setting import check_guardrails
 from agentmaker.tools.registry import ToolRegistry
 from agentmaker.tools.run_context import RunContext
 from agentmaker.tools.status import RunStatus
@@ -97,7 +100,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
       ``True`` approves. It receives a copy of the parameters. It may be ``async``. Without it,
       calls that need confirmation are refused. A confirm that raises refuses. ``"pause"``
       instead: the run pauses on such calls and returns (``status == "paused"``,
-      ``result.pending``) until :meth:`resume` gives a person's decisions.
+      ``result.pending``) until :meth:`resume` gives a person's decisions. An
+      :class:`~agentmaker.Approval` adds rules and a limit on refusals around either.
     - ``permissions``: a ``ToolPermissions``; denied tools are hidden from the model and refused
       before confirmation.
     - ``run_policy``: a ``RunPolicy`` applied to every run.
@@ -115,6 +119,10 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
     - ``output_type``: the type of the final answer (a dataclass, TypedDict, pydantic model,
       ``Literal``, JSON scalar type...): requested with its JSON Schema, validated, retried when
       invalid, and returned as ``result.output`` (see :mod:`agentmaker.agent.typed_output`).
+    - ``input_guardrails``, ``output_guardrails``: callables (sync or async) that check each
+      call before its confirmation and each result before the model reads it: they may
+      allow, refuse, replace a result or trip (end the run with ``GuardrailTripped``); see
+      :mod:`agentmaker.agent.guardrails`.
     - ``hooks``: an object with some of the :class:`~agentmaker.RunHooks` methods, called with
       each event of every run (see :mod:`agentmaker.events`).
     """
@@ -127,7 +135,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         tools: Iterable[Any] | None = None,
         tool_registry: Any = None,
         instructions: str | None = None,
-        confirm: Callable[[Any, dict[str, Any]], Any] | Literal["pause"] | None = None,
+        confirm: Callable[[Any, dict[str, Any]], Any] | Literal["pause"] | Approval | None = None,
         permissions: Any = None,
         tool_retriever: Any = None,
         run_policy: RunPolicy | None = None,
@@ -137,6 +145,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         tool_budget: int | None = None,
         hooks: Any = None,
         output_type: Any = None,
+        input_guardrails: Any = None,
+        output_guardrails: Any = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError(f"Agent name must be a non-empty string, got {name!r}")
@@ -168,9 +178,14 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             )
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns <= 0:
             raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
-        if confirm is not None and confirm != "pause" and not callable(confirm):
+        if (
+            confirm is not None
+            and confirm != "pause"
+            and not callable(confirm)
+            and not isinstance(confirm, Approval)
+        ):
             raise TypeError(
-                f'confirm must be a callable (tool, parameters) -> bool or "pause", got {confirm!r}'
+                f'confirm must be a callable (tool, parameters) -> bool, an Approval or "pause", got {confirm!r}'
             )
         if permissions is not None and not isinstance(permissions, _native.ToolPermissions):
             raise TypeError(f"permissions must be a ToolPermissions, got {permissions!r}")
@@ -192,6 +207,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             raise TypeError(f"instructions must be a string, got {instructions!r}")
         if hooks is not None:
             check_hooks(hooks)
+        self.input_guardrails = check_guardrails(input_guardrails, "input_guardrails")
+        self.output_guardrails = check_guardrails(output_guardrails, "output_guardrails")
         self.name = name
         self.llm = llm
         self.hooks = hooks
@@ -341,6 +358,10 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
 
     def _new_run(self, sync_entry: bool, feed: Feed | None = None, deps: Any = None) -> _Run:
         policy = self.run_policy
+        guards = (
+            self.input_guardrails + (policy.input_guardrails if policy is not None else ()),
+            self.output_guardrails + (policy.output_guardrails if policy is not None else ()),
+        )
         pipeline = _native.CallPipeline(
             self.tool_registry,
             self.permissions,
@@ -348,8 +369,13 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             policy is not None and policy.has_numeric_cap,
             sync_entry,
             policy.isolate if policy is not None else None,
+            policy.repair if policy is not None else "full",
+            policy.max_result_chars if policy is not None else None,
+            *approval_options(self.confirm),
+            bool(guards[1]),
         )
         run = _Run(sync_entry, policy, pipeline)
+        run.guards = guards
         run.deps = deps
         observers = [o for o in (self._hooks, otel_observer(self.llm)) if o is not None]
         if feed is not None:
@@ -391,8 +417,9 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             parts.append(self._output.instructions)
         return "\n\n".join(parts)
 
-    def _give_context(self, run: _Run, rec: ToolCallRecord) -> None:
-        """Fill the call's RunContext parameters (the record keeps the model's arguments)."""
+    def _give_context(self, run: _Run, rec: ToolCallRecord, key: str | None = None) -> None:
+        """Fill the call's RunContext parameters, or the one under ``key`` (the record keeps
+        the model's arguments)."""
         ctx = run.context
         if ctx is None:
             ctx = run.context = RunContext(run.deps, uuid.uuid4().hex, self.name, run)
@@ -400,7 +427,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         assert params is not None
         if rec.arguments is params:
             rec.arguments = dict(params)
-        for name in rec._tool._spec.contexts:
+        for name in rec._tool._spec.contexts if key is None else (key,):
             params[name] = ctx
 
     def _failed(self, run: _Run, exc: BaseException) -> None:
@@ -449,7 +476,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             usage = getattr(resp, "usage", None)
             tokens = 0
             if usage:
-                tokens = _account(run, usage)
+                tokens = account_usage(run, usage)
             if budget is not None:
                 budget.record_llm(tokens)
             if observe is not None:
@@ -504,7 +531,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
     async def _turn(self, run: _Run, resp: Any, content: str, calls: Any) -> str | None:
         """Run one response's tool calls; returns the final output if a tool stopped the run."""
         pipeline = run.pipeline
-        recs, groups = pipeline.prepare(calls, run.turn)
+        # A reply cut off by the token limit never has its arguments completed.
+        recs, groups = pipeline.prepare(calls, run.turn, getattr(resp, "finish_reason", None) == "length")
         extra = getattr(resp, "assistant_message", None)
         assistant = dict(extra) if extra else {}
         assistant["role"] = "assistant"
@@ -516,6 +544,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         for r in recs:
             if r.status is None and isinstance(r._tool, FunctionTool) and r._tool._spec.contexts:
                 self._give_context(run, r)
+            elif r.status is None and isinstance(r._tool, ToolSearchTool) and r._tool.llm is not None:
+                self._give_context(run, r, RUN_KEY)  # its model calls count in this run
         stop: str | None = None
         observe = run.observe
         for start, end, batch in groups:
@@ -524,16 +554,22 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             if observe is not None:
                 for r in recs[start:end]:
                     observe(ToolStart(run.turn, r.call_id, r.name, r.arguments))
-            if batch:
-                await self._batch(run, [r for r in recs[start:end] if r.status is None])
-            else:
-                for rec in recs[start:end]:
-                    if rec.status is not None:  # refused by a gate
-                        continue
-                    if rec._route == "inline" and not rec._confirm and run.budget is None:
-                        self._inline(run, rec)  # the common case needs no coroutine at all
-                    else:
-                        await self._alone(run, rec)
+            try:
+                await self._guard_inputs(run, recs[start:end])
+                if batch:
+                    await self._batch(run, [r for r in recs[start:end] if r.status is None])
+                else:
+                    for rec in recs[start:end]:
+                        if rec.status is not None:  # refused by a gate
+                            continue
+                        if rec._route == "inline" and not rec._confirm and run.budget is None:
+                            self._inline(run, rec)  # the common case needs no coroutine at all
+                        else:
+                            await self._alone(run, rec)
+                await self._guard_outputs(run, recs[start:end])
+            except GuardrailTripped:
+                self._tripped(run, recs, start)
+                raise
             for r in recs[start:end]:
                 if observe is not None:
                     observe(tool_end(run.turn, r))
@@ -561,20 +597,3 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
                 return stop
         run.pending = [r for r in recs if r.status == "pending"]
         return None
-
-
-def _account(run: _Run, usage: Any) -> int:
-    get = usage.get if isinstance(usage, dict) else (lambda k, d=None: getattr(usage, k, d))
-    prompt = get("prompt_tokens", 0) or 0
-    completion = get("completion_tokens", 0) or 0
-    total = get("total_tokens", None)
-    if not isinstance(total, int):
-        total = (prompt if isinstance(prompt, int) else 0) + (
-            completion if isinstance(completion, int) else 0
-        )
-    if isinstance(prompt, int):
-        run.prompt_tokens += prompt
-    if isinstance(completion, int):
-        run.completion_tokens += completion
-    run.total_tokens += total
-    return total

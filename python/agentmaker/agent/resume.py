@@ -29,6 +29,8 @@ class Resuming:
     if TYPE_CHECKING:  # what the mixin uses of the agent (and of its other mixins)
 
         async def _alone(self, run: _Run, rec: ToolCallRecord) -> None: ...
+        async def _guard_inputs(self, run: _Run, recs: list[ToolCallRecord]) -> None: ...
+        async def _guard_outputs(self, run: _Run, recs: list[ToolCallRecord]) -> None: ...
         def _failed(self, run: _Run, exc: BaseException) -> None: ...
         def _give_context(self, run: _Run, rec: ToolCallRecord) -> None: ...
         async def _loop(self, run: _Run, first_turn: int) -> RunResult: ...
@@ -62,9 +64,12 @@ class Resuming:
         await self._offer_tools(run)
         pipeline = run.pipeline
         recs, _ = pipeline.prepare(wire_calls(result.pending), run.turn)
+        paused = {r.call_id: r for r in run.records if r.status == "pending"}
         for rec, p in zip(recs, result.pending, strict=True):
             if rec.status is None and pipeline.digest(rec) != p.digest:
                 raise changed_call(rec, p)
+            if p.id in paused:  # prepared again from the repaired arguments: keep what was repaired
+                rec.repairs = list(paused[p.id].repairs)
         stop: str | None = None
         for rec, choice in zip(recs, chosen, strict=True):
             if rec.status is None and isinstance(rec._tool, FunctionTool) and rec._tool._spec.contexts:
@@ -79,7 +84,10 @@ class Resuming:
                 pipeline.refuse(rec, "answered", reason=rec._tool._texts.answer(choice.text))
             elif choice is True:
                 rec._confirm = False  # the person's decision is the confirmation
-                await self._alone(run, rec)
+                await self._guard_inputs(run, [rec])  # every gate runs again
+                if rec.status is None:
+                    await self._alone(run, rec)
+                await self._guard_outputs(run, [rec])
             elif choice is False:
                 pipeline.refuse(rec, "not_approved")
             else:

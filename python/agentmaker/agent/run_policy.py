@@ -6,11 +6,13 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
 from agentmaker.errors import RunCancelled, RunLimitExceeded
 from agentmaker.isolation.settings import Isolation, setting
+from agentmaker.tools.decorator import RepairSetting, check_repair
+from agentmaker.tools.guardrail_setting import check_guardrails
 
 __all__ = ["DEFAULT_MAX_RETRIES", "RunBudget", "RunPolicy", "before_deadline", "retries_exceeded"]
 
@@ -34,6 +36,20 @@ class RunPolicy:
     - ``isolate``: True or an :class:`~agentmaker.Isolation`: Python tools that do not say
       otherwise (their ``isolate`` is None) run in a worker process, so a timeout stops them
       (see :mod:`agentmaker.isolation`).
+    - ``repair`` (``"full"``, the default; ``"coerce"``; ``"off"``): what is repaired in the
+      arguments a model sends. ``"full"`` reads almost-JSON text (trailing commas, single
+      quotes, code fences ...) and coerces values to the tool's schema where exactly one
+      reading fits (``"5"`` for an integer, ``"RED"`` for the enum value ``"red"``);
+      ``"coerce"`` only coerces; ``"off"`` takes arguments as sent. A tool's own
+      ``repair`` setting wins (see the guide's "Repairing arguments").
+    - ``max_result_chars`` (>= 1): the most characters of one tool result the model reads; a
+      longer result is cut after its last whole line that fits (inside a line when one line is
+      too long), a successful one becomes ``partial``, and the model is told how much was left
+      out and, for a tool that pages (it takes ``offset``, ``page`` or ``cursor``), how to ask
+      for the rest. A tool's own ``max_result_chars`` wins over this one.
+    - ``input_guardrails``, ``output_guardrails``: callables checking each call before it runs
+      and each result before the model reads it (see :mod:`agentmaker.agent.guardrails`); they
+      run after the agent's and before the tool's own.
     - ``max_retries`` (>= 0, default 3): how many times the tools of one run may raise
       ``RetryAgentRun``; the one past it ends the run with :class:`RunLimitExceeded` (kind
       ``"retries"``). It applies to agents without a policy too.
@@ -50,9 +66,14 @@ class RunPolicy:
     cancel: Callable[[], bool] | None = None
     isolate: bool | Isolation | None = None
     max_retries: int = DEFAULT_MAX_RETRIES
+    repair: RepairSetting = "full"
+    max_result_chars: int | None = None
+    input_guardrails: Any = None
+    output_guardrails: Any = None
 
     def __post_init__(self) -> None:
         setting(self.isolate, "RunPolicy")
+        check_repair(self.repair, "RunPolicy")
         # Range and type rules (bool is not a count) live in the core.
         _native.check_run_limits(
             self.max_llm_calls, self.max_tool_calls, self.max_tokens, self.deadline_seconds
@@ -62,6 +83,11 @@ class RunPolicy:
         retries = self.max_retries
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise ValueError(f"RunPolicy.max_retries must be an integer >= 0, got {retries!r}")
+        for key in ("input_guardrails", "output_guardrails"):
+            object.__setattr__(self, key, check_guardrails(getattr(self, key), f"RunPolicy.{key}"))
+        limit = self.max_result_chars
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ValueError(f"RunPolicy.max_result_chars must be an integer >= 1 or None, got {limit!r}")
 
     @property
     def has_numeric_cap(self) -> bool:

@@ -13,6 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from agentmaker.agent.guardrails import GuardrailRecord
 from agentmaker.agent.messages import Message, _checked
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.schema.json_values import jsonable
@@ -156,6 +157,8 @@ def _record_dict(r: ToolCallRecord) -> dict[str, Any]:
         "duration": r.duration,
         "executed": r.executed,
         "data": r.data,
+        "repairs": list(r.repairs),
+        "guardrails": [[g.stage, g.guardrail, g.decision, g.message] for g in r.guardrails],
     }
 
 
@@ -164,4 +167,6 @@ def _record_from(d: dict[str, Any]) -> ToolCallRecord:
     rec.duration = float(d["duration"])
     rec.executed = bool(d["executed"])
     rec.data = d["data"]
+    rec.repairs = list(d.get("repairs", ()))  # absent from results saved before repairs existed
+    rec.guardrails = [GuardrailRecord(*g) for g in d.get("guardrails", ())]
     return rec

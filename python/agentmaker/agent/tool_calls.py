@@ -15,6 +15,7 @@ took it never starts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import inspect
 import time
@@ -23,16 +24,20 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures import wait as wait_futures
 from typing import Any
 
+from agentmaker.agent.approval import Approval
+from agentmaker.agent.events import tool_end
+from agentmaker.agent.guardrails import guard_input, guard_output
 from agentmaker.agent.messages import Message
 from agentmaker.agent.run_policy import RunBudget, RunPolicy
 from agentmaker.agent.run_result import RunUsage
 from agentmaker.agent.sync_driver import NEED_LOOP, loop_hidden
 from agentmaker.agent.worker_threads import shared_threads
+from agentmaker.errors import RunLimitExceeded
 from agentmaker.tools.awaited import complete
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.run_context import RunContext
 
-__all__ = ["ToolExecutor"]
+__all__ = ["ToolExecutor", "account_usage"]
 
 
 class _Run:
@@ -46,6 +51,7 @@ class _Run:
         "deps",
         "direct",
         "gate",
+        "guards",
         "llm_calls",
         "messages",
         "observe",
@@ -90,6 +96,26 @@ class _Run:
         self.deps: Any = None  # given to tools through RunContext, made when a tool asks
         self.context: Any = None
         self.gate: Any = None  # a streamed run waits here for its consumer (see streaming.Feed)
+        # The agent's and the policy's guardrails: (input, output); each tool adds its own.
+        self.guards: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
+
+    def admit_llm(self) -> bool:
+        """Whether the run's limits allow one more model call (for a tool's own model call,
+        which falls back to something else rather than end the run)."""
+        if self.budget is not None:
+            try:
+                self.budget.admit_llm()
+            except RunLimitExceeded:
+                return False
+        return True
+
+    def record_llm(self, usage: Any) -> None:
+        """Count a tool's own model call (and its ``usage``, if any) in the run."""
+        self.llm_calls += 1
+        tokens = account_usage(self, usage) if usage else 0
+        if self.budget is not None:
+            with contextlib.suppress(RunLimitExceeded):  # the run's next model call is refused
+                self.budget.record_llm(tokens)
 
     def usage(self) -> RunUsage:
         """The run's usage so far (what ``RunContext.usage`` and the result report)."""
@@ -118,6 +144,38 @@ class ToolExecutor:
         await self._execute(run, rec)
 
     @staticmethod
+    async def _guard_inputs(run: _Run, recs: list[ToolCallRecord]) -> None:
+        """Input guardrails on each admitted call (before its confirmation)."""
+        run_guards = run.guards[0]
+        for rec in recs:
+            if rec.status is None:
+                guards = run_guards + tuple(rec._tool.input_guardrails)
+                if guards:
+                    await guard_input(run, run.pipeline, rec, guards)
+
+    @staticmethod
+    async def _guard_outputs(run: _Run, recs: list[ToolCallRecord]) -> None:
+        """Output guardrails on each result held for them; the core then cuts and frames it."""
+        run_guards = run.guards[1]
+        for rec in recs:
+            if rec._held:
+                await guard_output(run, run.pipeline, rec, run_guards + tuple(rec._tool.output_guardrails))
+
+    @staticmethod
+    def _tripped(run: _Run, recs: list[ToolCallRecord], start: int) -> None:
+        """A guardrail ended the run in the group at ``start``: the response's calls that did
+        not finish are skipped, so the partial result's transcript answers every call."""
+        pipeline = run.pipeline
+        for r in [*(r for r in recs[:start] if r.status == "pending"), *recs[start:]]:
+            if r._held:
+                pipeline.release(r)
+            if r.status is None or r.status == "pending":
+                pipeline.refuse(r, "skipped")
+            if run.observe is not None:
+                run.observe(tool_end(run.turn, r))
+            run.messages.append({"role": "tool", "tool_call_id": r.call_id, "content": r.output})
+
+    @staticmethod
     def _admit(run: _Run, rec: ToolCallRecord) -> None:
         """The run's limits admit one more execution; the deadline shortens its timeout."""
         budget = run.budget
@@ -132,9 +190,17 @@ class ToolExecutor:
         """The confirmation gate: only an answer of exactly True approves."""
         confirm = self.confirm
         pipeline = run.pipeline
-        if confirm == "pause" or getattr(rec._tool, "_pauses_run", False):
-            # The run pauses; Agent.resume brings the person's decision (or, for a
-            # UserInputTool(mode="pause") question, the person's answer).
+        if getattr(rec._tool, "_pauses_run", False):
+            # A UserInputTool(mode="pause") question: the run pauses; Agent.resume brings the
+            # person's answer.
+            pipeline.refuse(rec, "pending")
+            return False
+        if isinstance(confirm, Approval):
+            verdict = pipeline.decide_unasked(rec)  # the rules and the attempts, in the core
+            if verdict is not None:
+                return bool(verdict)
+            confirm = confirm.ask
+        if confirm == "pause":  # the run pauses; Agent.resume brings the person's decision
             pipeline.refuse(rec, "pending")
             return False
         if confirm is None:
@@ -245,3 +311,21 @@ class ToolExecutor:
                 exc = fut.exception()
                 if exc is not None:
                     pipeline.fail(r, exc, time.perf_counter() - started)
+
+
+def account_usage(run: _Run, usage: Any) -> int:
+    """Add a model reply's ``usage`` to the run's token counts; the tokens it used."""
+    get = usage.get if isinstance(usage, dict) else (lambda k, d=None: getattr(usage, k, d))
+    prompt = get("prompt_tokens", 0) or 0
+    completion = get("completion_tokens", 0) or 0
+    total = get("total_tokens", None)
+    if not isinstance(total, int):
+        total = (prompt if isinstance(prompt, int) else 0) + (
+            completion if isinstance(completion, int) else 0
+        )
+    if isinstance(prompt, int):
+        run.prompt_tokens += prompt
+    if isinstance(completion, int):
+        run.completion_tokens += completion
+    run.total_tokens += total
+    return total

@@ -6,6 +6,10 @@ executor as an agent's tool call (validation, permissions, confirmation, timeout
 conversion), so a client reads exactly the text a model would, with ``isError`` set for every
 failure. Calls run concurrently: sync tools on worker threads, async ones on the event loop.
 
+A ``run_policy=`` applies its guardrails, ``max_result_chars`` and ``isolate`` to every served
+call, each call being a run of its own (so a trip ends only that call, whose client reads the
+guardrail's text as an error); its counting limits do not apply to serving.
+
 Confirmation: a tool with ``requires_confirmation`` runs only after a yes. With ``confirm=``
 given, that callback decides (the server's operator policy, as for an Agent); otherwise the
 client is asked through MCP elicitation when it declares that capability (an
@@ -28,7 +32,10 @@ from collections.abc import Callable
 from typing import Any
 
 import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
+from agentmaker.agent.approval import Approval, approval_options, asker
+from agentmaker.agent.run_policy import RunPolicy
 from agentmaker.agent.tool_calls import ToolExecutor, _Run
+from agentmaker.errors import GuardrailTripped
 from agentmaker.mcp.progress import CURRENT
 from agentmaker.mcp.serve_workers import start_workers
 from agentmaker.mcp.served_tools import listing, structured
@@ -89,13 +96,26 @@ class _Host:
     """Takes the server's calls and runs them; keeps its tool list current."""
 
     def __init__(
-        self, registry: Any, native: Any, permissions: Any, confirm: Any, tool_timeout: float | None
+        self,
+        registry: Any,
+        native: Any,
+        permissions: Any,
+        confirm: Any,
+        tool_timeout: float | None,
+        run_policy: RunPolicy | None = None,
     ) -> None:
         self.registry = registry
         self.native = native
         self.permissions = permissions
         self.confirm = confirm
         self.tool_timeout = tool_timeout
+        self.policy = run_policy
+        # The policy's guardrails (input, output); each tool adds its own.
+        self.guards: tuple[tuple[Any, ...], tuple[Any, ...]] = (
+            (run_policy.input_guardrails, run_policy.output_guardrails)
+            if run_policy is not None
+            else ((), ())
+        )
         self.output_schemas: dict[str, Any] = {}
         self.fingerprint: Any = None
         self.tasks: dict[int, asyncio.Task[None]] = {}
@@ -117,10 +137,11 @@ class _Host:
             self.refresh()
 
     def _confirm_for(self, call_id: int, can_elicit: bool) -> Any:
-        if self.confirm is not None:
-            return self.confirm
-        if not can_elicit:
-            return None
+        """Who approves a call: the server's ``confirm=`` (an Approval's rules and limit kept),
+        else the client through elicitation, else nobody."""
+        confirm = self.confirm
+        if asker(confirm) is not None or not can_elicit:
+            return confirm
         native = self.native
 
         async def ask(tool: Any, args: dict[str, Any]) -> bool:
@@ -128,6 +149,8 @@ class _Host:
             reason = await native.confirm(call_id, f"Allow the tool '{tool.name}' to run with {shown}?")
             return reason is None
 
+        if isinstance(confirm, Approval):
+            return Approval(ask, rules=dict(confirm.rules), max_attempts=confirm.max_attempts)
         return ask
 
     async def _ask(self, call_id: int, pipeline: Any, rec: Any, can_elicit: bool) -> None:
@@ -145,9 +168,26 @@ class _Host:
         else:
             await _OneCall(None)._alone(_Run(False, None, pipeline), rec)
 
+    def guarded(self, rec: Any) -> bool:
+        """Whether guardrails check this call (then it is finished on the event loop)."""
+        tool = rec._tool
+        return bool(self.guards[0] or self.guards[1] or tool.input_guardrails or tool.output_guardrails)
+
     def prepare(self, call_id: int, name: str, arguments: str) -> tuple[Any, Any]:
         """The call's pipeline and its record, through the gates that need no waiting."""
-        pipeline = _native.CallPipeline(self.registry, self.permissions, self.tool_timeout, False, False)
+        policy = self.policy
+        pipeline = _native.CallPipeline(
+            self.registry,
+            self.permissions,
+            self.tool_timeout,
+            False,
+            False,
+            policy.isolate if policy is not None else None,
+            policy.repair if policy is not None else "full",
+            policy.max_result_chars if policy is not None else None,
+            *approval_options(self.confirm),
+            bool(self.guards[1]),
+        )
         wire = {
             "id": f"mcp-{call_id}",
             "type": "function",
@@ -180,11 +220,21 @@ class _Host:
                 await self._ask(call_id, pipeline, rec, can_elicit)
             elif rec.status is None:
                 confirm = self._confirm_for(call_id, can_elicit)
-                if rec._confirm and confirm is None:
-                    pipeline.refuse(rec, "no_elicitation" if not can_elicit else "no_confirm")
-                else:
-                    hosted = _WithContext(pipeline, contextvars.copy_context()) if progress else pipeline
-                    await _OneCall(confirm)._alone(_Run(False, None, hosted), rec)
+                hosted = _WithContext(pipeline, contextvars.copy_context()) if progress else pipeline
+                executor = _OneCall(confirm)
+                run = _Run(False, None, hosted)
+                run.guards = self.guards
+                try:
+                    await executor._guard_inputs(run, [rec])
+                    if rec.status is not None:
+                        pass  # an input guardrail refused it
+                    elif rec._confirm and asker(confirm) is None and pipeline.decide_unasked(rec) is None:
+                        pipeline.refuse(rec, "no_elicitation" if not can_elicit else "no_confirm")
+                    else:
+                        await executor._alone(run, rec)
+                    await executor._guard_outputs(run, [rec])
+                except GuardrailTripped:
+                    pass  # a served call is its own run: the trip ends it, the client reads why
             self.reply(call_id, name, rec)
         except asyncio.CancelledError:
             raise  # the client cancelled: nobody reads a reply
@@ -272,6 +322,7 @@ async def aserve_mcp(
     version: str | None = None,
     instructions: str | None = None,
     tool_timeout: float | None = None,
+    run_policy: RunPolicy | None = None,
     allow_remote: bool = False,
     token: str | None = None,
     authorize: Callable[[str | None], bool] | None = None,
@@ -298,7 +349,9 @@ async def aserve_mcp(
         except PackageNotFoundError:
             version = "0"
     native = _native._McpServer(name, version, instructions, max_concurrent_calls)
-    served = _Host(registry, native, permissions, confirm, tool_timeout)
+    if run_policy is not None and not isinstance(run_policy, RunPolicy):
+        raise TypeError(f"run_policy must be a RunPolicy, got {type(run_policy).__name__}")
+    served = _Host(registry, native, permissions, confirm, tool_timeout, run_policy)
     served.refresh()  # before any client can connect: the first tools/list sees every tool
     if transport == "stdio":
         await _serve_stdio(served, native, on_ready)

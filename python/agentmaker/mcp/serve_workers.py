@@ -21,7 +21,7 @@ from agentmaker.mcp.progress import CURRENT
 __all__ = ["start_workers"]
 
 
-def runs_here(rec: Any) -> bool:
+def runs_here(rec: Any, host: Any) -> bool:
     """Whether a worker can finish this prepared call without the event loop."""
     if rec.status is not None:  # refused by a gate: only the answer is left
         return True
@@ -30,6 +30,7 @@ def runs_here(rec: Any) -> bool:
         and not rec._confirm
         and rec._timeout is None
         and not getattr(rec._tool, "_asks_person", False)  # asked on the loop (serve.Host._ask)
+        and not host.guarded(rec)
     )
 
 
@@ -49,7 +50,7 @@ def _serve(host: Any, loop: asyncio.AbstractEventLoop) -> None:
         _, call_id, name, arguments, can_elicit, progress = event
         try:
             pipeline, rec = host.prepare(call_id, name, arguments)
-            if not runs_here(rec):
+            if not runs_here(rec, host):
                 loop.call_soon_threadsafe(host.adopt, call_id, name, pipeline, rec, can_elicit, progress)
                 continue
             if rec.status is None:

@@ -20,6 +20,7 @@ from agentmaker._native import Tool, ToolParameter, ToolResponse
 from agentmaker.errors import ToolConfigError
 from agentmaker.rag.budget import check_budget, check_top_k, fit_to_budget, render_one
 from agentmaker.rag.hybrid import HybridRetriever
+from agentmaker.rag.model_search import MODEL_PROMPTS, choose
 
 __all__ = [
     "IndexChanges",
@@ -344,7 +345,12 @@ PROMPTS: dict[str, str] = {
     "tool_search.get_result": "The tool {name} (you can call it now), its JSON Schema:\n{schema}",
     "tool_search.no_tool": "Error: there is no tool named '{name}'; use action \"search\" to find tools",
     "tool_search.bad_action": 'Error: tool_search action must be "search" or "get"',
+    **MODEL_PROMPTS,
 }
+
+# The key under which the agent hands a model-strategy search its run (see choose()).
+RUN_KEY = "_agentmaker_run"
+STRATEGIES = ("keyword", "model")
 
 
 class ToolSearchTool(Tool):
@@ -358,6 +364,12 @@ class ToolSearchTool(Tool):
     instead (and the tool is discovered the same way): the way to reach a tool registered with
     ``deferred=True`` whose name the model already knows.
 
+    ``strategy="model"`` with ``llm=`` (any object with ``chat(messages)``) lets that model
+    choose among the candidates, shortlisted by keyword retrieval to ``shortlist`` when there
+    are more; it falls back to keyword retrieval when the model fails or names an unknown tool.
+    The candidates' names and descriptions are sent to that model; its calls count in the
+    run's usage and limits (see :mod:`agentmaker.rag.model_search`).
+
     ``prompts`` overrides texts by key (see ``ToolSearchTool.PROMPTS``); unknown keys raise
     :class:`ToolConfigError`.
     """
@@ -365,8 +377,21 @@ class ToolSearchTool(Tool):
     PROMPTS = PROMPTS
 
     def __init__(
-        self, tool_retriever: ToolRetriever, *, top_k: int = 5, prompts: Mapping[str, str] | None = None
+        self,
+        tool_retriever: ToolRetriever,
+        *,
+        top_k: int = 5,
+        prompts: Mapping[str, str] | None = None,
+        strategy: str = "keyword",
+        llm: Any = None,
+        shortlist: int = 30,
     ) -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+        if strategy == "model" and not callable(getattr(llm, "chat", None)):
+            raise TypeError(f'strategy="model" needs llm= with a chat(messages) method, got {llm!r}')
+        if strategy == "keyword" and llm is not None:
+            raise ValueError('llm= is used only with strategy="model"')
         if (
             not callable(getattr(tool_retriever, "retrieve", None))
             or getattr(tool_retriever, "registry", None) is None
@@ -382,6 +407,9 @@ class ToolSearchTool(Tool):
         super().__init__("tool_search", texts["tool_search.description"])
         self.tool_retriever = tool_retriever
         self.top_k = check_top_k(top_k)
+        self.strategy = strategy
+        self.llm = llm
+        self.shortlist = check_top_k(shortlist)
         self._texts = texts
 
     def get_parameters(self) -> list[ToolParameter]:
@@ -405,9 +433,10 @@ class ToolSearchTool(Tool):
         self, parameters: dict[str, Any], *, allowed: Callable[[str], bool] | None = None
     ) -> ToolResponse:
         """The result for a call's parameters: a search, or with ``action="get"`` one schema."""
+        run = getattr(parameters.get(RUN_KEY), "_run", None)  # a RunContext the agent gave
         action = parameters.get("action", "search")
         if action in (None, "search"):
-            return self.search(parameters.get("query"), allowed=allowed)
+            return self.search(parameters.get("query"), allowed=allowed, run=run)
         if action == "get":
             return self.get(parameters.get("query"), allowed=allowed)
         return ToolResponse.error(self._texts["tool_search.bad_action"])
@@ -429,17 +458,24 @@ class ToolSearchTool(Tool):
         )
         return ToolResponse.ok(text, data={"discovered": [real]})
 
-    def search(self, query: Any, *, allowed: Callable[[str], bool] | None = None) -> ToolResponse:
+    def search(
+        self, query: Any, *, allowed: Callable[[str], bool] | None = None, run: Any = None
+    ) -> ToolResponse:
         """The tool's result for ``query``; ``allowed`` hides tools the caller may not use
-        (the Agent passes its permission check)."""
+        (the Agent passes its permission check); ``run`` is the calling agent run, whose
+        limits and usage a model-strategy search counts in."""
         if not isinstance(query, str) or not query.strip():
             return ToolResponse.error(self._texts["tool_search.need_query"])
         retriever = self.tool_retriever
-        names = [
-            n
-            for n in retriever.retrieve(query, top_k=self.top_k, allowed=allowed, on_empty="none")
-            if n != self.name
-        ]
+        names: list[str] | None = None
+        if self.strategy == "model":
+            names = self._model_choice(query, allowed, run)
+        if names is None:
+            names = [
+                n
+                for n in retriever.retrieve(query, top_k=self.top_k, allowed=allowed, on_empty="none")
+                if n != self.name
+            ]
         if not names:
             return ToolResponse.ok(self._texts["tool_search.no_match"])
         reg = retriever.registry
@@ -448,6 +484,19 @@ class ToolSearchTool(Tool):
             catalog = _with_wire_names(reg, catalog, names)
         text = self._texts["tool_search.result"].replace("{catalog}", catalog)
         return ToolResponse.ok(text, data={"discovered": names})
+
+    def _model_choice(self, query: str, allowed: Callable[[str], bool] | None, run: Any) -> list[str] | None:
+        reg = self.tool_retriever.registry
+        pool = [n for n in reg.names() if n != self.name and (allowed is None or allowed(n))]
+        if len(pool) > self.shortlist:
+            shortlisted = self.tool_retriever.retrieve(
+                query, top_k=self.shortlist, allowed=allowed, on_empty="none"
+            )
+            pool = [n for n in shortlisted if n != self.name]
+        if not pool:
+            return None
+        catalog = "\n".join(f"- {n}: {(reg.get(n).description or '').strip()}" for n in pool)
+        return choose(self.llm, query, pool, catalog, self.top_k, self._texts, run, reg.resolve_name)
 
 
 _WIRE_SAFE = re.compile(r"[a-zA-Z0-9_-]{1,64}")

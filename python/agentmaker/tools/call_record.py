@@ -21,15 +21,19 @@ class ToolCallRecord:
     ``timeout`` for one that overran, ``retry``/``stopped`` for flow-control exceptions, or the
     gate that refused it: ``invalid_call`` (no id or no name), ``invalid_args`` (arguments not
     a JSON object), ``unknown_tool``, ``denied``, ``invalid`` (failed validation),
-    ``not_confirmed``, ``skipped`` (the run stopped before the call's turn reached it), or
+    ``not_confirmed``, ``guardrail`` (a guardrail refused the call or its result, failed or
+    tripped; see ``guardrails``), ``skipped`` (the run stopped before the call's turn reached it), or
     ``pending`` (the run is paused until a person decides; see ``Agent(confirm="pause")``).
     ``duration`` is the execution time in seconds (0.0 for calls that never ran) and ``output``
-    the text the model received.
+    the text the model received. ``repairs`` lists what was repaired in the arguments before
+    the call ran (``'a': "1" → 1``, ``trailing comma removed``); ``arguments`` are then the
+    repaired ones, which the tool received.
     """
 
     __slots__ = (
         "_call",
         "_confirm",
+        "_held",
         "_params",
         "_route",
         "_stop",
@@ -41,8 +45,10 @@ class ToolCallRecord:
         "data",
         "duration",
         "executed",
+        "guardrails",
         "name",
         "output",
+        "repairs",
         "status",
     )
 
@@ -71,6 +77,9 @@ class ToolCallRecord:
         self.output = output
         self.data: Any = None
         self.executed = False
+        self.repairs: list[str] = []
+        # Each guardrail's decision on this call (agentmaker.agent.guardrails.GuardrailRecord).
+        self.guardrails: list[Any] = []
         # Private working state: the call as the assistant message records it, the tool, the
         # arguments it receives, whether a person must approve, the timeout, where it runs
         # (``inline``, ``thread`` or ``await``), the native prepared call, and the run's final
@@ -83,6 +92,7 @@ class ToolCallRecord:
         self._route = route
         self._call = call
         self._stop: str | None = None
+        self._held = False  # a returned result waiting for output guardrails
 
     def __repr__(self) -> str:
         return (

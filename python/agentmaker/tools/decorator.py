@@ -16,11 +16,12 @@ import importlib
 import inspect
 import types
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypedDict, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeAlias, TypedDict, TypeVar, overload
 
 from agentmaker._native import Tool, ToolParameter, ToolResponse, _async_in_running_loop_text
 from agentmaker.errors import ToolRegistrationError
 from agentmaker.isolation.settings import Isolation, check_importable, setting
+from agentmaker.tools.guardrail_setting import check_guardrails
 from agentmaker.tools.signature import (
     _LOOP_RUNNING,
     CallableSpec,
@@ -36,7 +37,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DictFunctionTool",
     "FunctionTool",
+    "RepairSetting",
     "ToolFlags",
+    "check_repair",
     "from_callable",
     "function_tool",
     "tool",
@@ -44,6 +47,17 @@ __all__ = [
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+RepairSetting: TypeAlias = Literal["full", "coerce", "off"]
+"""What may be repaired in a call's arguments (``@tool(repair=...)``, ``RunPolicy(repair=...)``)."""
+
+_REPAIR_SETTINGS = ("full", "coerce", "off")
+
+
+def check_repair(value: object, where: str) -> None:
+    """Refuse a repair setting that is not one of ``"full"``, ``"coerce"``, ``"off"``."""
+    if not isinstance(value, str) or value not in _REPAIR_SETTINGS:
+        raise ValueError(f'{where}: repair must be "full", "coerce" or "off", got {value!r}')
 
 
 class ToolFlags(TypedDict, total=False):
@@ -57,6 +71,15 @@ class ToolFlags(TypedDict, total=False):
     isolate: bool | Isolation | None
     # Text an Agent adds to its system prompt while this tool is offered (docs/guide.md).
     instructions: str | None
+    # What may be repaired in the arguments a model sends; None follows RunPolicy(repair=...).
+    repair: RepairSetting | None
+    # The most characters of a result the model reads: a longer one is cut and marked partial
+    # (None follows RunPolicy(max_result_chars=...)).
+    max_result_chars: int | None
+    # Callables checking this tool's calls and results (agentmaker.agent.guardrails), after the
+    # agent's and the run's.
+    input_guardrails: Any
+    output_guardrails: Any
     # Hints an MCP client reads (docs/mcp.md): served as readOnlyHint, destructiveHint,
     # idempotentHint and openWorldHint. None (the default) leaves a hint out.
     read_only: bool | None
@@ -74,6 +97,10 @@ _FLAGS = (
     "stop_after_tool_call",
     "isolate",
     "instructions",
+    "repair",
+    "max_result_chars",
+    "input_guardrails",
+    "output_guardrails",
     *_HINTS,
 )
 _FLAG_SET = frozenset(_FLAGS)
@@ -101,6 +128,16 @@ def _apply_flags(obj: Tool, flags: Mapping[str, object]) -> None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ToolRegistrationError(f"timeout must be a positive number of seconds, got {timeout!r}")
         setattr(obj, "timeout", float(timeout))  # noqa: B010 - a class-level setting, set per tool here
+    if flags.get("max_result_chars") is not None:
+        limit = flags["max_result_chars"]
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ToolRegistrationError(
+                f"tool '{obj.name}': max_result_chars must be an integer >= 1 or None, got {limit!r}"
+            )
+        setattr(obj, "max_result_chars", limit)  # noqa: B010 - a class-level setting, set per tool here
+    for key in ("input_guardrails", "output_guardrails"):
+        if flags.get(key) is not None:
+            setattr(obj, key, check_guardrails(flags[key], f"tool '{obj.name}': {key}"))
     isolate = setting(flags.get("isolate"), f"tool '{obj.name}'")
     if isolate is not None:
         if isolate and isinstance(obj, FunctionTool):
@@ -118,6 +155,13 @@ def _apply_flags(obj: Tool, flags: Mapping[str, object]) -> None:
                 f"tool '{obj.name}': instructions must be a non-empty string or None, got {instructions!r}"
             )
         setattr(obj, "instructions", instructions)  # noqa: B010 - a class-level setting, set per tool here
+    repair = flags.get("repair")
+    if repair is not None:
+        try:
+            check_repair(repair, f"tool '{obj.name}'")
+        except ValueError as e:
+            raise ToolRegistrationError(str(e)) from None
+        setattr(obj, "repair", repair)  # noqa: B010 - a class-level setting, set per tool here
     for key in _HINTS:
         value = flags.get(key)
         if value is not None:

@@ -26,6 +26,7 @@ ToolCallStatus: TypeAlias = Literal[
     "denied",
     "invalid",
     "not_confirmed",
+    "guardrail",
     "skipped",
     "pending",
 ]

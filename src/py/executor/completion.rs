@@ -4,7 +4,7 @@
 use super::call::PyPreparedCall;
 use super::PyCallPipeline;
 use crate::executor::Outcome;
-use crate::py::registry::Completion;
+use crate::py::registry::{exception_problem, exception_response, Completion};
 use crate::py::response::PyToolResponse;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -58,4 +58,52 @@ pub fn flow_outcome(py: Python<'_>, err: PyErr) -> PyResult<Outcome> {
         return Ok(Outcome::Retry(message()));
     }
     Err(err)
+}
+
+impl PyCallPipeline {
+    /// A started call's returned response becomes its record's outcome.
+    pub(crate) fn complete_response(
+        &self,
+        py: Python<'_>,
+        record: &Bound<'_, PyAny>,
+        call: &PyPreparedCall,
+        resp: &Bound<'_, PyToolResponse>,
+        elapsed: f64,
+    ) -> PyResult<()> {
+        let r = resp.borrow();
+        let outcome = Outcome::Returned {
+            text: r.text.clone(),
+            status: r.status,
+        };
+        let data = r.data.bind(py).clone();
+        drop(r);
+        self.write(py, record, call, outcome, Some(data), elapsed)
+    }
+
+    /// An exception a started call raised: a flow-control signal is the call's outcome; any
+    /// other exception becomes the error the model reads.
+    pub(crate) fn complete_error(
+        &self,
+        py: Python<'_>,
+        record: &Bound<'_, PyAny>,
+        call: &PyPreparedCall,
+        err: PyErr,
+        elapsed: f64,
+    ) -> PyResult<()> {
+        self.enter(call);
+        let err = match flow_outcome(py, err) {
+            Ok(outcome) => return self.write(py, record, call, outcome, None, elapsed),
+            Err(err) => err,
+        };
+        if !err.is_instance_of::<pyo3::exceptions::PyException>(py) {
+            return Err(err); // KeyboardInterrupt, SystemExit, CancelledError: not the tool's result
+        }
+        match exception_response(py, call.entry.name(), err) {
+            Ok(resp) => self.complete_response(py, record, call, resp.bind(py), elapsed),
+            Err(err) => {
+                let problem = exception_problem(py, &err);
+                self.write(py, record, call, Outcome::Raised(problem), None, elapsed)
+            }
+        }
+    }
 }

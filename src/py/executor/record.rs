@@ -35,6 +35,17 @@ pub fn refused<'py>(
     ))
 }
 
+/// A finished call's text with the note on what was repaired in its arguments, from the
+/// record's list (a resumed call carries over the repairs of the call that paused).
+pub fn with_repair_note(record: &Bound<'_, PyAny>, text: String, status: CallStatus) -> String {
+    let py = record.py();
+    let repairs: Vec<String> = record
+        .getattr(intern!(py, "repairs"))
+        .and_then(|r| r.extract())
+        .unwrap_or_default();
+    crate::executor::finish::with_repair_note(text, status, &repairs)
+}
+
 /// The native prepared call a record holds.
 pub fn prepared_call<'py>(record: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyPreparedCall>> {
     let py = record.py();
