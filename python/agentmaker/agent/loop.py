@@ -155,6 +155,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
                 f"llm must have a chat(messages, *, tools=None) method (see agentmaker.llm), got {llm!r}"
             )
         kits: list[Toolkit] = []
+        own: list[Any] | None = None  # the tools this agent registered itself, when it did
         if tools is not None and tool_registry is not None:
             raise ValueError("pass either tools=[...] or tool_registry=..., not both")
         if tools is not None:
@@ -166,9 +167,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
                 tools = list(tools)
                 kits = [t for t in tools if isinstance(t, Toolkit)]
                 tool_registry = ToolRegistry()
-                tool_registry.register_all(
-                    [_as_tool(t) for x in tools for t in (x.tools if isinstance(x, Toolkit) else [x])]
-                )
+                own = [_as_tool(t) for x in tools for t in (x.tools if isinstance(x, Toolkit) else [x])]
+                tool_registry.register_all(own)
         elif tool_registry is not None and not isinstance(tool_registry, _native.ToolRegistry):
             raise TypeError(f"tool_registry must be a ToolRegistry, got {tool_registry!r}")
         if tool_registry is not None and getattr(llm, "supports_function_calling", True) is False:
@@ -212,7 +212,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         self.name = name
         self.llm = llm
         self.hooks = hooks
-        self._tool_notes = ToolInstructions(kits)
+        self._tool_notes = ToolInstructions(kits, own)
         self.output_type = output_type
         self._output = OutputSpec(output_type) if output_type is not None else None
         self._hooks = hooks_observer(hooks) if hooks is not None else None

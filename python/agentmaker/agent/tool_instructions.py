@@ -7,7 +7,7 @@ byte-stable for a stable set of offered tools, whatever order a retriever offere
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 from agentmaker.tools.toolkit import Toolkit
 
@@ -15,19 +15,31 @@ __all__ = ["ToolInstructions"]
 
 
 class ToolInstructions:
-    """The instructions of an agent's tools, looked up for each request's offered tools."""
+    """The instructions of an agent's tools, looked up for each request's offered tools.
 
-    __slots__ = ("_kits", "_last", "_order")
+    ``own`` are the tools the agent registered itself (``Agent(tools=[...])``), or None when it
+    was handed a registry. While the registry still holds just those tools and none of them
+    (nor a toolkit) has instructions, a request costs no call into the core: the usual case of
+    an agent without instructions pays nothing for the feature. Otherwise the offered tools are
+    looked up in the registry once per set of offered tools."""
 
-    def __init__(self, kits: Iterable[Toolkit]) -> None:
+    __slots__ = ("_kits", "_last", "_order", "_plain")
+
+    def __init__(self, kits: Iterable[Toolkit], own: Iterable[Any] | None = None) -> None:
         # A toolkit's instructions, by the name of each of its tools.
         self._kits: dict[str, str] = {t.name: k.instructions for k in kits if k.instructions for t in k.tools}
         self._order: tuple[int, dict[str, int]] = (-1, {})
         self._last: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+        # How many tools the registry holds while none of them can have instructions (-1: unknown).
+        plain = own is not None and not self._kits
+        tools = list(own or ())
+        self._plain = (
+            len(tools) if plain and not any(_text(getattr(t, "instructions", None)) for t in tools) else -1
+        )
 
     def texts(self, registry: Any, tools: list[dict[str, Any]] | None) -> tuple[str, ...]:
         """The instruction texts for the offered ``tools`` (OpenAI-shaped schemas)."""
-        if not tools or registry is None:
+        if not tools or registry is None or len(registry) == self._plain:
             return ()
         names = tuple(registry.resolve_name(n) or n for n in (t["function"]["name"] for t in tools))
         last = self._last
@@ -39,7 +51,7 @@ class ToolInstructions:
         for name in sorted(names, key=lambda n: order.get(n, len(order))):
             tool = registry.get(name)
             for text in (self._kits.get(name), getattr(tool, "instructions", None)):
-                if isinstance(text, str) and text.strip() and text not in seen:
+                if _text(text) and text not in seen:
                     seen.add(text)
                     texts.append(text)
         result = tuple(texts)
@@ -52,3 +64,7 @@ class ToolInstructions:
             order = {name: i for i, name in enumerate(registry.names())}
             self._order = (len(registry), order)
         return order
+
+
+def _text(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and bool(value.strip())
