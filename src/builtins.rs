@@ -7,6 +7,8 @@ pub mod confined_dir;
 #[cfg(feature = "search")]
 pub mod fetch;
 pub mod notes;
+#[cfg(test)]
+mod scratch_dir;
 #[cfg(feature = "search")]
 pub mod search;
 pub mod skills;

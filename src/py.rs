@@ -27,6 +27,7 @@ mod render;
 mod response;
 mod run_policy;
 mod search;
+mod settings;
 mod skills;
 mod tool;
 mod user_input;

@@ -12,9 +12,12 @@
 //! and devices are refused without being opened for I/O (O_NONBLOCK, and a type check before
 //! opening).
 
+use crate::prompts::Prompts;
+use crate::response::ToolResponse;
 use nix::errno::Errno;
 use nix::fcntl::{openat, AtFlags, OFlag};
 use nix::sys::stat::{fstat, fstatat, mkdirat, FileStat, Mode, SFlag};
+use serde_json::{json, Value};
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
@@ -192,6 +195,32 @@ pub fn read_prefix(fd: &OwnedFd, size: usize, limit: usize) -> Result<Vec<u8>, E
     }
     buf.truncate(filled);
     Ok(buf)
+}
+
+/// The response of a read of `buf` (read with [`read_limit`]): at most `max_chars` characters
+/// of its text, `data` gaining `invalid_utf8` and `truncated` flags where they hold. Cut text is
+/// `partial` and followed by the `truncated_key` message (its `{max}` is `max_chars`).
+pub fn text_response(
+    buf: &[u8],
+    max_chars: usize,
+    mut data: Value,
+    prompts: &Prompts,
+    truncated_key: &str,
+) -> ToolResponse {
+    let (text, invalid_utf8, truncated) = text_prefix(buf, max_chars);
+    if invalid_utf8 {
+        data["invalid_utf8"] = json!(true);
+    }
+    if truncated {
+        data["truncated"] = json!(true);
+        let shown = format!(
+            "{text}{}",
+            prompts.fmt(truncated_key, &[("max", &max_chars.to_string())])
+        );
+        ToolResponse::partial(shown).with_data(data)
+    } else {
+        ToolResponse::ok(text).with_data(data)
+    }
 }
 
 /// Text of at most `max_chars` characters from bytes read with a limit of `max_chars * 4 + 4`:

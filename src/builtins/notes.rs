@@ -24,7 +24,7 @@
 //!   owned by someone else or open to group/others → `Permission`; I/O failures → `Io`.
 
 use crate::builtins::confined_dir::{
-    components, read_limit, read_prefix, text_prefix, ConfinedDir, OpenRefusal, PathRefusal,
+    components, read_limit, read_prefix, text_response, ConfinedDir, OpenRefusal, PathRefusal,
 };
 use crate::prompts::Prompts;
 use crate::response::ToolResponse;
@@ -220,24 +220,13 @@ impl NotesTool {
             Err(e) => return fail(e),
         };
         drop(fd);
-        let (text, invalid_utf8, truncated) = text_prefix(&buf, self.max_read_chars);
-        let mut data = json!({"path": rel, "exists": true});
-        if invalid_utf8 {
-            data["invalid_utf8"] = json!(true);
-        }
-        if truncated {
-            data["truncated"] = json!(true);
-            let shown = format!(
-                "{text}{}",
-                p.fmt(
-                    "tool.msg.notes.truncated",
-                    &[("max", &self.max_read_chars.to_string())]
-                )
-            );
-            ToolResponse::partial(shown).with_data(data)
-        } else {
-            ToolResponse::ok(text).with_data(data)
-        }
+        text_response(
+            &buf,
+            self.max_read_chars,
+            json!({"path": rel, "exists": true}),
+            p,
+            "tool.msg.notes.truncated",
+        )
     }
 
     fn not_regular(&self, rel: &str) -> ToolResponse {

@@ -19,7 +19,7 @@
 //!   result says how many were kept).
 
 use crate::builtins::confined_dir::{
-    components, read_limit, read_prefix, text_prefix, ConfinedDir, OpenRefusal, PathRefusal,
+    components, read_limit, read_prefix, text_response, ConfinedDir, OpenRefusal, PathRefusal,
 };
 use crate::prompts::Prompts;
 use crate::response::ToolResponse;
@@ -289,24 +289,13 @@ impl SkillsTool {
             Ok(buf) => buf,
             Err(e) => return self.failure(name, &rel, discover::ReadFailure::Os(e)),
         };
-        let (text, invalid_utf8, truncated) = text_prefix(&buf, self.max_read_chars);
-        let mut data = json!({"name": name, "file": rel});
-        if invalid_utf8 {
-            data["invalid_utf8"] = json!(true);
-        }
-        if truncated {
-            data["truncated"] = json!(true);
-            let shown = format!(
-                "{text}{}",
-                p.fmt(
-                    "tool.msg.skills.truncated",
-                    &[("max", &self.max_read_chars.to_string())]
-                )
-            );
-            ToolResponse::partial(shown).with_data(data)
-        } else {
-            ToolResponse::ok(text).with_data(data)
-        }
+        text_response(
+            &buf,
+            self.max_read_chars,
+            json!({"name": name, "file": rel}),
+            p,
+            "tool.msg.skills.truncated",
+        )
     }
 
     fn failure(&self, name: &str, file: &str, e: discover::ReadFailure) -> ToolResponse {

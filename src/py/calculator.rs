@@ -37,7 +37,6 @@ impl PyCalculatorTool {
     #[pyo3(signature = (*, prompts = None))]
     fn new(prompts: Option<HashMap<String, String>>) -> PyResult<PyClassInitializer<Self>> {
         let core = CalculatorTool::new(prompts)?;
-        Ok(PyClassInitializer::from(PyTool::native(Arc::new(core)))
-            .add_subclass(PyCalculatorTool {}))
+        Ok(PyTool::native_subclass(Arc::new(core), PyCalculatorTool {}))
     }
 }

@@ -6,6 +6,7 @@ use crate::py::bridge::Deliver;
 use crate::py::convert::py_to_value;
 use crate::py::errors;
 use crate::py::response::PyToolResponse;
+use crate::py::settings::positive;
 use crate::py::tool::PyTool;
 use crate::response::ToolResponse;
 use pyo3::exceptions::{PyOSError, PyTypeError};
@@ -32,15 +33,6 @@ use std::sync::Arc;
 pub struct PyCliTool {
     core: Arc<CliTool>,
     arg_policy: Option<Py<PyAny>>,
-}
-
-pub(crate) fn positive(name: &str, value: i64) -> PyResult<usize> {
-    usize::try_from(value)
-        .ok()
-        .filter(|v| *v > 0)
-        .ok_or_else(|| {
-            errors::tool_config(format!("{name} must be a positive integer, got {value}"))
-        })
 }
 
 fn string_dict(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
@@ -144,8 +136,10 @@ impl PyCliTool {
         };
         let allowed = allowed_commands.unwrap_or_default();
         let core = Arc::new(CliTool::new(&allowed, opts)?);
-        let base = PyTool::native(core.clone());
-        Ok(PyClassInitializer::from(base).add_subclass(PyCliTool { core, arg_policy }))
+        Ok(PyTool::native_subclass(
+            core.clone(),
+            PyCliTool { core, arg_policy },
+        ))
     }
 
     /// The allowed program names, sorted.

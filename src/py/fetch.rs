@@ -3,12 +3,12 @@
 use crate::builtins::fetch::{FetchOptions, FetchTool};
 use crate::error::ConfigError;
 use crate::net::address::AddressPolicy;
+use crate::py::settings::{positive, timeout_seconds};
 use crate::py::tool::PyTool;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Fetch a web page over http(s) as Markdown-like text (tool name ``fetch_url``; parameters
 /// ``url``, ``start``, ``max_chars``).
@@ -65,24 +65,12 @@ impl PyFetchTool {
         max_redirects: i64,
         prompts: Option<HashMap<String, String>>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
-            return Err(PyErr::from(ConfigError::Invalid(format!(
-                "timeout must be a positive number of seconds (at most 3600), got {timeout}"
-            ))));
-        }
-        let positive = |name: &str, v: i64| {
-            usize::try_from(v).ok().filter(|n| *n > 0).ok_or_else(|| {
-                PyErr::from(ConfigError::Invalid(format!(
-                    "{name} must be a positive integer, got {v}"
-                )))
-            })
-        };
         let opts = FetchOptions {
             policy: AddressPolicy {
                 allow_private,
                 allowed_hosts: allowed_hosts.unwrap_or_default(),
             },
-            timeout: Duration::from_secs_f64(timeout),
+            timeout: timeout_seconds(timeout)?,
             max_bytes: positive("max_bytes", max_bytes)?,
             max_chars: positive("max_chars", max_chars)?,
             max_redirects: usize::try_from(max_redirects).map_err(|_| {
@@ -93,6 +81,6 @@ impl PyFetchTool {
             prompts,
         };
         let core = FetchTool::new(opts).map_err(|e| PyErr::from(ConfigError::Invalid(e)))?;
-        Ok(PyClassInitializer::from(PyTool::native(Arc::new(core))).add_subclass(PyFetchTool {}))
+        Ok(PyTool::native_subclass(Arc::new(core), PyFetchTool {}))
     }
 }

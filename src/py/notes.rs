@@ -1,7 +1,7 @@
 //! `NotesTool` for Python: the core [`NotesTool`] behind the `Tool` base class.
 
 use crate::builtins::notes::{NotesOptions, NotesTool};
-use crate::py::errors;
+use crate::py::settings::positive;
 use crate::py::tool::PyTool;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -21,12 +21,6 @@ use std::sync::Arc;
 #[pyclass(module = "agentmaker", name = "NotesTool", extends = PyTool, frozen)]
 pub struct PyNotesTool {
     core: Arc<NotesTool>,
-}
-
-fn positive(name: &str, value: i64) -> PyResult<u64> {
-    u64::try_from(value).ok().filter(|v| *v > 0).ok_or_else(|| {
-        errors::tool_config(format!("{name} must be a positive integer, got {value}"))
-    })
 }
 
 #[pymethods]
@@ -56,14 +50,13 @@ impl PyNotesTool {
         prompts: Option<HashMap<String, String>>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let opts = NotesOptions {
-            max_read_chars: positive("max_read_chars", max_read_chars)? as usize,
-            max_append_chars: positive("max_append_chars", max_append_chars)? as usize,
+            max_read_chars: positive("max_read_chars", max_read_chars)?,
+            max_append_chars: positive("max_append_chars", max_append_chars)?,
             max_file_bytes: positive("max_file_bytes", max_file_bytes)?,
             prompts,
         };
         let core = Arc::new(NotesTool::new(&root, opts)?);
-        let base = PyTool::native(core.clone());
-        Ok(PyClassInitializer::from(base).add_subclass(PyNotesTool { core }))
+        Ok(PyTool::native_subclass(core.clone(), PyNotesTool { core }))
     }
 
     /// The absolute notes root.

@@ -1,13 +1,12 @@
 //! `SearchTool` for Python: the core [`SearchTool`] behind the `Tool` base class.
 
 use crate::builtins::search::{Endpoints, SearchOptions, SearchTool};
+use crate::py::settings::{positive, timeout_seconds};
 use crate::py::tool::PyTool;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Web search with fallback across providers (tool name ``search``, one parameter ``query``).
 ///
@@ -60,22 +59,9 @@ impl PySearchTool {
         brave_url: Option<String>,
         serpapi_url: Option<String>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let max_results = usize::try_from(max_results)
-            .ok()
-            .filter(|n| *n > 0)
-            .ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "max_results must be a positive integer, got {max_results}"
-                ))
-            })?;
-        if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
-            return Err(PyValueError::new_err(format!(
-                "timeout must be a positive number of seconds (at most 3600), got {timeout}"
-            )));
-        }
         let opts = SearchOptions {
-            max_results,
-            timeout: Duration::from_secs_f64(timeout),
+            max_results: positive("max_results", max_results)?,
+            timeout: timeout_seconds(timeout)?,
             endpoints: Endpoints {
                 tavily: tavily_url,
                 duckduckgo: duckduckgo_url,
@@ -85,8 +71,7 @@ impl PySearchTool {
             prompts,
         };
         let core = Arc::new(SearchTool::new(opts)?);
-        let base = PyTool::native(core.clone());
-        Ok(PyClassInitializer::from(base).add_subclass(PySearchTool { core }))
+        Ok(PyTool::native_subclass(core.clone(), PySearchTool { core }))
     }
 
     /// The most results a search returns.

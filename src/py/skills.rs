@@ -2,7 +2,7 @@
 
 use crate::builtins::skills::{SkillsOptions, SkillsSetupError, SkillsTool};
 use crate::error::ConfigError;
-use crate::py::cli::positive;
+use crate::py::settings::positive;
 use crate::py::tool::PyTool;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -67,8 +67,7 @@ impl PySkillsTool {
                 }
             })?;
         let core = Arc::new(core);
-        let base = PyTool::native(core.clone());
-        Ok(PyClassInitializer::from(base).add_subclass(PySkillsTool { core }))
+        Ok(PyTool::native_subclass(core.clone(), PySkillsTool { core }))
     }
 
     /// The system-prompt section: each skill's name and cleaned, capped description (empty

@@ -28,6 +28,15 @@ pub struct PyTool {
 }
 
 impl PyTool {
+    /// The initializer of a built-in's Python class `T`: `core` behind the `Tool` base, `tool`
+    /// the subclass's own state.
+    pub(crate) fn native_subclass<T>(core: Arc<dyn NativeTool>, tool: T) -> PyClassInitializer<T>
+    where
+        T: pyo3::PyClass<BaseType = PyTool>,
+    {
+        PyClassInitializer::from(PyTool::native(core)).add_subclass(tool)
+    }
+
     /// The base of a Rust built-in.
     pub fn native(tool: Arc<dyn NativeTool>) -> Self {
         let spec = tool.spec();

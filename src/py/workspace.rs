@@ -3,6 +3,7 @@
 
 use crate::builtins::workspace::{Workspace, WorkspaceOptions, WorkspaceSetupError, WorkspaceTool};
 use crate::error::ConfigError;
+use crate::py::settings::positive;
 use crate::py::tool::PyTool;
 use crate::tool::NativeTool;
 use pyo3::exceptions::PyOSError;
@@ -66,14 +67,6 @@ impl PyWorkspaceTool {
     }
 }
 
-fn positive(name: &str, value: i64) -> PyResult<u64> {
-    u64::try_from(value).ok().filter(|v| *v > 0).ok_or_else(|| {
-        PyErr::from(ConfigError::Invalid(format!(
-            "{name} must be a positive integer, got {value}"
-        )))
-    })
-}
-
 /// Builds a workspace's tools: ``(tools, instructions, absolute root)``.
 #[pyfunction]
 #[pyo3(signature = (root, *, read_only, deny, read_before_write, read_lines, max_line_chars, max_read_bytes, max_entries, max_output_bytes, prompts))]
@@ -95,10 +88,10 @@ pub fn _workspace_tools(
         deny,
         read_before_write,
         read_lines: positive("read_lines", read_lines)?,
-        max_line_chars: positive("max_line_chars", max_line_chars)? as usize,
-        max_read_bytes: positive("max_read_bytes", max_read_bytes)? as usize,
+        max_line_chars: positive("max_line_chars", max_line_chars)?,
+        max_read_bytes: positive("max_read_bytes", max_read_bytes)?,
         max_entries: positive("max_entries", max_entries)?,
-        max_output_bytes: positive("max_output_bytes", max_output_bytes)? as usize,
+        max_output_bytes: positive("max_output_bytes", max_output_bytes)?,
         prompts,
     };
     let ws = Workspace::new(&root, opts).map_err(|e| match e {
@@ -109,10 +102,9 @@ pub fn _workspace_tools(
         .tools()
         .into_iter()
         .map(|core| {
-            let base = PyTool::native(core.clone());
             Py::new(
                 py,
-                PyClassInitializer::from(base).add_subclass(PyWorkspaceTool { core }),
+                PyTool::native_subclass(core.clone(), PyWorkspaceTool { core }),
             )
         })
         .collect::<PyResult<Vec<_>>>()?;

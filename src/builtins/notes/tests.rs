@@ -1,22 +1,12 @@
 use super::*;
+use crate::builtins::scratch_dir::{scratch_dir, TempDir};
 use crate::response::ToolStatus;
 use nix::sys::stat::SFlag;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 
-struct TempDir(PathBuf);
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 fn tempdir(tag: &str) -> TempDir {
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let p = std::env::temp_dir().join(format!("notes-test-{}-{tag}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    TempDir(p)
+    scratch_dir("notes-test", tag)
 }
 
 fn tool_in(dir: &Path) -> NotesTool {

@@ -1,19 +1,11 @@
 use super::*;
+use crate::builtins::scratch_dir::{scratch_dir, TempDir};
 use crate::response::ToolStatus;
 
-struct TempDir(PathBuf);
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 fn tempdir(tag: &str) -> TempDir {
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let p = std::env::temp_dir().join(format!("skills-test-{}-{tag}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    TempDir(p.canonicalize().unwrap())
+    let mut dir = scratch_dir("skills-test", tag);
+    dir.0 = dir.0.canonicalize().unwrap();
+    dir
 }
 
 fn skill(root: &Path, folder: &str, content: &[u8]) -> PathBuf {

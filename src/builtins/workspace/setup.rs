@@ -154,6 +154,28 @@ fn opt(p: &Prompts, name: &str, ty: &str, key: &str, default: serde_json::Value)
     ToolParameter::new(name, ty, p.get(key)).optional(Some(default))
 }
 
+/// The last two parameters of `glob` and `grep`: whether to walk hidden entries, and how many
+/// results to return at most.
+fn walk_options(ws: &Workspace) -> [ToolParameter; 2] {
+    let p = &ws.prompts;
+    [
+        opt(
+            p,
+            "hidden",
+            "boolean",
+            "workspace.param.hidden",
+            json!(false),
+        ),
+        opt(
+            p,
+            "head_limit",
+            "integer",
+            "workspace.param.grep.head_limit",
+            json!(ws.opts.max_entries),
+        ),
+    ]
+}
+
 pub(super) fn spec(ws: &Workspace, kind: Kind) -> ToolSpec {
     let p = &ws.prompts;
     let (name, params) = match kind {
@@ -254,24 +276,13 @@ pub(super) fn spec(ws: &Workspace, kind: Kind) -> ToolSpec {
         }
         Kind::Glob => (
             "glob",
-            vec![
+            [
                 param(p, "pattern", "string", "workspace.param.glob.pattern"),
                 opt(p, "path", "string", "workspace.param.glob.path", json!(".")),
-                opt(
-                    p,
-                    "hidden",
-                    "boolean",
-                    "workspace.param.hidden",
-                    json!(false),
-                ),
-                opt(
-                    p,
-                    "head_limit",
-                    "integer",
-                    "workspace.param.grep.head_limit",
-                    json!(ws.opts.max_entries),
-                ),
-            ],
+            ]
+            .into_iter()
+            .chain(walk_options(ws))
+            .collect(),
         ),
         Kind::Grep => {
             let modes = json!({
@@ -282,7 +293,7 @@ pub(super) fn spec(ws: &Workspace, kind: Kind) -> ToolSpec {
             });
             (
                 "grep",
-                vec![
+                [
                     param(p, "pattern", "string", "workspace.param.grep.pattern"),
                     opt(p, "path", "string", "workspace.param.grep.path", json!(".")),
                     ToolParameter::new("glob", "string", p.get("workspace.param.grep.glob"))
@@ -309,21 +320,10 @@ pub(super) fn spec(ws: &Workspace, kind: Kind) -> ToolSpec {
                         "workspace.param.grep.fixed_strings",
                         json!(false),
                     ),
-                    opt(
-                        p,
-                        "hidden",
-                        "boolean",
-                        "workspace.param.hidden",
-                        json!(false),
-                    ),
-                    opt(
-                        p,
-                        "head_limit",
-                        "integer",
-                        "workspace.param.grep.head_limit",
-                        json!(ws.opts.max_entries),
-                    ),
-                ],
+                ]
+                .into_iter()
+                .chain(walk_options(ws))
+                .collect(),
             )
         }
     };

@@ -1,22 +1,14 @@
 use super::*;
+use crate::builtins::scratch_dir::{scratch_dir, TempDir};
 use crate::response::ToolStatus;
 use serde_json::json;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::PathBuf;
 
-struct TempDir(PathBuf);
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 fn tempdir(tag: &str) -> TempDir {
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let p = std::env::temp_dir().join(format!("ws-test-{}-{tag}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(p.join("root")).unwrap();
-    TempDir(p)
+    let dir = scratch_dir("ws-test", tag);
+    std::fs::create_dir_all(dir.0.join("root")).unwrap();
+    dir
 }
 
 struct Ws {
