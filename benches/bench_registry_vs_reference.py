@@ -322,20 +322,25 @@ def main(rounds: int = 1) -> None:
                 for key, value in _run_side(cmd, env, job).items():
                     samples[side].setdefault(key, []).append(value)
 
-    def pick(side: str, key: str) -> float | None:
+    def pick(side: str, key: str) -> tuple[float, float] | None:
+        """(best, median) over the rounds; memory's best is its median too."""
         values = samples.get(side, {}).get(key)
         if not values:
             return None
-        return statistics.median(values) if key.startswith(("memory", "peak")) else min(values)
+        median = statistics.median(values)
+        return (median if key.startswith(("memory", "peak")) else min(values), median)
 
+    print(f"{GROUP:<10} {rounds} round(s); each figure best/median (memory: median)", flush=True)
     for key, label, goal in ROWS:
         ours = pick("ours", key)
         ref = pick("reference", key)
-        line = f"{GROUP:<10} {label:<58} ours {ours:9.3f}"
+        if ours is None:
+            continue
+        line = f"{GROUP:<10} {label:<60} ours {ours[0]:9.3f}/{ours[1]:<9.3f}"
         if ref is not None:
-            line += f"  reference {ref:9.3f}"
+            line += f"  reference {ref[0]:9.3f}/{ref[1]:<9.3f}"
         if goal is not None:
-            line += f"  goal <= {goal:g} [{'ok' if ours <= goal else 'OVER'}]"
+            line += f"  goal <= {goal:g} [{'ok' if ours[0] <= goal else 'OVER'}]"
         print(line, flush=True)
 
 
