@@ -31,6 +31,51 @@ N_REGISTER = 1000
 N_MEMORY = 10_000
 
 
+TOOL_TEMPLATE = '''
+def lookup_{i}(
+    query: Annotated[str, "The search keywords ({i})."],
+    city: Optional[str] = None,
+    limit: Annotated[int, "Maximum number of hits."] = 10,
+    exact: bool = False,
+    radius_km: Optional[float] = None,
+) -> str:
+    """Look up places matching a query ({i}).
+
+    Args:
+        query: The search keywords.
+        city: Only places in this city.
+        limit: Maximum number of hits.
+        exact: Match the whole query only.
+        radius_km: Search radius around the city centre.
+
+    Returns:
+        The hits as JSON.
+    """
+    return query
+'''
+
+
+def _tool_decorator(side: str):
+    if side == "ours":
+        from agentmaker import tool
+    else:
+        from agentmaker.tools.decorator import tool
+    return tool
+
+
+def make_functions(n: int, start: int = 0) -> list:
+    """`n` distinct five-parameter functions (Annotated, Optional, a Google docstring),
+    each with its own docstring, so no per-docstring cache helps."""
+    ns: dict = {}
+    # dont_inherit: this module's `from __future__ import annotations` must not turn the
+    # generated functions' annotations into strings.
+    head = "from typing import Annotated, Optional"
+    exec(compile(head, "<bench>", "exec", dont_inherit=True), ns)  # noqa: S102
+    for i in range(start, start + n):
+        exec(compile(TOOL_TEMPLATE.format(i=i), "<bench>", "exec", dont_inherit=True), ns)  # noqa: S102
+    return [ns[f"lookup_{i}"] for i in range(start, start + n)]
+
+
 def _api(side: str):
     if side == "ours":
         from agentmaker import Tool, ToolParameter, ToolRegistry, ToolResponse
@@ -97,9 +142,25 @@ def worker_times(side: str) -> dict[str, float]:
 
     register_function = _best_us(by_function, repeat=9, setup=ToolRegistry)
 
+    tool = _tool_decorator(side)
+    decorated = [tool(f) for f in make_functions(N_REGISTER)]
+    register_tool = _best_us(lambda reg: [reg.register(t) for t in decorated], repeat=9, setup=ToolRegistry)
+
+    def into_ten(_):
+        for _ in range(10):
+            reg = ToolRegistry()
+            for t in decorated:
+                reg.register(t)
+
+    register_ten = _best_us(into_ten, repeat=5)
+    definition = min(
+        _best_us(lambda fs: [tool(f) for f in fs], repeat=1, setup=lambda r=r: make_functions(N_REGISTER, (r + 1) * N_REGISTER))
+        for r in range(5)
+    )
+
     def filled():
         reg = ToolRegistry()
-        for t in [AddTool(f"tool_{i}") for i in range(N_REGISTER)]:
+        for t in [tool(f) for f in make_functions(N_REGISTER, 100 * N_REGISTER)]:
             reg.register(t)
         return reg
 
@@ -114,6 +175,9 @@ def worker_times(side: str) -> dict[str, float]:
         "register_us": register / N_REGISTER,
         "register_fixed_us": register_fixed / N_REGISTER,
         "register_function_us": register_function / N_REGISTER,
+        "register_tool_us": register_tool / N_REGISTER,
+        "register_tool_ten_us": register_ten / (10 * N_REGISTER),
+        "tool_definition_us": definition / N_REGISTER,
         "first_openai_ms": first_openai / 1000,
         "execute_overhead_us": execute - floor,
     }
@@ -141,6 +205,14 @@ def worker_memory(side: str, how: str, trace: bool) -> dict[str, float]:
             else:
                 reg.register(AddTool(name))
 
+    funcs = make_functions(N_MEMORY + 1) if how == "decorated" else []
+    if how == "decorated":
+        tool = _tool_decorator(side)
+
+        def fill(reg, names):  # noqa: F811 - the @tool shape: defined, then registered
+            for i in range(len(names)):
+                reg.register(tool(funcs.pop()))
+
     fill(ToolRegistry(), ["warm_up"])  # lazy imports and first-use caches are not per tool
     names = [f"tool_{i:05d}" for i in range(N_MEMORY)]
     gc.collect()
@@ -156,7 +228,20 @@ def worker_memory(side: str, how: str, trace: bool) -> dict[str, float]:
     gc.collect()
     after = tracemalloc.get_traced_memory()[0] if trace else _rss_kb() * 1024
     assert len(reg.list_tools()) == N_MEMORY
-    return {f"memory_{how}_{'traced' if trace else 'rss'}_kb": (after - before) / 1024 / N_MEMORY}
+    out = {f"memory_{how}_{'traced' if trace else 'rss'}_kb": (after - before) / 1024 / N_MEMORY}
+    if how == "decorated" and not trace:
+        reg.to_openai_schema()
+        reg.get_tools_description()
+        out["peak_rss_mb"] = _peak_rss_kb() / 1024
+    return out
+
+
+def _peak_rss_kb() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
 
 
 def _worker(argv: list[str]) -> None:
@@ -173,14 +258,28 @@ ROWS = [
     ("register_us", "register a prebuilt Tool subclass, µs per tool", 1.0),
     ("register_fixed_us", "register, parameter list built once, µs per tool", 1.0),
     ("register_function_us", "register_function (builds the tool), µs per tool", None),
+    ("register_tool_us", "register an @tool function (5 typed params), µs per tool", 0.3),
+    ("register_tool_ten_us", "the same 1k @tool tools into 10 registries, µs per register", 0.3),
+    ("memory_decorated_rss_kb", "memory per tool, @tool defined + registered, 10k, RSS KB", 1.5),
+    ("memory_decorated_traced_kb", "memory per tool, @tool, 10k, tracemalloc KB", None),
+    ("peak_rss_mb", "peak RSS, 10k @tool defined, registered, rendered, MB", 86),
     ("memory_function_rss_kb", "memory per tool, register_function, 10k, RSS KB", 1.5),
     ("memory_function_traced_kb", "memory per tool, register_function, 10k, tracemalloc KB", None),
     ("memory_subclass_rss_kb", "memory per tool, Tool subclass, 10k, RSS KB", 1.5),
     ("memory_subclass_traced_kb", "memory per tool, Tool subclass, 10k, tracemalloc KB", None),
     ("first_openai_ms", "first to_openai_schema(), fresh 1k registry, ms", 1.0),
     ("execute_overhead_us", "execute_tool overhead over the raw call, µs", 0.6),
+    ("tool_definition_us", "@tool definition (5 typed params), µs per function", 15),
 ]
-JOBS = ["times", "function:rss", "function:traced", "subclass:rss", "subclass:traced"]
+JOBS = [
+    "times",
+    "function:rss",
+    "function:traced",
+    "subclass:rss",
+    "subclass:traced",
+    "decorated:rss",
+    "decorated:traced",
+]
 
 
 def _reference_python() -> str | None:
@@ -223,20 +322,25 @@ def main(rounds: int = 1) -> None:
                 for key, value in _run_side(cmd, env, job).items():
                     samples[side].setdefault(key, []).append(value)
 
-    def pick(side: str, key: str) -> float | None:
+    def pick(side: str, key: str) -> tuple[float, float] | None:
+        """(best, median) over the rounds; memory's best is its median too."""
         values = samples.get(side, {}).get(key)
         if not values:
             return None
-        return statistics.median(values) if key.startswith("memory") else min(values)
+        median = statistics.median(values)
+        return (median if key.startswith(("memory", "peak")) else min(values), median)
 
+    print(f"{GROUP:<10} {rounds} round(s); each figure best/median (memory: median)", flush=True)
     for key, label, goal in ROWS:
         ours = pick("ours", key)
         ref = pick("reference", key)
-        line = f"{GROUP:<10} {label:<58} ours {ours:9.3f}"
+        if ours is None:
+            continue
+        line = f"{GROUP:<10} {label:<60} ours {ours[0]:9.3f}/{ours[1]:<9.3f}"
         if ref is not None:
-            line += f"  reference {ref:9.3f}"
+            line += f"  reference {ref[0]:9.3f}/{ref[1]:<9.3f}"
         if goal is not None:
-            line += f"  goal <= {goal:g} [{'ok' if ours <= goal else 'OVER'}]"
+            line += f"  goal <= {goal:g} [{'ok' if ours[0] <= goal else 'OVER'}]"
         print(line, flush=True)
 
 

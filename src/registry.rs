@@ -4,26 +4,22 @@
 //! The registry is generic over the payload that says how to run a tool, so the core can hold
 //! Rust tools and the binding can hold Python objects with the same rules.
 //!
-//! Registration does only what must happen then: the name rule, the parameter list's checks and,
-//! for a hand-written schema, the meta-schema check (so a bad tool is refused at `register`).
-//! Building the root schema from plain parameters, compiling the validator and rendering are
-//! deferred to first use: with thousands of registered tools (a Tool-RAG catalog) most are never
-//! called, and each derived form costs a few hundred bytes to kilobytes.
+//! What depends only on the tool (its checks, schema, validator, renderings) is a
+//! [`CheckedTool`] (`registry/checked.rs`), made once and shared by `Arc`; an entry pairs it
+//! with this registry's payload, so registering a tool checked before costs the name rule and
+//! a map insert.
 
 use crate::error::RegistrationError;
 use crate::executor::messages;
 use crate::executor::repair::{coerce, RepairMode, Repairing};
 use crate::null_optional::drop_null_optionals;
 use crate::render::openai_tool;
-use crate::schema::{
-    check_parameters, describe_tool, root_schema, write_root_schema, JsonSink, ToolParameter,
-};
 use crate::tool::{NameRule, ToolSpec};
-use crate::validation::{check_root, render_failure, truncate, SchemaValidator};
+use crate::validation::{render_failure, truncate, SchemaValidator};
 use indexmap::IndexMap;
 use serde_json::Value;
 use std::str::FromStr;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Text used when a rendering selects no tools.
 pub const EMPTY_CATALOG: &str = "(no tools available)";
@@ -32,131 +28,38 @@ pub const EMPTY_CATALOG: &str = "(no tools available)";
 const LIST_ALL_NAMES_UP_TO: usize = 20;
 const SUGGESTIONS: usize = 5;
 
-/// A registered tool; what derives from its spec is computed on first use and kept. Only what
-/// is needed is kept, in compact form: a catalog of thousands of tools holds thousands. (The
-/// spec's flags are not kept: the executor reads them from the tool object at each call.)
+/// A registered tool: its checked description, shared by every registry it is in, and the
+/// payload that says how this registry runs it. (The spec's flags are not kept: the executor
+/// reads them from the tool object at each call.)
 #[derive(Debug)]
 pub struct Entry<T> {
-    /// Shared with the registry's key: one allocation for both.
-    name: Arc<str>,
-    description: Box<str>,
-    /// The parameter list the schema is built from (empty when a root schema was given).
-    parameters: Box<[ToolParameter]>,
-    /// The root schema: what the model sees and what the validator is compiled from. Set at
-    /// registration when it was given or had to be checked whole; built from `parameters` on
-    /// first use otherwise.
-    schema: OnceLock<Box<Value>>,
-    /// Compiled on first use, then kept: compiling costs ~15 µs a schema. Registration has
-    /// already checked the schema against its meta-schema.
-    validator: OnceLock<Box<Result<SchemaValidator, String>>>,
-    /// The `get_tools_description` block, rendered on first use.
-    // A thin pointer on purpose: a `String` or `Box<str>` here (24 or 16 bytes) pushes every
-    // entry into the next allocation size class; the extra box is paid only when rendered.
-    #[allow(clippy::box_collection)]
-    description_block: OnceLock<Box<String>>,
+    checked: Arc<CheckedTool>,
     pub payload: T,
 }
 
 impl<T> Entry<T> {
-    pub fn name(&self) -> &str {
-        &self.name
+    /// An entry for a tool checked before (for this registry or another): only the name is
+    /// checked again, against `rule`, the rule of the registry it is meant for.
+    pub fn from_checked(
+        rule: NameRule,
+        checked: Arc<CheckedTool>,
+        payload: T,
+    ) -> Result<Self, RegistrationError> {
+        rule.check(checked.name())?;
+        Ok(Entry { checked, payload })
     }
 
-    pub fn description(&self) -> &str {
-        &self.description
+    /// The checked description, to keep and share with the next registry.
+    pub fn checked(&self) -> &Arc<CheckedTool> {
+        &self.checked
     }
+}
 
-    /// The root schema (built now if this is the first use).
-    pub fn schema(&self) -> &Value {
-        self.schema
-            .get_or_init(|| Box::new(root_schema(&self.parameters)))
-    }
+impl<T> std::ops::Deref for Entry<T> {
+    type Target = CheckedTool;
 
-    /// The root schema as an owned value to hand on (a rendering): a copy of the kept one, or
-    /// one built for the occasion, which leaves nothing behind in the entry.
-    pub fn schema_value(&self) -> Value {
-        match self.schema.get() {
-            Some(schema) => Value::clone(schema),
-            None => root_schema(&self.parameters),
-        }
-    }
-
-    /// Writes the root schema into `sink`: the kept one, or straight from the parameters
-    /// (nothing is kept).
-    pub fn write_schema<S: JsonSink>(&self, sink: &mut S) -> Result<S::Out, S::Error> {
-        match self.schema.get() {
-            Some(schema) => sink.value(schema),
-            None => write_root_schema(&self.parameters, sink),
-        }
-    }
-
-    /// Runs `f` on the root schema: the kept one, or one built for the occasion and dropped.
-    pub fn with_schema<R>(&self, f: impl FnOnce(&Value) -> R) -> R {
-        match self.schema.get() {
-            Some(schema) => f(schema),
-            None => f(&root_schema(&self.parameters)),
-        }
-    }
-
-    /// Whether the root schema has been built (a test of the laziness).
-    pub fn schema_is_built(&self) -> bool {
-        self.schema.get().is_some()
-    }
-
-    /// Whether the validator has been compiled.
-    pub fn validator_is_compiled(&self) -> bool {
-        self.validator.get().is_some()
-    }
-
-    /// The `get_tools_description` block for this tool.
-    pub fn description_block(&self) -> &str {
-        self.description_block
-            .get_or_init(|| Box::new(describe_tool(&self.name, &self.description, self.schema())))
-    }
-
-    /// The compiled validator (compiled now if this is the first use).
-    pub fn validator(&self) -> Result<&SchemaValidator, String> {
-        self.validator
-            .get_or_init(|| Box::new(SchemaValidator::compile(self.schema())))
-            .as_ref()
-            .as_ref()
-            .map_err(|reason| {
-                format!(
-                    "Error: tool '{}' has an input schema that cannot be compiled: {reason}",
-                    self.name
-                )
-            })
-    }
-
-    /// Validates `args`; on failure, the error text for the model. A `null` sent for an
-    /// optional property whose schema refuses null (what OpenAI's strict rendering lets the
-    /// model send for "use the default") is removed from `args` first; `Ok(true)` says that
-    /// happened, so the caller hands the tool the pruned arguments. Arguments that validate as
-    /// they are cost nothing more.
-    pub fn check_args(&self, args: &mut Value) -> Result<bool, String> {
-        let off = || Repairing {
-            mode: RepairMode::Off,
-            function_tool: false,
-        };
-        self.check_args_with(args, off, &mut Vec::new())
-    }
-
-    /// [`Self::check_args`], with schema-aligned repair (see [`repair_args`]): `how` is asked
-    /// only when something could change, and each repair is added to `repairs`.
-    pub fn check_args_with(
-        &self,
-        args: &mut Value,
-        how: impl FnOnce() -> Repairing,
-        repairs: &mut Vec<String>,
-    ) -> Result<bool, String> {
-        repair_args(
-            &self.name,
-            self.schema(),
-            self.validator()?,
-            args,
-            how,
-            repairs,
-        )
+    fn deref(&self) -> &CheckedTool {
+        &self.checked
     }
 }
 
@@ -306,54 +209,11 @@ impl<T> Registry<T> {
     /// bad name is reported in that rule's words.
     pub fn prepare_with(
         rule: NameRule,
-        mut spec: ToolSpec,
+        spec: ToolSpec,
         payload: T,
     ) -> Result<Entry<T>, RegistrationError> {
-        rule.check(&spec.name)?;
-        let invalid = |name: &str, reason| RegistrationError::InvalidSchema {
-            name: name.to_string(),
-            reason,
-        };
-        let schema = OnceLock::new();
-        let validator = OnceLock::new();
-        let checked = match spec.input_schema.take() {
-            // A given root schema is moved, not copied: the entry is the one place it lives.
-            Some(given) => Some(given),
-            None => {
-                check_parameters(&spec.parameters).map_err(|reason| {
-                    RegistrationError::InvalidParameters {
-                        name: spec.name.clone(),
-                        reason,
-                    }
-                })?;
-                // Plain parameters (JSON Schema type words, no schema of their own) make a
-                // well-formed schema by construction: it is built when first needed. Anything
-                // else is built now, to be checked whole.
-                let plain = spec
-                    .parameters
-                    .iter()
-                    .all(|p| p.schema.is_none() && is_type_word(&p.type_));
-                (!plain).then(|| root_schema(&spec.parameters))
-            }
-        };
-        if let Some(checked) = checked {
-            check_root(&checked).map_err(|reason| invalid(&spec.name, reason))?;
-            if needs_eager_compile(&checked) {
-                // References and regexes can only be checked by compiling; a schema that has
-                // them is compiled now, so a dangling `$ref` or a bad pattern fails here.
-                let compiled = SchemaValidator::compile(&checked)
-                    .map_err(|reason| invalid(&spec.name, reason))?;
-                let _ = validator.set(Box::new(Ok(compiled)));
-            }
-            let _ = schema.set(Box::new(checked));
-        }
         Ok(Entry {
-            name: spec.name.into(),
-            description: spec.description.into(),
-            parameters: spec.parameters.into(),
-            schema,
-            validator,
-            description_block: OnceLock::new(),
+            checked: Arc::new(CheckedTool::check(rule, spec)?),
             payload,
         })
     }
@@ -367,7 +227,7 @@ impl<T> Registry<T> {
     ) -> Result<Option<Arc<Entry<T>>>, RegistrationError> {
         self.name_rule.check(entry.name())?;
         // One hash of the name; a replaced tool keeps its position.
-        let replaced = match self.entries.entry(Arc::clone(&entry.name)) {
+        let replaced = match self.entries.entry(Arc::clone(entry.name_arc())) {
             indexmap::map::Entry::Occupied(_) if !overwrite => {
                 return Err(RegistrationError::Duplicate {
                     name: entry.name().to_string(),
@@ -414,7 +274,7 @@ impl<T> Registry<T> {
             if keep {
                 registered.push(entry.name().to_string());
                 self.entries
-                    .insert(Arc::clone(&entry.name), Arc::new(entry));
+                    .insert(Arc::clone(entry.name_arc()), Arc::new(entry));
             }
         }
         if !registered.is_empty() {
@@ -488,7 +348,7 @@ impl<T> Registry<T> {
         }
         let lines: Vec<String> = selected
             .iter()
-            .map(|e| format!("- {}: {}", e.name, e.description))
+            .map(|e| format!("- {}: {}", e.name(), e.description()))
             .collect();
         lines.join("\n")
     }
@@ -505,7 +365,7 @@ impl<T> Registry<T> {
     pub fn openai_schema<S: AsRef<str>>(&self, names: Option<&[S]>) -> Vec<Value> {
         self.select(names)
             .into_iter()
-            .map(|e| openai_tool(&e.name, &e.description, e.schema_value()))
+            .map(|e| openai_tool(e.name(), e.description(), e.schema_value()))
             .collect()
     }
 
@@ -557,28 +417,6 @@ pub fn unknown_tool_message(name: &str, candidates: &[&str], list_ends_with_stop
     )
 }
 
-fn is_type_word(word: &str) -> bool {
-    matches!(
-        word,
-        "string" | "integer" | "number" | "boolean" | "array" | "object" | "null"
-    )
-}
-
-/// Whether a schema uses keywords the meta-schema check cannot vouch for: references (they must
-/// resolve) and regular expressions (they must parse).
-fn needs_eager_compile(schema: &Value) -> bool {
-    match schema {
-        Value::Object(map) => map.iter().any(|(k, v)| {
-            matches!(
-                k.as_str(),
-                "$ref" | "$dynamicRef" | "pattern" | "patternProperties"
-            ) || needs_eager_compile(v)
-        }),
-        Value::Array(items) => items.iter().any(needs_eager_compile),
-        _ => false,
-    }
-}
-
 fn edit_distance(a: &[char], b: &[char]) -> usize {
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur = vec![0; b.len() + 1];
@@ -592,6 +430,9 @@ fn edit_distance(a: &[char], b: &[char]) -> usize {
     }
     prev[b.len()]
 }
+
+mod checked;
+pub use checked::CheckedTool;
 
 #[cfg(test)]
 mod tests;

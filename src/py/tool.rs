@@ -4,13 +4,14 @@ use crate::py::convert::{py_to_value, value_to_py};
 use crate::py::coroutines::{later, Later};
 use crate::py::parameter::PyToolParameter;
 use crate::py::response::PyToolResponse;
+use crate::registry::CheckedTool;
 use crate::tool::{NativeTool, BUILTIN_ORIGIN};
 use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyStopIteration};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyCFunction, PyDict, PyList, PyTuple};
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Base class of every tool.
 ///
@@ -25,6 +26,10 @@ pub struct PyTool {
     pub description: String,
     pub origin: String,
     pub native: Option<Arc<dyn NativeTool>>,
+    /// What the first registration checked, kept for the next registries of a tool whose
+    /// schema is fixed (`_fixed_schema`, an `@tool` function): see `src/py/registry/entry.rs`.
+    /// Cleared when the name or description changes.
+    pub checked: Mutex<Option<Arc<CheckedTool>>>,
 }
 
 impl PyTool {
@@ -45,6 +50,7 @@ impl PyTool {
             description: spec.description.clone(),
             origin: BUILTIN_ORIGIN.to_string(),
             native: Some(tool),
+            checked: Mutex::new(None),
         }
     }
 
@@ -55,6 +61,26 @@ impl PyTool {
             description,
             origin,
             native: None,
+            checked: Mutex::new(None),
+        }
+    }
+}
+
+impl PyTool {
+    /// The check kept from an earlier registration, if any.
+    pub fn kept_check(&self) -> Option<Arc<CheckedTool>> {
+        self.checked.lock().ok().and_then(|kept| kept.clone())
+    }
+
+    pub fn keep_check(&self, checked: &Arc<CheckedTool>) {
+        if let Ok(mut kept) = self.checked.lock() {
+            *kept = Some(Arc::clone(checked));
+        }
+    }
+
+    fn forget_checked(&self) {
+        if let Ok(mut kept) = self.checked.lock() {
+            *kept = None;
         }
     }
 }
@@ -161,6 +187,7 @@ impl PyTool {
             description: String::new(),
             origin: BUILTIN_ORIGIN.to_string(),
             native: None,
+            checked: Mutex::new(None),
         }
     }
 
@@ -168,6 +195,7 @@ impl PyTool {
     fn __init__(&mut self, name: String, description: String) {
         self.name = name;
         self.description = description;
+        self.forget_checked();
     }
 
     /// Text an ``Agent`` adds to its system prompt while this tool is offered (a subclass or
@@ -232,6 +260,15 @@ impl PyTool {
         pyo3::types::PyTuple::empty(py).into_any().unbind()
     }
 
+    /// True when ``get_input_schema()`` returns the same schema for the tool's whole life (an
+    /// ``@tool`` function's inferred one): the registry then checks it once, at the tool's
+    /// first registration, and every later registry reuses that check. A subclass whose schema
+    /// can change keeps the default, False: each registration reads and checks it anew.
+    #[classattr]
+    fn _fixed_schema() -> bool {
+        false
+    }
+
     /// Run in a worker process (`agentmaker.isolation`): True, an ``Isolation``, False, or
     /// None to follow the run's ``RunPolicy(isolate=...)``.
     #[classattr]
@@ -254,6 +291,7 @@ impl PyTool {
     #[setter]
     fn set_name(&mut self, name: String) {
         self.name = name;
+        self.forget_checked();
     }
 
     #[getter]
@@ -264,6 +302,7 @@ impl PyTool {
     #[setter]
     fn set_description(&mut self, description: String) {
         self.description = description;
+        self.forget_checked();
     }
 
     /// Where the tool comes from: ``"builtin"`` or ``"mcp:{namespace}"``. Read-only.

@@ -264,3 +264,38 @@ fn unknown_tool_message_is_bounded() {
         .unknown_tool_message("x", &none)
         .contains("No tools are available"));
 }
+
+#[test]
+fn a_checked_tool_is_shared_by_the_registries_it_joins() {
+    let checked = Arc::new(CheckedTool::check(NameRule::Catalog, spec("shared")).unwrap());
+    let mut registries: Vec<Registry<u32>> = (0..10).map(|_| Registry::new()).collect();
+    for (i, r) in registries.iter_mut().enumerate() {
+        let entry = Entry::from_checked(r.name_rule(), Arc::clone(&checked), i as u32).unwrap();
+        r.register(entry, false).unwrap();
+    }
+    // One check, one schema, one validator: compiled through one registry, seen by all.
+    assert_eq!(Arc::strong_count(&checked), 11);
+    let mut args = json!({"x": 1});
+    registries[3]
+        .get("shared")
+        .unwrap()
+        .check_args(&mut args)
+        .unwrap();
+    for r in &registries {
+        let e = r.get("shared").unwrap();
+        assert!(Arc::ptr_eq(e.checked(), &checked));
+        assert!(e.validator_is_compiled());
+    }
+    assert_eq!(registries[9].get("shared").unwrap().payload, 9);
+}
+
+#[test]
+fn a_shared_check_still_meets_each_registrys_name_rule() {
+    let checked = Arc::new(CheckedTool::check(NameRule::Catalog, spec("docs.search")).unwrap());
+    let err = Entry::from_checked(NameRule::Strict, Arc::clone(&checked), 0).unwrap_err();
+    assert!(err.to_string().contains("docs.search"), "{err}");
+    let mut catalog = Registry::with_name_rule(NameRule::Catalog);
+    let entry = Entry::from_checked(catalog.name_rule(), checked, 1).unwrap();
+    catalog.register(entry, false).unwrap();
+    assert!(catalog.contains("docs.search"));
+}

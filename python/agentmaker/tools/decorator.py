@@ -177,6 +177,10 @@ class FunctionTool(Tool, Generic[P, R]):
     ``get_weather("Paris", days=2)`` on a ``@tool`` function exactly as on the function itself.
     """
 
+    # The inferred schema never changes: the registry checks it at the first registration and
+    # every later registry (one per agent or request) reuses that check.
+    _fixed_schema = True
+
     def __init__(self, spec: CallableSpec, **flags: Unpack[ToolFlags]) -> None:
         super().__init__(spec.name, spec.description)
         self._spec = spec

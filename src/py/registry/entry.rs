@@ -5,7 +5,7 @@ use crate::executor::Kind;
 use crate::py::convert::py_to_value;
 use crate::py::errors::definition;
 use crate::py::tool::{base_methods, not_a_tool, overrides, PyTool};
-use crate::registry::{Entry, Registry};
+use crate::registry::{CheckedTool, Entry};
 use crate::tool::{NameRule, NativeTool, ToolSpec};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -110,13 +110,17 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
         .cast::<PyString>()
         .ok()
         .and_then(|s| s.to_str().ok());
-    let (name, description, native, forged) = {
+    let (name, description, native, forged, kept) = {
         let t = tool.borrow();
+        let kept = t
+            .kept_check()
+            .filter(|checked| checked.describes(&t.name, &t.description));
         (
             t.name.clone(),
             t.description.clone(),
             t.native.clone(),
             (shown != Some(t.origin.as_str())).then(|| t.origin.clone()),
+            kept,
         )
     };
     // The class name only appears in error messages: computed when one is raised.
@@ -154,9 +158,36 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
         let nspec = native.spec();
         spec.parameters = nspec.parameters.clone();
         spec.input_schema = nspec.input_schema.clone();
-        return build_entry(spec, obj, Runner::Native(native), rule);
+        let checked = Arc::new(CheckedTool::check(rule, spec)?);
+        return build_entry(checked, obj, Runner::Native(native), rule);
     }
 
+    // A fixed schema checked at an earlier registration is reused as it is: nothing is read
+    // from the tool, converted or checked again.
+    let fixed = bool_attr(obj, intern!(py, "_fixed_schema"))?;
+    let checked = match kept.filter(|_| fixed) {
+        Some(checked) => checked,
+        None => {
+            let checked = Arc::new(read_checked(obj, spec, rule)?);
+            if fixed {
+                tool.borrow().keep_check(&checked);
+            }
+            checked
+        }
+    };
+    let runner = read_runner(obj, &checked, has_run, &methods.1, cls)?;
+    build_entry(checked, obj, runner, rule)
+}
+
+/// Reads the tool's schema (`get_input_schema()`, else `get_parameters()`) into `spec` and
+/// checks it.
+fn read_checked(
+    obj: &Bound<'_, PyAny>,
+    mut spec: ToolSpec,
+    rule: NameRule,
+) -> PyResult<CheckedTool> {
+    let py = obj.py();
+    let name = spec.name.clone();
     let schema = if overrides(obj, intern!(py, "get_input_schema"), base_input_schema(py)?)? {
         obj.call_method0(intern!(py, "get_input_schema"))?
     } else {
@@ -188,7 +219,19 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
         })?;
         spec.input_schema = Some(value);
     }
+    Ok(CheckedTool::check(rule, spec)?)
+}
 
+/// How a tool object is run: its `_fast_call`, else `run`, else `arun`.
+fn read_runner(
+    obj: &Bound<'_, PyAny>,
+    checked: &CheckedTool,
+    has_run: bool,
+    base_arun: &Py<PyAny>,
+    cls: impl Fn() -> String,
+) -> PyResult<Runner> {
+    let py = obj.py();
+    let name = checked.name();
     let fast = obj.getattr_opt(intern!(py, "_fast_call"))?;
     let runner = match fast.filter(|f| !f.is_none()) {
         Some(fast) => {
@@ -201,11 +244,13 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
                 }
             };
             let null_default = names.iter().map(|n| nulls.contains(n)).collect();
-            let props = spec.input_schema.as_ref().and_then(|s| s.get("properties"));
-            let integral = names
-                .iter()
-                .map(|n| props.and_then(|p| p.get(n)).is_some_and(is_integer_schema))
-                .collect();
+            let integral = checked.with_schema(|schema| {
+                let props = schema.get("properties");
+                names
+                    .iter()
+                    .map(|n| props.and_then(|p| p.get(n)).is_some_and(is_integer_schema))
+                    .collect()
+            });
             Runner::Kwargs(Box::new(KwargsCall {
                 func,
                 names: names
@@ -220,7 +265,7 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
         None => {
             if has_run {
                 Runner::Run
-            } else if overrides(obj, intern!(py, "arun"), &methods.1)? {
+            } else if overrides(obj, intern!(py, "arun"), base_arun)? {
                 Runner::AsyncOnly
             } else {
                 return Err(definition(format!("tool '{name}' (class {}) implements neither run() nor arun(); override at least one", cls()),
@@ -228,24 +273,24 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
             }
         }
     };
-    build_entry(spec, obj, runner, rule)
+    Ok(runner)
 }
 
 fn build_entry(
-    spec: ToolSpec,
+    checked: Arc<CheckedTool>,
     obj: &Bound<'_, PyAny>,
     runner: Runner,
     rule: NameRule,
 ) -> PyResult<PyEntry> {
-    let isolate = super::isolate::read_isolate(obj, &spec.name, &runner)?;
+    let isolate = super::isolate::read_isolate(obj, checked.name(), &runner)?;
     let payload = Payload {
         obj: obj.clone().unbind(),
         runner,
         forms: Forms::default(),
-        wire_safe: crate::tool::is_wire_safe(&spec.name),
+        wire_safe: crate::tool::is_wire_safe(checked.name()),
         isolate,
     };
-    Ok(Registry::prepare_with(rule, spec, payload)?)
+    Ok(Entry::from_checked(rule, checked, payload)?)
 }
 
 /// `{"type": "integer"}` or `{"type": ["integer", "null"]}`.
