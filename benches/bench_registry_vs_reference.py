@@ -154,7 +154,11 @@ def worker_times(side: str) -> dict[str, float]:
 
     register_ten = _best_us(into_ten, repeat=5)
     definition = min(
-        _best_us(lambda fs: [tool(f) for f in fs], repeat=1, setup=lambda r=r: make_functions(N_REGISTER, (r + 1) * N_REGISTER))
+        _best_us(
+            lambda fs: [tool(f) for f in fs],
+            repeat=1,
+            setup=lambda r=r: make_functions(N_REGISTER, (r + 1) * N_REGISTER),
+        )
         for r in range(5)
     )
 
@@ -209,7 +213,7 @@ def worker_memory(side: str, how: str, trace: bool) -> dict[str, float]:
     if how == "decorated":
         tool = _tool_decorator(side)
 
-        def fill(reg, names):  # noqa: F811 - the @tool shape: defined, then registered
+        def fill(reg, names):
             for i in range(len(names)):
                 reg.register(tool(funcs.pop()))
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Annotated, Any, Optional
 
 import pytest
-
 from agentmaker import Tool, ToolRegistrationError, ToolRegistry, ToolResponse, tool
 
 
@@ -15,7 +14,7 @@ from agentmaker import Tool, ToolRegistrationError, ToolRegistry, ToolResponse, 
 def find_hotel(
     city: Annotated[str, "The city."],
     nights: int = 1,
-    max_price: Optional[float] = None,
+    max_price: Optional[float] = None,  # noqa: UP045 - the spelling users write, on purpose
 ) -> str:
     """Find a hotel.
 
