@@ -1,7 +1,9 @@
 """``MCPTool.run``/``arun`` validate the arguments against the tool's input schema before anything
 is sent, like ``registry.execute_tool``: a real SDK server shows it is never called with invalid
 arguments (``slow_write`` would write its file: the SDK's pydantic would even coerce ``"0"`` to
-a float and run it)."""
+a float and run it). A value argument repair can read (``"0"`` for a number) is repaired on the
+registry's path, as for any tool (docs/guide.md, "Repairing arguments"), and refused by the
+tool's own ``run``/``arun``, which take arguments as given."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from agentmaker import ToolRegistry
 from mcp_support import by_remote, sdk_client
 
 BAD = [
-    ({"seconds": "0"}, 'parameter \'seconds\': "0" is not of type "number"'),
+    ({"seconds": "zero"}, 'parameter \'seconds\': "zero" is not of type "number"'),
     ({"seconds": None, "started": 5}, "parameter 'seconds'"),
     ({"path": None}, "parameter 'path': null is not of type \"string\""),
     ({"drop": True}, "parameter 'path': is required but missing"),
@@ -48,6 +50,12 @@ async def test_direct_calls_never_send_invalid_arguments(tmp_path):
             # Every path says the same, and the server never ran the tool.
             assert sync.text == direct.text == registry.text
             assert not marker.exists() and not Path(str(marker) + ".started").exists()
+        # "0" is refused by the tool itself and repaired to 0 by the registry, which then runs it.
+        strict = tmp_path / "strict"
+        assert (await tool.arun(call_args(strict, {"seconds": "0"}))).status == "error"
+        assert not strict.exists()
+        repaired = await reg.aexecute_tool("calc_slow_write", call_args(strict, {"seconds": "0"}))
+        assert repaired.text == "finished" and strict.read_text() == "finished"
         # Valid arguments still go through, on both paths.
         ok = tmp_path / "ok"
         assert (await tool.arun(call_args(ok, {}))).text == "finished"
