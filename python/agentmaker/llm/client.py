@@ -64,7 +64,8 @@ class LLMResponse:
         return self.content
 
 
-# provider: (key variable, fallback key variable, base URL variable, default base URL)
+# The one list of providers in the package: each with (key variable, fallback key variable,
+# base URL variable, default base URL). The core reads the names in `llm::Provider::parse`.
 _PROVIDERS: dict[str, tuple[str, str | None, str, str]] = {
     "openai": ("OPENAI_API_KEY", None, "OPENAI_BASE_URL", "https://api.openai.com/v1"),
     "anthropic": ("ANTHROPIC_API_KEY", None, "ANTHROPIC_BASE_URL", "https://api.anthropic.com/v1"),
@@ -75,6 +76,10 @@ _PROVIDERS: dict[str, tuple[str, str | None, str, str]] = {
         "https://generativelanguage.googleapis.com/v1beta",
     ),
 }
+
+
+# The provider names, for what else takes one (tool renderings, token budgets).
+PROVIDERS: tuple[str, ...] = tuple(_PROVIDERS)
 
 
 def _seconds(name: str, value: Any) -> float:

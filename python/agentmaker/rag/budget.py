@@ -36,9 +36,9 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["PROVIDERS", "check_budget", "check_top_k", "estimate_tokens", "fit_to_budget", "render_one"]
+from agentmaker.llm.client import PROVIDERS
 
-PROVIDERS = ("openai", "anthropic", "gemini")
+__all__ = ["PROVIDERS", "check_budget", "check_top_k", "estimate_tokens", "fit_to_budget", "render_one"]
 
 
 # The pieces a cl100k/o200k pre-tokenizer cuts text into, in ASCII classes (a non-ASCII run is
