@@ -199,8 +199,8 @@ def test_a_killed_write_leaves_the_old_or_the_new_file(tree: Path) -> None:
         reg.execute_tool("write_file", {{"file_path": "big.txt", "content": "new\\n" * 50_000_000}})
         """
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "python")}
-    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env) as proc:
+    # The child imports agentmaker as this process did (installed, or the caller's PYTHONPATH).
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE) as proc:
         assert proc.stdout is not None
         assert proc.stdout.readline() == b"ready\n"
         # Kill it once the temporary file exists and is being filled.
