@@ -535,8 +535,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         recs, groups = pipeline.prepare(calls, run.turn, getattr(resp, "finish_reason", None) == "length")
         extra = getattr(resp, "assistant_message", None)
         assistant = dict(extra) if extra else {}
-        assistant["role"] = "assistant"
-        assistant["content"] = content
+        assistant.update(role="assistant", content=content)
         assistant["tool_calls"] = [r._wire for r in recs]
         messages = run.messages
         messages.append(assistant)  # type: ignore[arg-type] # a Message plus the provider's extra keys
@@ -555,7 +554,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
                 for r in recs[start:end]:
                     observe(ToolStart(run.turn, r.call_id, r.name, r.arguments))
             try:
-                await self._guard_inputs(run, recs[start:end])
+                if (checking := self._input_checks(run, recs[start:end])) is not None:
+                    await checking
                 if batch:
                     await self._batch(run, [r for r in recs[start:end] if r.status is None])
                 else:
@@ -566,7 +566,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
                             self._inline(run, rec)  # the common case needs no coroutine at all
                         else:
                             await self._alone(run, rec)
-                await self._guard_outputs(run, recs[start:end])
+                if (checking := self._output_checks(run, recs[start:end])) is not None:
+                    await checking
             except GuardrailTripped:
                 self._tripped(run, recs, start)
                 raise

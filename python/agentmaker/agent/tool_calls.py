@@ -19,6 +19,7 @@ import contextlib
 import copy
 import inspect
 import time
+from collections.abc import Awaitable
 from concurrent.futures import FIRST_COMPLETED
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures import wait as wait_futures
@@ -144,22 +145,35 @@ class ToolExecutor:
         await self._execute(run, rec)
 
     @staticmethod
-    async def _guard_inputs(run: _Run, recs: list[ToolCallRecord]) -> None:
-        """Input guardrails on each admitted call (before its confirmation)."""
+    def _input_checks(run: _Run, recs: list[ToolCallRecord]) -> Awaitable[None] | None:
+        """Input guardrails on each admitted call (before its confirmation); None when no
+        guardrail applies, so a turn without any awaits nothing for them."""
         run_guards = run.guards[0]
-        for rec in recs:
-            if rec.status is None:
-                guards = run_guards + tuple(rec._tool.input_guardrails)
-                if guards:
-                    await guard_input(run, run.pipeline, rec, guards)
+        checks = [
+            (rec, guards)
+            for rec in recs
+            if rec.status is None and (guards := run_guards + tuple(rec._tool.input_guardrails))
+        ]
+        return _check_inputs(run, checks) if checks else None
 
     @staticmethod
-    async def _guard_outputs(run: _Run, recs: list[ToolCallRecord]) -> None:
-        """Output guardrails on each result held for them; the core then cuts and frames it."""
-        run_guards = run.guards[1]
-        for rec in recs:
-            if rec._held:
-                await guard_output(run, run.pipeline, rec, run_guards + tuple(rec._tool.output_guardrails))
+    def _output_checks(run: _Run, recs: list[ToolCallRecord]) -> Awaitable[None] | None:
+        """Output guardrails on each result held for them (the core then cuts and frames it);
+        None when no result is held."""
+        held = [rec for rec in recs if rec._held]
+        return _check_outputs(run, held) if held else None
+
+    @classmethod
+    async def _guard_inputs(cls, run: _Run, recs: list[ToolCallRecord]) -> None:
+        checking = cls._input_checks(run, recs)
+        if checking is not None:
+            await checking
+
+    @classmethod
+    async def _guard_outputs(cls, run: _Run, recs: list[ToolCallRecord]) -> None:
+        checking = cls._output_checks(run, recs)
+        if checking is not None:
+            await checking
 
     @staticmethod
     def _tripped(run: _Run, recs: list[ToolCallRecord], start: int) -> None:
@@ -329,3 +343,14 @@ def account_usage(run: _Run, usage: Any) -> int:
         run.completion_tokens += completion
     run.total_tokens += total
     return total
+
+
+async def _check_inputs(run: _Run, checks: list[tuple[ToolCallRecord, tuple[Any, ...]]]) -> None:
+    for rec, guards in checks:
+        if rec.status is None:  # an earlier guardrail of the group may have ended it
+            await guard_input(run, run.pipeline, rec, guards)
+
+
+async def _check_outputs(run: _Run, held: list[ToolCallRecord]) -> None:
+    for rec in held:
+        await guard_output(run, run.pipeline, rec, run.guards[1] + tuple(rec._tool.output_guardrails))

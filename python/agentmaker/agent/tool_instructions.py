@@ -21,7 +21,8 @@ class ToolInstructions:
     was handed a registry. While the registry still holds just those tools and none of them
     (nor a toolkit) has instructions, a request costs no call into the core: the usual case of
     an agent without instructions pays nothing for the feature. Otherwise the offered tools are
-    looked up in the registry once per set of offered tools."""
+    looked up in the registry once per set of offered tools: a rendered tool's form is one
+    object until the tool is registered again, so the same objects mean the same tools."""
 
     __slots__ = ("_kits", "_last", "_order", "_plain")
 
@@ -29,7 +30,8 @@ class ToolInstructions:
         # A toolkit's instructions, by the name of each of its tools.
         self._kits: dict[str, str] = {t.name: k.instructions for k in kits if k.instructions for t in k.tools}
         self._order: tuple[int, dict[str, int]] = (-1, {})
-        self._last: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+        # The offered forms last looked up, and their texts.
+        self._last: tuple[tuple[dict[str, Any], ...], tuple[str, ...]] = ((), ())
         # How many tools the registry holds while none of them can have instructions (-1: unknown).
         plain = own is not None and not self._kits
         tools = list(own or ())
@@ -41,10 +43,10 @@ class ToolInstructions:
         """The instruction texts for the offered ``tools`` (OpenAI-shaped schemas)."""
         if not tools or registry is None or len(registry) == self._plain:
             return ()
+        forms, texts_before = self._last
+        if len(forms) == len(tools) and all(a is b for a, b in zip(forms, tools)):
+            return texts_before
         names = tuple(registry.resolve_name(n) or n for n in (t["function"]["name"] for t in tools))
-        last = self._last
-        if last[0] == names:
-            return last[1]
         order = self._registration_order(registry)
         seen: set[str] = set()
         texts: list[str] = []
@@ -55,7 +57,7 @@ class ToolInstructions:
                     seen.add(text)
                     texts.append(text)
         result = tuple(texts)
-        self._last = (names, result)
+        self._last = (tuple(tools), result)
         return result
 
     def _registration_order(self, registry: Any) -> dict[str, int]:
