@@ -1,5 +1,6 @@
 //! The PyO3 binding: builds the `agentmaker._native` extension module.
 
+mod agent_tool;
 mod bridge;
 mod calculator;
 mod cli;
@@ -30,6 +31,7 @@ mod search;
 mod settings;
 mod skills;
 mod tool;
+mod todos;
 mod user_input;
 mod workspace;
 
@@ -61,6 +63,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workspace::_workspace_tools, m)?)?;
     m.add_class::<skills::PySkillsTool>()?;
     m.add_class::<user_input::PyUserInputTexts>()?;
+    m.add_class::<todos::PyTodoTexts>()?;
+    m.add_class::<agent_tool::PyAgentToolTexts>()?;
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<executor::PyCallPipeline>()?;
     m.add_class::<registry::PyStartedCall>()?;

@@ -74,7 +74,7 @@ impl SchemaValidator {
                         path.push_str(&prop);
                         "is required but missing".to_string()
                     }
-                    _ => truncate(&err.to_string(), MAX_MESSAGE_CHARS),
+                    _ => shortened(&err),
                 };
                 Issue { path, message }
             })
@@ -82,6 +82,21 @@ impl SchemaValidator {
         issues.sort_by(|a, b| a.path.cmp(&b.path));
         issues.dedup();
         issues
+    }
+}
+
+/// A problem's message, at most [`MAX_MESSAGE_CHARS`]. Most messages start with the offending
+/// value; a long value is cut there, so the reason after it ("has more than 100 items") is
+/// never what gets lost.
+fn shortened(err: &jsonschema::ValidationError<'_>) -> String {
+    let full = err.to_string();
+    if full.chars().count() <= MAX_MESSAGE_CHARS {
+        return full;
+    }
+    let shown = err.instance().to_string();
+    match full.strip_prefix(shown.as_str()) {
+        Some(reason) => truncate(&format!("{}{reason}", truncate(&shown, 80)), MAX_MESSAGE_CHARS),
+        None => truncate(&full, MAX_MESSAGE_CHARS),
     }
 }
 
@@ -222,6 +237,10 @@ mod tests {
         assert!(issues
             .iter()
             .all(|i| i.message.chars().count() <= MAX_MESSAGE_CHARS + 1));
+        let list = json!({"type": "object", "properties": {"xs": {"type": "array", "maxItems": 3}}});
+        let list = SchemaValidator::compile(&list).unwrap();
+        let issues = list.issues(&json!({"xs": vec!["many words in every item"; 50]}));
+        assert!(issues[0].message.ends_with("\u{2026} has more than 3 items"), "{}", issues[0].message);
     }
 
     #[test]

@@ -7,6 +7,7 @@ Define tools with ``@tool`` or by subclassing :class:`Tool`, collect them in a
 import agentmaker._hooks  # noqa: F401 - hands the Rust core its hooks, once
 from agentmaker._native import Tool, ToolParameter, ToolPermissions, ToolResponse
 from agentmaker.agent import Agent, PendingCall, RunResult, RunUsage, ToolCallRecord
+from agentmaker.agent.agent_tool import AgentTool
 from agentmaker.agent.approval import Approval
 from agentmaker.agent.confirm import cli_confirm
 from agentmaker.agent.events import (
@@ -17,12 +18,14 @@ from agentmaker.agent.events import (
     RunHooks,
     RunStart,
     TextDelta,
+    TodoUpdate,
     ToolEnd,
     ToolStart,
 )
 from agentmaker.agent.guardrails import GuardrailDecision, ToolCheck
 from agentmaker.agent.messages import ContentPart, Message, RunInput, messages_from_json, messages_to_json
 from agentmaker.agent.run_policy import RunPolicy
+from agentmaker.agent.todos import TodoTool
 from agentmaker.builtins import (
     CalculatorTool,
     CLITool,
@@ -57,6 +60,7 @@ from agentmaker.tools.status import RunStatus, ToolCallStatus, ToolStatus
 __all__ = [
     "Agent",
     "AgentRunFlow",
+    "AgentTool",
     "AgentmakerError",
     "Approval",
     "CLITool",
@@ -96,6 +100,8 @@ __all__ = [
     "SkillsTool",
     "StopAgentRun",
     "TextDelta",
+    "TodoTool",
+    "TodoUpdate",
     "Tool",
     "ToolCallRecord",
     "ToolCallStatus",

@@ -2,15 +2,16 @@
 
 A run reports, in order: :class:`RunStart`; per model call :class:`LLMStart`, the
 :class:`TextDelta` pieces of its text (on ``Agent.astream``/``stream`` only) and
-:class:`LLMEnd`; per tool call of a response :class:`ToolStart` and :class:`ToolEnd`; and last
+:class:`LLMEnd`; per tool call of a response :class:`ToolStart` and :class:`ToolEnd` (with a
+:class:`TodoUpdate` between them when the call changed the run's task list); and last
 :class:`RunEnd`, which carries the :class:`~agentmaker.RunResult`. A call the gates refuse
 still gets both tool events (its ``ToolEnd.status`` says which gate), so every call the model
 made is reported once.
 
 ``Agent(hooks=...)`` takes any object with some of the methods of :class:`RunHooks`
 (``on_run_start``, ``on_llm_start``, ``on_llm_end``, ``on_tool_start``, ``on_tool_end``,
-``on_run_end``), each called with the event on the thread that drives the run; a method that
-is missing is skipped. A hook that raises is logged on the ``agentmaker.hooks`` logger and the
+``on_todo_update``, ``on_run_end``), each called with the event on the thread that drives the
+run; a method that is missing is skipped. A hook that raises is logged on the ``agentmaker.hooks`` logger and the
 run goes on, except :class:`~agentmaker.RunCancelled`: a hook raises it to stop the run, which
 then ends with that exception (carrying the partial result in ``.result``).
 ``Agent.astream``/``stream`` yield the same events as objects.
@@ -38,6 +39,7 @@ __all__ = [
     "RunHooks",
     "RunStart",
     "TextDelta",
+    "TodoUpdate",
     "ToolEnd",
     "ToolStart",
 ]
@@ -110,13 +112,23 @@ class ToolEnd:
 
 
 @dataclass(frozen=True, slots=True)
+class TodoUpdate:
+    """The model changed the run's task list (a ``write_todos`` call, see
+    :class:`~agentmaker.TodoTool`): ``todos`` is the whole new list, each item ``{"content",
+    "status"}``. It comes between that call's :class:`ToolStart` and :class:`ToolEnd`."""
+
+    turn: int
+    todos: list[dict[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
 class RunEnd:
     """The run ended (completed, stopped, out of turns, paused, or failed): its result."""
 
     result: RunResult
 
 
-RunEvent: TypeAlias = RunStart | LLMStart | TextDelta | LLMEnd | ToolStart | ToolEnd | RunEnd
+RunEvent: TypeAlias = RunStart | LLMStart | TextDelta | LLMEnd | ToolStart | ToolEnd | TodoUpdate | RunEnd
 """Any event of a run."""
 
 
@@ -139,6 +151,9 @@ class RunHooks:
     def on_tool_end(self, event: ToolEnd) -> None:
         """A tool call is over."""
 
+    def on_todo_update(self, event: TodoUpdate) -> None:
+        """The model changed the run's task list."""
+
     def on_run_end(self, event: RunEnd) -> None:
         """The run ended."""
 
@@ -149,6 +164,7 @@ _METHODS: dict[type, str] = {
     LLMEnd: "on_llm_end",
     ToolStart: "on_tool_start",
     ToolEnd: "on_tool_end",
+    TodoUpdate: "on_todo_update",
     RunEnd: "on_run_end",
 }
 

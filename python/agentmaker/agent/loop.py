@@ -20,7 +20,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal, overload
 
 import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
-from agentmaker.agent.approval import Approval, approval_options
+from agentmaker.agent.agent_tool import AgentTool
+from agentmaker.agent.approval import Approval
 from agentmaker.agent.events import (
     LLMEnd,
     LLMStart,
@@ -34,12 +35,12 @@ from agentmaker.agent.events import (
     tool_end,
 )
 from agentmaker.agent.messages import ContentPart, Message, RunInput, history_messages, input_messages
-from agentmaker.agent.otel import otel_observer
 from agentmaker.agent.pause import Decision, pending_of
-from agentmaker.agent.resume import Resuming
+from agentmaker.agent.resume import Resuming, wants_context
 from agentmaker.agent.run_policy import DEFAULT_MAX_RETRIES, RunPolicy, before_deadline, retries_exceeded
 from agentmaker.agent.run_result import PendingCall, RunResult, RunUsage
-from agentmaker.agent.streaming import Feed, event_stream, has_stream, streamed_chat, sync_stream
+from agentmaker.agent.run_setup import new_run
+from agentmaker.agent.streaming import Feed, event_stream, streamed_chat, sync_stream
 from agentmaker.agent.sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from agentmaker.agent.tool_calls import ToolExecutor, _Run, account_usage
 from agentmaker.agent.tool_instructions import ToolInstructions
@@ -49,12 +50,12 @@ from agentmaker.errors import GuardrailTripped
 from agentmaker.llm.client import LLMResponse
 from agentmaker.llm.dispatch import chat_method
 from agentmaker.rag.budget import check_budget
-from agentmaker.rag.tool_search import RUN_KEY, ToolSearchTool, hide_denied
+from agentmaker.rag.tool_search import hide_denied
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.decorator import FunctionTool, from_callable
 from agentmaker.tools.guardrail_setting import check_guardrails
 from agentmaker.tools.registry import ToolRegistry
-from agentmaker.tools.run_context import RunContext
+from agentmaker.tools.run_context import RUN_KEY, RunContext
 from agentmaker.tools.status import RunStatus
 from agentmaker.tools.toolkit import Toolkit
 
@@ -346,6 +347,21 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         """The blocking form of :meth:`astream` (the run advances as events are asked for)."""
         return sync_stream(self.astream(input, message_history=message_history, deps=deps), "stream")
 
+    def as_tool(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        max_depth: int | None = None,
+        prompts: dict[str, str] | None = None,
+    ) -> AgentTool:
+        """This agent as a tool another agent can call (``input``: the task): it runs with its
+        own tools and policy inside the calling run, under that run's deadline, cancellation
+        and confirmation, adds its usage to it and leaves its transcript in the call's record;
+        nesting deeper than ``max_depth`` (default 3) is refused. ``name`` defaults to the
+        agent's name. See :mod:`agentmaker.agent.agent_tool`."""
+        return AgentTool(self, name=name, description=description, max_depth=max_depth, prompts=prompts)
+
     @staticmethod
     def _no_loop(name: str, async_name: str) -> None:
         if in_running_loop():
@@ -356,42 +372,10 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
 
     # ------------------------------------------------------------------------------------- the loop
 
-    def _new_run(self, sync_entry: bool, feed: Feed | None = None, deps: Any = None) -> _Run:
-        policy = self.run_policy
-        guards = (
-            self.input_guardrails + (policy.input_guardrails if policy is not None else ()),
-            self.output_guardrails + (policy.output_guardrails if policy is not None else ()),
-        )
-        pipeline = _native.CallPipeline(
-            self.tool_registry,
-            self.permissions,
-            self.tool_timeout,
-            policy is not None and policy.has_numeric_cap,
-            sync_entry,
-            policy.isolate if policy is not None else None,
-            policy.repair if policy is not None else "full",
-            policy.max_result_chars if policy is not None else None,
-            *approval_options(self.confirm),
-            bool(guards[1]),
-        )
-        run = _Run(sync_entry, policy, pipeline)
-        run.guards = guards
-        run.deps = deps
-        observers = [o for o in (self._hooks, otel_observer(self.llm)) if o is not None]
-        if feed is not None:
-            run.deltas = 2 if has_stream(self.llm) else 1
-            run.gate = feed.ready
-            observers.append(feed.put)
-        if len(observers) == 1:
-            run.observe = observers[0]
-        elif observers:
-
-            def observe_all(event: RunEvent) -> None:
-                for observe in observers:
-                    observe(event)
-
-            run.observe = observe_all
-        return run
+    def _new_run(
+        self, sync_entry: bool, feed: Feed | None = None, deps: Any = None, parent: _Run | None = None
+    ) -> _Run:
+        return new_run(self, sync_entry, feed, deps, parent)
 
     async def _drive(self, input: Any, run: _Run, history: Any) -> RunResult:
         added = input_messages(input)
@@ -417,9 +401,9 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             parts.append(self._output.instructions)
         return "\n\n".join(parts)
 
-    def _give_context(self, run: _Run, rec: ToolCallRecord, key: str | None = None) -> None:
-        """Fill the call's RunContext parameters, or the one under ``key`` (the record keeps
-        the model's arguments)."""
+    def _give_context(self, run: _Run, rec: ToolCallRecord) -> None:
+        """Fill the call's RunContext parameters (a built-in's is ``RUN_KEY``); the record keeps
+        the model's arguments."""
         ctx = run.context
         if ctx is None:
             ctx = run.context = RunContext(run.deps, uuid.uuid4().hex, self.name, run)
@@ -427,7 +411,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         assert params is not None
         if rec.arguments is params:
             rec.arguments = dict(params)
-        for name in rec._tool._spec.contexts if key is None else (key,):
+        tool = rec._tool
+        for name in tool._spec.contexts if isinstance(tool, FunctionTool) else (RUN_KEY,):
             params[name] = ctx
 
     def _failed(self, run: _Run, exc: BaseException) -> None:
@@ -522,7 +507,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         if output is None and self._output is None and status != "failed":
             output = text
         result = RunResult(
-            text, status, usage, run.records, run.messages, pending, output, run.start, run.turn
+            text, status, usage, run.records, run.messages, pending, output, run.todos, run.start, run.turn
         )
         if run.observe is not None:
             run.observe(RunEnd(result))
@@ -541,10 +526,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         messages.append(assistant)  # type: ignore[arg-type] # a Message plus the provider's extra keys
         run.records.extend(recs)
         for r in recs:
-            if r.status is None and isinstance(r._tool, FunctionTool) and r._tool._spec.contexts:
+            if r.status is None and wants_context(r._tool):
                 self._give_context(run, r)
-            elif r.status is None and isinstance(r._tool, ToolSearchTool) and r._tool.llm is not None:
-                self._give_context(run, r, RUN_KEY)  # its model calls count in this run
         stop: str | None = None
         observe = run.observe
         for start, end, batch in groups:

@@ -10,15 +10,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentmaker.agent.agent_tool import AgentTool
 from agentmaker.agent.events import RunStart, ToolStart, tool_end
 from agentmaker.agent.pause import Answered, Decision, changed_call, checked_decisions, wire_calls
 from agentmaker.agent.run_result import RunResult
+from agentmaker.agent.todos import TodoTool
 from agentmaker.agent.tool_calls import _Run
+from agentmaker.rag.tool_search import ToolSearchTool
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.decorator import FunctionTool
 from agentmaker.tools.status import RunStatus
 
-__all__ = ["Resuming"]
+__all__ = ["Resuming", "wants_context"]
+
+# Built-ins that take part in the run: the agent hands them its RunContext under RUN_KEY (a
+# model-strategy search counts its model calls in the run, the task list lives in the run, a
+# sub-agent joins it).
+_RUN_TOOLS = (ToolSearchTool, TodoTool, AgentTool)
+
+
+def wants_context(tool: Any) -> bool:
+    """Whether a call of ``tool`` is given the run's RunContext."""
+    if isinstance(tool, FunctionTool):
+        return bool(tool._spec.contexts)
+    return isinstance(tool, _RUN_TOOLS)
 
 
 class Resuming:
@@ -58,6 +73,7 @@ class Resuming:
         run.start = result._start
         run.turn = result._turn
         run.records = list(result.tool_calls)
+        run.todos = list(result.todos)
         observe = run.observe
         if observe is not None:
             observe(RunStart(self.name, []))
@@ -72,7 +88,7 @@ class Resuming:
                 rec.repairs = list(paused[p.id].repairs)
         stop: str | None = None
         for rec, choice in zip(recs, chosen, strict=True):
-            if rec.status is None and isinstance(rec._tool, FunctionTool) and rec._tool._spec.contexts:
+            if rec.status is None and wants_context(rec._tool):
                 self._give_context(run, rec)
             if observe is not None:
                 observe(ToolStart(run.turn, rec.call_id, rec.name, rec.arguments))

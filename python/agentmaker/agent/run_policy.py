@@ -98,16 +98,28 @@ class RunPolicy:
 
 
 class RunBudget:
-    """One run's accounting against a policy (the counters and checks live in the core)."""
+    """One run's accounting against a policy (the counters and checks live in the core).
 
-    __slots__ = ("_cancel", "_core", "_start")
+    A sub-agent's run (``Agent.as_tool``) has the calling run's budget as ``parent``: every
+    admission and every count goes through the parent too, so the caller's deadline, ``cancel``
+    and caps hold for the whole tree of runs."""
 
-    def __init__(self, policy: RunPolicy) -> None:
-        self._core = _native.RunBudget(
-            policy.max_llm_calls, policy.max_tool_calls, policy.max_tokens, policy.deadline_seconds
-        )
-        self._cancel = policy.cancel
+    __slots__ = ("_cancel", "_core", "_start", "exact", "parent")
+
+    def __init__(self, policy: RunPolicy | None, parent: RunBudget | None = None) -> None:
+        if policy is None:
+            self._core = _native.RunBudget(None, None, None, None)
+            self._cancel = None
+        else:
+            self._core = _native.RunBudget(
+                policy.max_llm_calls, policy.max_tool_calls, policy.max_tokens, policy.deadline_seconds
+            )
+            self._cancel = policy.cancel
         self._start = time.monotonic()
+        self.parent = parent
+        # A numeric cap here or above: tool calls run one at a time so each admission is exact.
+        own = policy is not None and policy.has_numeric_cap
+        self.exact: bool = own or (parent is not None and parent.exact)
 
     def _check_cancel(self) -> None:
         if self._cancel is not None and self._cancel():
@@ -119,23 +131,39 @@ class RunBudget:
             kind, message = err
             raise RunLimitExceeded(message, kind)
 
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._start
+
     def admit_llm(self) -> None:
+        if self.parent is not None:
+            self.parent.admit_llm()
         self._check_cancel()
-        self._raise(self._core.admit_llm(time.monotonic() - self._start))
+        self._raise(self._core.admit_llm(self._elapsed()))
 
     def record_llm(self, tokens: int) -> None:
-        self._raise(self._core.record_llm(tokens, time.monotonic() - self._start))
+        err = self._core.record_llm(tokens, self._elapsed())
+        if self.parent is not None:
+            self.parent.record_llm(tokens)
+        self._raise(err)
 
     def admit_tool(self) -> None:
+        if self.parent is not None:
+            self.parent.admit_tool()
         self._check_cancel()
-        self._raise(self._core.admit_tool(time.monotonic() - self._start))
+        self._raise(self._core.admit_tool(self._elapsed()))
 
     def record_tool(self) -> None:
+        if self.parent is not None:
+            self.parent.record_tool()
         self._core.record_tool()
 
     def time_left(self) -> float | None:
-        """Seconds left before the run's deadline, or None without one."""
-        return self._core.time_left(time.monotonic() - self._start)
+        """Seconds left before the run's deadline (or a calling run's), or None without one."""
+        left = self._core.time_left(self._elapsed())
+        above = self.parent.time_left() if self.parent is not None else None
+        if left is None:
+            return above
+        return left if above is None else min(left, above)
 
     def cap_timeout(self, timeout: float | None) -> float | None:
         """A tool call's timeout, shortened to the time left before the run's deadline."""
@@ -145,12 +173,15 @@ class RunBudget:
         return left if timeout is None else min(timeout, left)
 
     def deadline_passed(self) -> RunLimitExceeded:
-        """The error for a wait cut short by the deadline."""
-        try:
-            self._raise(self._core.admit_llm(time.monotonic() - self._start))
-        except RunLimitExceeded as exc:
-            if exc.kind == "deadline":
-                return exc
+        """The error for a wait cut short by the deadline (this run's or a calling run's)."""
+        budget: RunBudget | None = self
+        while budget is not None:
+            try:
+                budget._raise(budget._core.admit_llm(budget._elapsed()))
+            except RunLimitExceeded as exc:
+                if exc.kind == "deadline":
+                    return exc
+            budget = budget.parent
         return RunLimitExceeded("exceeded the run's wall-clock time limit", "deadline")
 
 

@@ -66,7 +66,8 @@ class RunResult:
     lists every call the model made, in order, with its status and duration; ``messages`` is
     the full transcript, and :meth:`new_messages` the part this run added. ``output`` is the
     answer: the final text, or with ``Agent(output_type=T)`` the validated ``T`` (None when the
-    run did not complete).
+    run did not complete). ``todos`` is the run's task list as a ``TodoTool`` left it (empty
+    without one).
     """
 
     final_output: str
@@ -76,6 +77,7 @@ class RunResult:
     messages: list[Message] = field(default_factory=list)
     pending: list[PendingCall] = field(default_factory=list)
     output: Any = None
+    todos: list[dict[str, str]] = field(default_factory=list)
     # Where this run's own messages start in ``messages``, and the turn it ended on.
     _start: int = field(default=0, repr=False, compare=False)
     _turn: int = field(default=0, repr=False, compare=False)
@@ -92,8 +94,12 @@ class RunResult:
     def to_json(self) -> str:
         """The result as JSON text (``RunResult.from_json`` reads it back). A typed ``output``
         is written as its JSON form (and read back as that form); tool data that JSON cannot
-        hold is written as its ``str``."""
-        doc = {
+        hold is written as its ``str``; a sub-agent's result in a call's ``data`` (see
+        ``Agent.as_tool``) is written whole."""
+        return json.dumps(self._doc(), ensure_ascii=False, default=str)
+
+    def _doc(self) -> dict[str, Any]:
+        return {
             "format": _FORMAT,
             "final_output": self.final_output,
             "status": self.status,
@@ -102,42 +108,46 @@ class RunResult:
             "messages": self.messages,
             "pending": [asdict(p) for p in self.pending],
             "output": _json_form(self.output),
+            "todos": self.todos,
             "start": self._start,
             "turn": self._turn,
         }
-        return json.dumps(doc, ensure_ascii=False, default=str)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> RunResult:
         """The result :meth:`to_json` wrote. Raises ``ValueError`` for text it did not write."""
         try:
-            doc = json.loads(text)
-            if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
-                raise ValueError("not a RunResult written by RunResult.to_json")
-            records = [_record_from(d) for d in doc["tool_calls"]]
-            pending = [
-                PendingCall(
-                    str(p["id"]),
-                    str(p["tool_name"]),
-                    dict(p["arguments"]),
-                    str(p["digest"]),
-                    "question" if p.get("kind") == "question" else "approval",
-                )
-                for p in doc["pending"]
-            ]
-            return cls(
-                str(doc["final_output"]),
-                doc["status"],
-                RunUsage(**doc["usage"]),
-                records,
-                _checked(doc["messages"], "RunResult JSON"),
-                pending,
-                doc["output"],
-                int(doc["start"]),
-                int(doc["turn"]),
-            )
+            return cls._from_doc(json.loads(text))
         except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as exc:
             raise ValueError(f"RunResult JSON is malformed: {exc!r}") from None
+
+    @classmethod
+    def _from_doc(cls, doc: Any) -> RunResult:
+        if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
+            raise ValueError("not a RunResult written by RunResult.to_json")
+        records = [_record_from(d) for d in doc["tool_calls"]]
+        pending = [
+            PendingCall(
+                str(p["id"]),
+                str(p["tool_name"]),
+                dict(p["arguments"]),
+                str(p["digest"]),
+                "question" if p.get("kind") == "question" else "approval",
+            )
+            for p in doc["pending"]
+        ]
+        return cls(
+            str(doc["final_output"]),
+            doc["status"],
+            RunUsage(**doc["usage"]),
+            records,
+            _checked(doc["messages"], "RunResult JSON"),
+            pending,
+            doc["output"],
+            [{"content": str(t["content"]), "status": str(t["status"])} for t in doc.get("todos", ())],
+            int(doc["start"]),
+            int(doc["turn"]),
+        )
 
 
 def _json_form(value: Any) -> Any:
@@ -156,7 +166,8 @@ def _record_dict(r: ToolCallRecord) -> dict[str, Any]:
         "output": r.output,
         "duration": r.duration,
         "executed": r.executed,
-        "data": r.data,
+        "data": None if isinstance(r.data, RunResult) else r.data,
+        "sub_run": r.data._doc() if isinstance(r.data, RunResult) else None,
         "repairs": list(r.repairs),
         "guardrails": [[g.stage, g.guardrail, g.decision, g.message] for g in r.guardrails],
     }
@@ -166,7 +177,7 @@ def _record_from(d: dict[str, Any]) -> ToolCallRecord:
     rec = ToolCallRecord(d["call_id"], d["name"], d["arguments"], d["status"], d["output"])
     rec.duration = float(d["duration"])
     rec.executed = bool(d["executed"])
-    rec.data = d["data"]
+    rec.data = RunResult._from_doc(d["sub_run"]) if d.get("sub_run") is not None else d["data"]
     rec.repairs = list(d.get("repairs", ()))  # absent from results saved before repairs existed
     rec.guardrails = [GuardrailRecord(*g) for g in d.get("guardrails", ())]
     return rec

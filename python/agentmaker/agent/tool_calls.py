@@ -47,9 +47,11 @@ class _Run:
     __slots__ = (
         "budget",
         "completion_tokens",
+        "confirm",
         "context",
         "deltas",
         "deps",
+        "depth",
         "direct",
         "gate",
         "guards",
@@ -63,6 +65,7 @@ class _Run:
         "retries",
         "start",
         "sync_entry",
+        "todos",
         "tool_notes",
         "tools",
         "tools_before",
@@ -70,13 +73,22 @@ class _Run:
         "turn",
     )
 
-    def __init__(self, sync_entry: bool, policy: RunPolicy | None, pipeline: Any) -> None:
+    def __init__(
+        self, sync_entry: bool, policy: RunPolicy | None, pipeline: Any, parent: _Run | None = None
+    ) -> None:
         self.direct = sync_entry  # stepped by hand, no event loop yet
         self.sync_entry = sync_entry
         self.pipeline = pipeline
         self.messages: list[Message] = []
         self.records: list[ToolCallRecord] = []
-        self.budget = RunBudget(policy) if policy is not None else None
+        above = parent.budget if parent is not None else None
+        self.budget: RunBudget | None = (
+            RunBudget(policy, above) if policy is not None or above is not None else None
+        )
+        # How many agent tools deep this run is (0 for a run started by the caller).
+        self.depth: int = parent.depth + 1 if parent is not None else 0
+        self.confirm: Any = None  # who approves calls that need it (the agent's, or its caller's)
+        self.todos: list[dict[str, str]] = []  # the task list a TodoTool keeps
         self.turn = 0
         self.llm_calls = 0
         self.prompt_tokens = 0
@@ -130,10 +142,9 @@ class _Run:
 
 
 class ToolExecutor:
-    """The execution half of :class:`~agentmaker.Agent` (a mixin: it reads ``confirm`` and
-    ``max_concurrency`` from the agent)."""
+    """The execution half of :class:`~agentmaker.Agent` (a mixin: it reads ``max_concurrency``
+    from the agent; who confirms is the run's ``confirm``)."""
 
-    confirm: Any
     max_concurrency: int | None
 
     async def _alone(self, run: _Run, rec: ToolCallRecord) -> None:
@@ -202,7 +213,7 @@ class ToolExecutor:
 
     async def _approved(self, run: _Run, rec: ToolCallRecord) -> bool:
         """The confirmation gate: only an answer of exactly True approves."""
-        confirm = self.confirm
+        confirm = run.confirm
         pipeline = run.pipeline
         if getattr(rec._tool, "_pauses_run", False):
             # A UserInputTool(mode="pause") question: the run pauses; Agent.resume brings the

@@ -8,6 +8,7 @@ from agentmaker.agent.events import (
     RunHooks,
     RunStart,
     TextDelta,
+    TodoUpdate,
     ToolEnd,
     ToolStart,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "RunHooks",
     "RunStart",
     "TextDelta",
+    "TodoUpdate",
     "ToolEnd",
     "ToolStart",
 ]

@@ -21,6 +21,7 @@ from agentmaker.errors import ToolConfigError
 from agentmaker.rag.budget import check_budget, check_top_k, fit_to_budget, render_one
 from agentmaker.rag.hybrid import HybridRetriever
 from agentmaker.rag.model_search import MODEL_PROMPTS, choose
+from agentmaker.tools.run_context import RUN_KEY
 
 __all__ = [
     "IndexChanges",
@@ -348,8 +349,6 @@ PROMPTS: dict[str, str] = {
     **MODEL_PROMPTS,
 }
 
-# The key under which the agent hands a model-strategy search its run (see choose()).
-RUN_KEY = "_agentmaker_run"
 STRATEGIES = ("keyword", "model")
 
 

@@ -18,7 +18,12 @@ if TYPE_CHECKING:
     from agentmaker.agent.messages import Message
     from agentmaker.agent.run_result import RunUsage
 
-__all__ = ["RunContext"]
+__all__ = ["RUN_KEY", "RunContext"]
+
+# The parameter key under which the agent hands its RunContext to the built-ins that take part
+# in the run (a model-strategy tool_search, write_todos, an agent offered as a tool); it is
+# added after validation, so it never appears in a schema.
+RUN_KEY = "_agentmaker_run"
 
 DepsT = TypeVar("DepsT")
 
