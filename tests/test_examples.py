@@ -35,6 +35,7 @@ EXPECTED: dict[str, list[str]] = {
         "event: run completed",
     ],
     "coding_agent.py": [
+        "write_todos: success: Task list updated: 0 of 2 completed, 1 in progress, 1 pending.",
         "grep: success: shop/cart.py:1:def total(prices):",
         "read_file: success:      1\tdef total(prices):",
         "read_file: error: Error: .env may hold secrets (it matches the workspace's deny list: .env); refused",
@@ -43,7 +44,10 @@ EXPECTED: dict[str, list[str]] = {
             "lines to make it unique, or pass replace_all=true"
         ),
         "edit_file: success: Edited shop/cart.py: 1 replacement(s).",
-        "Fixed total_with_tax: it now multiplies by (1 + rate).",
+        "write_todos: success: Task list updated: 2 of 2 completed, 0 in progress, 0 pending.",
+        "todos: ['completed', 'completed']",
+        "coder: Fixed total_with_tax: it now multiplies by (1 + rate).",
+        "lead: The coder fixed total_with_tax. (9 model calls in all)",
         "    return sum(prices) * (1 + rate)",
     ],
     "tool_rag.py": [

@@ -18,6 +18,7 @@ from agentmaker import (
     Agent,
     AgentmakerError,
     AgentRunFlow,
+    AgentTool,
     Approval,
     CalculatorTool,
     CLITool,
@@ -56,6 +57,8 @@ from agentmaker import (
     SkillsTool,
     StopAgentRun,
     TextDelta,
+    TodoTool,
+    TodoUpdate,
     Tool,
     ToolCallRecord,
     ToolCallStatus,
@@ -347,12 +350,34 @@ class Printer(RunHooks):
     def on_tool_end(self, event: ToolEnd) -> None:
         assert event.status == "success"
 
+    def on_todo_update(self, event: TodoUpdate) -> None:
+        assert_type(event.todos, list[dict[str, str]])
+
 
 watched = Agent("ops", ScriptedLLM(["fine"]), hooks=Printer())
 events: list[RunEvent] = list(watched.stream("hi"))
 last = events[-1]
 assert isinstance(last, RunEnd) and last.result.final_output == "fine"
 assert [e.text for e in events if isinstance(e, TextDelta)] == ["fine"]
+
+# A task list and a sub-agent as tools.
+planner = Agent(
+    "planner",
+    ScriptedLLM(
+        [ScriptedLLM.tool_call("write_todos", {"todos": [{"content": "a", "status": "pending"}]}), "ok"]
+    ),
+    tools=[TodoTool()],
+)
+helper: AgentTool = planner.as_tool(description="Plans the work.", max_depth=2)
+assert helper.max_depth == 2
+lead = Agent(
+    "lead", ScriptedLLM([ScriptedLLM.tool_call("planner", {"input": "plan"}), "done"]), tools=[helper]
+)
+led = lead.run("go")
+assert_type(led.todos, list[dict[str, str]])
+assert (
+    isinstance(led.tool_calls[0].data, RunResult) and led.tool_calls[0].data.todos[0]["status"] == "pending"
+)
 
 # ... or content parts of one user message.
 parts: Sequence[ContentPart] = [{"type": "text", "text": "Describe this."}]

@@ -21,6 +21,10 @@ pub const PROMPTS: &[(&str, &str)] = &[
         "Error: {name} was not started: agents are already nested {depth} deep here, the most allowed (max_depth={max}). Do this part yourself.",
     ),
     ("tool.msg.agent.failed", "Error: the agent {name} failed: {error}"),
+    (
+        "tool.msg.agent.paused",
+        "Error: the agent {name} paused: {count} of its calls wait for a person's decision (its paused RunResult is this result's data; resume it with Agent.resume)",
+    ),
 ];
 
 /// The default nesting limit: a top-level run, and agents three deep below it.
@@ -60,6 +64,11 @@ pub fn failed(p: &Prompts, name: &str, error: &str) -> String {
     p.fmt("tool.msg.agent.failed", &[("name", name), ("error", error)])
 }
 
+/// A sub-agent run, started outside an agent run, that paused on `count` calls.
+pub fn paused(p: &Prompts, name: &str, count: usize) -> String {
+    p.fmt("tool.msg.agent.paused", &[("name", name), ("count", &count.to_string())])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +82,7 @@ mod tests {
             "Error: researcher was not started: agents are already nested 3 deep here, the most allowed (max_depth=3). Do this part yourself."
         );
         assert_eq!(failed(&p, "r", "boom"), "Error: the agent r failed: boom");
+        assert!(paused(&p, "r", 2).starts_with("Error: the agent r paused: 2 of its calls wait"));
         assert_eq!(input_schema(&p)["required"], json!(["input"]));
     }
 }

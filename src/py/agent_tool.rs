@@ -1,7 +1,9 @@
 //! The core's texts and schema of an agent offered as a tool (``Agent.as_tool``; Python runs
 //! the sub-agent).
 
-use crate::builtins::agent_tool::{description, failed, input_schema, too_deep, DEFAULT_MAX_DEPTH, PROMPTS};
+use crate::builtins::agent_tool::{
+    description, failed, input_schema, paused, too_deep, DEFAULT_MAX_DEPTH, PROMPTS,
+};
 use crate::prompts::Prompts;
 use crate::py::convert::value_to_py;
 use pyo3::prelude::*;
@@ -45,5 +47,10 @@ impl PyAgentToolTexts {
     /// A sub-agent run that ended with an error of its own.
     fn failed(&self, name: &str, error: &str) -> String {
         failed(&self.prompts, name, error)
+    }
+
+    /// A sub-agent run started outside an agent run that paused on ``count`` calls.
+    fn paused(&self, name: &str, count: usize) -> String {
+        paused(&self.prompts, name, count)
     }
 }

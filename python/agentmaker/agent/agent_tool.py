@@ -36,14 +36,18 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from agentmaker._native import Tool, ToolResponse, _AgentToolTexts
-from agentmaker.agent.run_result import RunResult
+from agentmaker.agent.run_result import RunResult, RunUsage
 from agentmaker.errors import RunCancelled, RunLimitExceeded, ToolConfigError
 from agentmaker.tools.run_context import RUN_KEY
 
 if TYPE_CHECKING:
     from agentmaker.agent.tool_calls import _Run
 
-__all__ = ["AgentTool"]
+__all__ = ["RESUME_KEY", "AgentTool"]
+
+# The parameter key under which a resumed calling run hands the tool the paused sub-agent run
+# and the person's decisions on its calls (a ``SubResume``, see agent/pause.py).
+RESUME_KEY = "_agentmaker_resume"
 
 
 class AgentTool(Tool):
@@ -99,19 +103,29 @@ class AgentTool(Tool):
         if parent.depth >= self.max_depth:
             return ToolResponse.error(self._texts.too_deep(self.agent.name, parent.depth, self.max_depth))
         run = self.agent._new_run(False, deps=parent.deps, parent=parent)
+        paused = parameters.get(RESUME_KEY)
         try:
-            result = await self.agent._drive(str(parameters["input"]), run, None)
+            if paused is not None:
+                result = await self.agent._resumed(paused.result, paused.chosen, run)
+            else:
+                result = await self.agent._drive(str(parameters["input"]), run, None)
         except asyncio.CancelledError:
-            _add_usage(parent, run.usage())
+            _add_usage(parent, run.usage(), paused.result.usage if paused is not None else None)
             raise
         except Exception as exc:  # noqa: BLE001 - the sub-agent's failure is the call's error
             # Also a limit or a cancel of the caller's: its next admission ends the calling run.
-            _add_usage(parent, run.usage())
+            _add_usage(parent, run.usage(), paused.result.usage if paused is not None else None)
+            self.agent._failed(run, exc)  # the partial result, also of a resumed run
             return self._failed(exc)
-        _add_usage(parent, result.usage)
+        _add_usage(parent, result.usage, paused.result.usage if paused is not None else None)
         return self._answer(result)
 
     def _answer(self, result: RunResult) -> ToolResponse:
+        if result.status == "paused":
+            # Inside an agent run the calling run pauses on it (agent/tool_calls.py); outside
+            # one, the caller resumes the sub-agent's run from ``data``.
+            text = self._texts.paused(self.agent.name, len(result.pending))
+            return ToolResponse.error(text, data=result)
         if result.status == "max_turns":
             return ToolResponse.partial(result.final_output, data=result)
         return ToolResponse.ok(result.final_output, data=result)
@@ -125,10 +139,12 @@ class AgentTool(Tool):
         return f"AgentTool(name={self.name!r}, agent={self.agent!r}, max_depth={self.max_depth})"
 
 
-def _add_usage(parent: _Run, usage: Any) -> None:
-    """The sub-agent's usage, added to the calling run's."""
-    parent.llm_calls += usage.llm_calls
-    parent.tools_before += usage.tool_calls
-    parent.prompt_tokens += usage.prompt_tokens
-    parent.completion_tokens += usage.completion_tokens
-    parent.total_tokens += usage.total_tokens
+def _add_usage(parent: _Run, usage: RunUsage, before: RunUsage | None) -> None:
+    """The sub-agent's usage, added to the calling run's; a resumed sub-agent run adds only what
+    it used since it paused (``before``), which the calling run counted when it paused."""
+    base = before or RunUsage()
+    parent.llm_calls += usage.llm_calls - base.llm_calls
+    parent.tools_before += usage.tool_calls - base.tool_calls
+    parent.prompt_tokens += usage.prompt_tokens - base.prompt_tokens
+    parent.completion_tokens += usage.completion_tokens - base.completion_tokens
+    parent.total_tokens += usage.total_tokens - base.total_tokens

@@ -22,6 +22,11 @@ A run also pauses on a ``UserInputTool(mode="pause")`` question (``PendingCall.k
 "question"``): its answer comes as ``answers={call_id: text}`` (any string; an empty one tells the
 model that none was given), never as a decision, and the model reads it as the tool's result.
 
+A run also pauses when an agent it called as a tool (``Agent.as_tool``) pauses: its pending
+calls are listed in the caller's ``result.pending`` with the id ``"<call id of the agent
+tool>/<id of the call inside>"`` (nested agents add more parts), and resuming the caller
+resumes that agent's run first, with the decisions for its calls.
+
 A paused result can be resumed more than once (each resume runs the approved calls again), so
 the caller that stores it decides when it is used up.
 """
@@ -32,11 +37,22 @@ import copy
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from agentmaker.agent.run_result import PendingCall, RunResult
 
-__all__ = ["Answered", "Decision", "changed_call", "checked_decisions", "pending_of", "wire_calls"]
+__all__ = [
+    "Answered",
+    "Decision",
+    "Item",
+    "SubResume",
+    "changed_call",
+    "checked_decisions",
+    "paused_sub_run",
+    "pending_of",
+    "resume_items",
+    "wire_call",
+]
 
 Decision: TypeAlias = bool | str
 """A person's decision on a paused call: approve, refuse, or refuse with a reason."""
@@ -47,6 +63,15 @@ class Answered:
     """The person's answer to a paused question (``resume(..., answers={call_id: text})``)."""
 
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubResume:
+    """What resumes a paused sub-agent's run: its paused result and one decision (or answer)
+    per pending call of it, in order."""
+
+    result: RunResult
+    chosen: list[Decision | Answered]
 
 
 def checked_decisions(
@@ -130,31 +155,81 @@ def _check_digests(result: RunResult, chosen: list[Decision | Answered], digests
             )
 
 
+def paused_sub_run(record: Any) -> RunResult | None:
+    """The paused run of the sub-agent a call started (``Agent.as_tool``), if it paused."""
+    data = record.data
+    return data if type(data) is RunResult and data.status == "paused" else None
+
+
 def pending_of(records: list[Any], digest: Any) -> list[PendingCall]:
-    """The pending calls of a turn, each with its digest from the core."""
-    return [
-        PendingCall(
-            r.call_id,
-            r.name,
-            copy.deepcopy(r.arguments),
-            digest(r),
-            "question" if getattr(r._tool, "_pauses_run", False) else "approval",
-        )
-        for r in records
-        if r.status == "pending"
-    ]
+    """The pending calls of a turn, each with its digest from the core; a sub-agent's pending
+    calls take the place of the call that started it."""
+    out: list[PendingCall] = []
+    for r in records:
+        if r.status != "pending":
+            continue
+        sub = paused_sub_run(r)
+        if sub is not None:
+            out.extend(
+                PendingCall(f"{r.call_id}/{q.id}", q.tool_name, copy.deepcopy(q.arguments), q.digest, q.kind)
+                for q in sub.pending
+            )
+            continue
+        kind: Literal["approval", "question"] = "question" if getattr(r._tool, "_pauses_run", False) else "approval"
+        out.append(PendingCall(r.call_id, r.name, copy.deepcopy(r.arguments), digest(r), kind))
+    return out
 
 
-def wire_calls(pending: list[PendingCall]) -> list[dict[str, Any]]:
-    """The pending calls in the shape the model sent them, to prepare them again."""
-    return [
-        {
-            "id": p.id,
-            "type": "function",
-            "function": {"name": p.tool_name, "arguments": json.dumps(p.arguments, ensure_ascii=False)},
-        }
-        for p in pending
-    ]
+Item: TypeAlias = tuple[PendingCall | Any, Decision | Answered | SubResume]
+
+
+def resume_items(result: RunResult, chosen: list[Decision | Answered]) -> list[Item]:
+    """The calls a resume goes on with, in the paused turn's order: each pending call of the run
+    with its decision, and each call whose sub-agent paused (its record) with a
+    :class:`SubResume` gathering the decisions on that sub-agent's calls."""
+    subs = {r.call_id: (r, sub) for r in result.tool_calls if r.status == "pending" and (sub := paused_sub_run(r))}
+    items: list[Item] = []
+    taken: dict[str, dict[str, tuple[PendingCall, Decision | Answered]]] = {}
+    for p, choice in zip(result.pending, chosen, strict=True):
+        owner = next((cid for cid in subs if p.id.startswith(cid + "/")), None)
+        if owner is None:
+            items.append((p, choice))
+            continue
+        if owner not in taken:
+            taken[owner] = {}
+            items.append((subs[owner][0], owner))  # a place held for the SubResume below
+        taken[owner][p.id[len(owner) + 1 :]] = (p, choice)
+    for i, (item, held) in enumerate(items):
+        if isinstance(item, PendingCall):
+            continue
+        assert isinstance(held, str)
+        sub = subs[held][1]
+        got = taken[held]
+        sub_chosen: list[Decision | Answered] = []
+        for q in sub.pending:
+            found = got.get(q.id)
+            if found is None or (found[0].tool_name, found[0].digest) != (q.tool_name, q.digest):
+                raise ValueError(
+                    f"paused call {held}/{q.id} ({q.tool_name}) of the agent called by {held!r} is not the "
+                    "call that was paused; the approval does not hold for it"
+                )
+            sub_chosen.append(found[1])
+        items[i] = (item, SubResume(sub, sub_chosen))
+    return items
+
+
+def wire_call(item: PendingCall | Any) -> dict[str, Any]:
+    """A paused call (or the record of a call whose sub-agent paused) in the shape the model
+    sent it, to prepare it again."""
+    if isinstance(item, PendingCall):
+        call_id, name, arguments = item.id, item.tool_name, item.arguments
+    else:
+        call_id, name, arguments = item.call_id, item.name, item.arguments
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
+    }
 
 
 def changed_call(rec: Any, pending: PendingCall) -> ValueError:

@@ -10,10 +10,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentmaker.agent.agent_tool import AgentTool
+from agentmaker.agent.agent_tool import RESUME_KEY, AgentTool
 from agentmaker.agent.events import RunStart, ToolStart, tool_end
-from agentmaker.agent.pause import Answered, Decision, changed_call, checked_decisions, wire_calls
-from agentmaker.agent.run_result import RunResult
+from agentmaker.agent.pause import (
+    Answered,
+    Decision,
+    Item,
+    SubResume,
+    changed_call,
+    checked_decisions,
+    resume_items,
+    wire_call,
+)
+from agentmaker.agent.run_result import PendingCall, RunResult
 from agentmaker.agent.todos import TodoTool
 from agentmaker.agent.tool_calls import _Run
 from agentmaker.rag.tool_search import ToolSearchTool
@@ -62,6 +71,25 @@ class Resuming:
             self._failed(run, exc)
             raise
 
+    def _checked_calls(
+        self, run: _Run, result: RunResult, chosen: list[Decision | Answered]
+    ) -> tuple[list[ToolCallRecord], list[Item]]:
+        """The paused calls, prepared again through the run's pipeline and each checked against
+        the digest the paused result showed; a paused sub-agent's calls are checked through its
+        own agent, so nothing runs when any call of the tree changed."""
+        items = resume_items(result, chosen)
+        pipeline = run.pipeline
+        recs, _ = pipeline.prepare([wire_call(item) for item, _ in items], result._turn)
+        for rec, (item, choice) in zip(recs, items, strict=True):
+            if rec.status is not None:
+                continue  # a gate refuses it now; nothing of it runs
+            if isinstance(item, PendingCall) and pipeline.digest(rec) != item.digest:
+                raise changed_call(rec, item)
+            if isinstance(choice, SubResume) and isinstance(rec._tool, AgentTool):
+                agent = rec._tool.agent
+                agent._checked_calls(agent._new_run(False), choice.result, choice.chosen)
+        return recs, items
+
     async def _resumed(self, result: RunResult, chosen: list[Decision | Answered], run: _Run) -> RunResult:
         run.messages = messages = list(result.messages)
         usage = result.usage
@@ -79,15 +107,13 @@ class Resuming:
             observe(RunStart(self.name, []))
         await self._offer_tools(run)
         pipeline = run.pipeline
-        recs, _ = pipeline.prepare(wire_calls(result.pending), run.turn)
+        recs, items = self._checked_calls(run, result, chosen)
         paused = {r.call_id: r for r in run.records if r.status == "pending"}
-        for rec, p in zip(recs, result.pending, strict=True):
-            if rec.status is None and pipeline.digest(rec) != p.digest:
-                raise changed_call(rec, p)
-            if p.id in paused:  # prepared again from the repaired arguments: keep what was repaired
-                rec.repairs = list(paused[p.id].repairs)
+        for rec in recs:
+            if rec.call_id in paused:  # prepared again from the repaired arguments: keep what was repaired
+                rec.repairs = list(paused[rec.call_id].repairs)
         stop: str | None = None
-        for rec, choice in zip(recs, chosen, strict=True):
+        for rec, (_, choice) in zip(recs, items, strict=True):
             if rec.status is None and wants_context(rec._tool):
                 self._give_context(run, rec)
             if observe is not None:
@@ -98,7 +124,10 @@ class Resuming:
                 pipeline.refuse(rec, "skipped")
             elif isinstance(choice, Answered):  # the person's answer is the call's result
                 pipeline.refuse(rec, "answered", reason=rec._tool._texts.answer(choice.text))
-            elif choice is True:
+            elif choice is True or isinstance(choice, SubResume):
+                if isinstance(choice, SubResume):  # the agent tool resumes its paused run
+                    assert rec._params is not None
+                    rec._params[RESUME_KEY] = choice
                 rec._confirm = False  # the person's decision is the confirmation
                 await self._guard_inputs(run, [rec])  # every gate runs again
                 if rec.status is None:
@@ -110,11 +139,20 @@ class Resuming:
                 pipeline.refuse(rec, "declined", reason=choice.strip())
             if observe is not None:
                 observe(tool_end(run.turn, rec))
+            if rec.status == "pending":
+                continue  # a sub-agent paused again: answered when the run resumes again
             messages.append({"role": "tool", "tool_call_id": rec.call_id, "content": rec.output})
             if stop is None and rec._stop is not None:
                 stop = rec._stop
         resumed = {r.call_id: r for r in recs}
         run.records = [resumed.pop(r.call_id, r) if r.status == "pending" else r for r in run.records]
         if stop is not None:
+            for rec in recs:
+                if rec.status == "pending":  # a sub-agent that paused again: the run is over
+                    pipeline.refuse(rec, "skipped")
+                    messages.append({"role": "tool", "tool_call_id": rec.call_id, "content": rec.output})
             return self._result(run, stop, "stopped")
+        run.pending = [r for r in recs if r.status == "pending"]
+        if run.pending:
+            return self._result(run, "", "paused")
         return await self._loop(run, run.turn + 1)

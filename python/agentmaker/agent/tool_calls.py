@@ -30,7 +30,7 @@ from agentmaker.agent.events import tool_end
 from agentmaker.agent.guardrails import guard_input, guard_output
 from agentmaker.agent.messages import Message
 from agentmaker.agent.run_policy import RunBudget, RunPolicy
-from agentmaker.agent.run_result import RunUsage
+from agentmaker.agent.run_result import RunResult, RunUsage
 from agentmaker.agent.sync_driver import NEED_LOOP, loop_hidden
 from agentmaker.agent.worker_threads import shared_threads
 from agentmaker.errors import RunLimitExceeded
@@ -286,6 +286,12 @@ class ToolExecutor:
                 call = pipeline.start(rec)
                 if call is not None:
                     await (complete(call) if timeout is None else asyncio.wait_for(complete(call), timeout))
+                    if type(rec.data) is RunResult and rec.data.status == "paused":
+                        # A sub-agent (Agent.as_tool) paused for a person: so does this run.
+                        if rec._held:
+                            pipeline.release(rec)
+                        pipeline.refuse(rec, "pending")
+                        run.tools_before -= 1  # counted once, when the resumed call completes
         except (FutureTimeout, TimeoutError):
             pipeline.time_out(rec, timeout, time.perf_counter() - started)
         except Exception as exc:  # noqa: BLE001 - the last net: the core words it for the model
