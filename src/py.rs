@@ -30,8 +30,8 @@ mod run_policy;
 mod search;
 mod settings;
 mod skills;
-mod tool;
 mod todos;
+mod tool;
 mod user_input;
 mod workspace;
 

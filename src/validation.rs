@@ -95,7 +95,10 @@ fn shortened(err: &jsonschema::ValidationError<'_>) -> String {
     }
     let shown = err.instance().to_string();
     match full.strip_prefix(shown.as_str()) {
-        Some(reason) => truncate(&format!("{}{reason}", truncate(&shown, 80)), MAX_MESSAGE_CHARS),
+        Some(reason) => truncate(
+            &format!("{}{reason}", truncate(&shown, 80)),
+            MAX_MESSAGE_CHARS,
+        ),
         None => truncate(&full, MAX_MESSAGE_CHARS),
     }
 }
@@ -237,10 +240,17 @@ mod tests {
         assert!(issues
             .iter()
             .all(|i| i.message.chars().count() <= MAX_MESSAGE_CHARS + 1));
-        let list = json!({"type": "object", "properties": {"xs": {"type": "array", "maxItems": 3}}});
+        let list =
+            json!({"type": "object", "properties": {"xs": {"type": "array", "maxItems": 3}}});
         let list = SchemaValidator::compile(&list).unwrap();
         let issues = list.issues(&json!({"xs": vec!["many words in every item"; 50]}));
-        assert!(issues[0].message.ends_with("\u{2026} has more than 3 items"), "{}", issues[0].message);
+        assert!(
+            issues[0]
+                .message
+                .ends_with("\u{2026} has more than 3 items"),
+            "{}",
+            issues[0].message
+        );
     }
 
     #[test]

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Optional
 
 import pytest
-from agentmaker import Tool, ToolRegistrationError, ToolRegistry, ToolResponse, tool
+from agentmaker import Agent, Tool, ToolRegistrationError, ToolRegistry, ToolResponse, tool
+from agentmaker.testing import ScriptedLLM
 
 
 @tool
@@ -96,3 +97,43 @@ def test_a_subclass_schema_mutated_in_place_is_read_again() -> None:
     other = ToolRegistry()
     other.register(t)
     assert other.execute_tool("mutable", {"a": "x"}).text == "{'a': 'x'}"
+
+
+def test_a_setting_changed_after_registration_reaches_the_next_registry() -> None:
+    @tool
+    def wipe(path: str) -> str:
+        """Wipe a path."""
+        return f"wiped {path}"
+
+    before = ToolRegistry()
+    before.register(wipe)
+    wipe.requires_confirmation = True
+    wipe.supports_parallel = True
+    after = ToolRegistry()
+    after.register(wipe)
+    # The new registry reads the new settings; the tool's calls there need confirmation.
+    llm = ScriptedLLM([ScriptedLLM.tool_call("wipe", {"path": "/tmp/x"}), "ok"])
+    result = Agent("a", llm, tool_registry=after).run("go")
+    assert result.tool_calls[0].status == "not_confirmed"
+    # A function swapped in is the one the next registry calls.
+    wipe._fast_call = (lambda path: f"gently {path}", ["path"])
+    again = ToolRegistry()
+    again.register(wipe)
+    assert again.execute_tool("wipe", {"path": "p"}).text == "gently p"
+    assert before.execute_tool("wipe", {"path": "p"}).text == "wiped p"
+    del wipe._fast_call  # the class's own (None): run() calls the function
+    last = ToolRegistry()
+    last.register(wipe)
+    assert last.execute_tool("wipe", {"path": "p"}).text == "wiped p"
+
+
+def test_an_inferred_schema_has_one_owner_shared_by_its_renderings() -> None:
+    first, second = ToolRegistry(), ToolRegistry()
+    first.register(find_hotel)
+    second.register(find_hotel)
+    owned = find_hotel.get_input_schema()
+    for reg in (first, second):
+        rendered = reg.to_openai_schema()[0]["function"]["parameters"]
+        assert rendered is owned  # held, not converted into a copy per registry
+    # What validation uses is the same schema, read from the core's own compact copy.
+    assert first.execute_tool("find_hotel", {"city": "Oslo", "nights": "x"}).is_error

@@ -55,7 +55,11 @@ pub fn description(p: &Prompts, name: &str) -> String {
 pub fn too_deep(p: &Prompts, name: &str, depth: u32, max: u32) -> String {
     p.fmt(
         "tool.msg.agent.too_deep",
-        &[("name", name), ("depth", &depth.to_string()), ("max", &max.to_string())],
+        &[
+            ("name", name),
+            ("depth", &depth.to_string()),
+            ("max", &max.to_string()),
+        ],
     )
 }
 
@@ -66,7 +70,10 @@ pub fn failed(p: &Prompts, name: &str, error: &str) -> String {
 
 /// A sub-agent run, started outside an agent run, that paused on `count` calls.
 pub fn paused(p: &Prompts, name: &str, count: usize) -> String {
-    p.fmt("tool.msg.agent.paused", &[("name", name), ("count", &count.to_string())])
+    p.fmt(
+        "tool.msg.agent.paused",
+        &[("name", name), ("count", &count.to_string())],
+    )
 }
 
 #[cfg(test)]

@@ -113,22 +113,33 @@ pub fn input_schema(p: &Prompts) -> Value {
 /// The list the model sent, checked (the schema already held it, but a tool called directly
 /// skips validation); the error is the text the model reads.
 pub fn parse(p: &Prompts, todos: &Value) -> Result<Vec<Todo>, String> {
-    let items = todos.as_array().ok_or_else(|| p.get("tool.msg.write_todos.not_list").to_string())?;
+    let items = todos
+        .as_array()
+        .ok_or_else(|| p.get("tool.msg.write_todos.not_list").to_string())?;
     if items.len() > MAX_ITEMS {
         let (count, max) = (items.len().to_string(), MAX_ITEMS.to_string());
-        return Err(p.fmt("tool.msg.write_todos.too_many", &[("count", &count), ("max", &max)]));
+        return Err(p.fmt(
+            "tool.msg.write_todos.too_many",
+            &[("count", &count), ("max", &max)],
+        ));
     }
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let index = i + 1;
         let content = item.get("content").and_then(Value::as_str);
-        let status = item.get("status").and_then(Value::as_str).and_then(TodoStatus::parse);
+        let status = item
+            .get("status")
+            .and_then(Value::as_str)
+            .and_then(TodoStatus::parse);
         let (Some(content), Some(status)) = (content, status) else {
             return Err(bad_item(p, index));
         };
         let content = content.trim();
         if content.is_empty() {
-            return Err(p.fmt("tool.msg.write_todos.blank", &[("index", &index.to_string())]));
+            return Err(p.fmt(
+                "tool.msg.write_todos.blank",
+                &[("index", &index.to_string())],
+            ));
         }
         let chars = content.chars().count();
         if chars > MAX_CONTENT_CHARS {
@@ -140,13 +151,19 @@ pub fn parse(p: &Prompts, todos: &Value) -> Result<Vec<Todo>, String> {
             let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
             return Err(p.fmt("tool.msg.write_todos.too_long", &args));
         }
-        out.push(Todo { content: content.to_string(), status });
+        out.push(Todo {
+            content: content.to_string(),
+            status,
+        });
     }
     Ok(out)
 }
 
 fn bad_item(p: &Prompts, index: usize) -> String {
-    p.fmt("tool.msg.write_todos.bad_item", &[("index", &index.to_string())])
+    p.fmt(
+        "tool.msg.write_todos.bad_item",
+        &[("index", &index.to_string())],
+    )
 }
 
 /// What the model reads after a call: the counts and the whole list, one numbered line each.
@@ -214,18 +231,34 @@ mod tests {
         let p = prompts();
         let err = |v: Value| parse(&p, &v).unwrap_err();
         assert_eq!(err(json!([{"content": "a", "status": "done"}])), "Error: item 1 must be an object with content (a string) and status (pending, in_progress or completed).");
-        assert_eq!(err(json!([{"content": "a", "status": "pending"}, {"content": "  ", "status": "pending"}])), "Error: item 2 has no content.");
-        let many: Vec<Value> = (0..101).map(|i| json!({"content": i.to_string(), "status": "pending"})).collect();
-        assert!(err(Value::Array(many)).starts_with("Error: the task list has 101 items; at most 100"));
+        assert_eq!(
+            err(
+                json!([{"content": "a", "status": "pending"}, {"content": "  ", "status": "pending"}])
+            ),
+            "Error: item 2 has no content."
+        );
+        let many: Vec<Value> = (0..101)
+            .map(|i| json!({"content": i.to_string(), "status": "pending"}))
+            .collect();
+        assert!(
+            err(Value::Array(many)).starts_with("Error: the task list has 101 items; at most 100")
+        );
         let long = "é".repeat(2001);
-        assert!(err(json!([{"content": long, "status": "pending"}])).starts_with("Error: item 1 has 2001 characters"));
-        assert_eq!(err(json!("not a list")), "Error: todos must be a list of items, each with content and status.");
+        assert!(err(json!([{"content": long, "status": "pending"}]))
+            .starts_with("Error: item 1 has 2001 characters"));
+        assert_eq!(
+            err(json!("not a list")),
+            "Error: todos must be a list of items, each with content and status."
+        );
     }
 
     #[test]
     fn schema_matches_the_limits() {
         let s = input_schema(&prompts());
         assert_eq!(s["properties"]["todos"]["maxItems"], json!(100));
-        assert_eq!(s["properties"]["todos"]["items"]["properties"]["status"]["enum"], json!(["pending", "in_progress", "completed"]));
+        assert_eq!(
+            s["properties"]["todos"]["items"]["properties"]["status"]["enum"],
+            json!(["pending", "in_progress", "completed"])
+        );
     }
 }

@@ -20,7 +20,9 @@ impl PyAgentToolTexts {
     #[new]
     #[pyo3(signature = (prompts = None))]
     fn new(prompts: Option<HashMap<String, String>>) -> PyResult<Self> {
-        Ok(PyAgentToolTexts { prompts: Prompts::new(PROMPTS, prompts)? })
+        Ok(PyAgentToolTexts {
+            prompts: Prompts::new(PROMPTS, prompts)?,
+        })
     }
 
     /// The default nesting limit.

@@ -26,7 +26,7 @@ use crate::py::tool::call_native;
 use crate::registry::{ConflictMode, Registry};
 use crate::tool::NameRule;
 pub(crate) use admit::{admit_call, exception_problem, Admitted, Gates, Repair};
-pub(crate) use entry::{kind_of, PyEntry, Runner};
+pub(crate) use entry::{kind_of, Kept, PyEntry, Runner};
 use entry::{prepare, Payload};
 pub use outcome::_tool_result;
 use outcome::error_response;

@@ -19,7 +19,9 @@ impl PyTodoTexts {
     #[new]
     #[pyo3(signature = (prompts = None))]
     fn new(prompts: Option<HashMap<String, String>>) -> PyResult<Self> {
-        Ok(PyTodoTexts { prompts: Prompts::new(PROMPTS, prompts)? })
+        Ok(PyTodoTexts {
+            prompts: Prompts::new(PROMPTS, prompts)?,
+        })
     }
 
     /// The tool's description.
@@ -40,7 +42,12 @@ impl PyTodoTexts {
         todos: &Bound<'py, PyAny>,
     ) -> PyResult<(Option<Bound<'py, PyList>>, String)> {
         let Ok(value) = py_to_value(todos) else {
-            return Ok((None, self.prompts.get("tool.msg.write_todos.not_list").to_string()));
+            return Ok((
+                None,
+                self.prompts
+                    .get("tool.msg.write_todos.not_list")
+                    .to_string(),
+            ));
         };
         match parse(&self.prompts, &value) {
             Err(text) => Ok((None, text)),

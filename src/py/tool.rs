@@ -3,8 +3,8 @@
 use crate::py::convert::{py_to_value, value_to_py};
 use crate::py::coroutines::{later, Later};
 use crate::py::parameter::PyToolParameter;
+use crate::py::registry::Kept;
 use crate::py::response::PyToolResponse;
-use crate::registry::CheckedTool;
 use crate::tool::{NativeTool, BUILTIN_ORIGIN};
 use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyStopIteration};
 use pyo3::prelude::*;
@@ -26,10 +26,10 @@ pub struct PyTool {
     pub description: String,
     pub origin: String,
     pub native: Option<Arc<dyn NativeTool>>,
-    /// What the first registration checked, kept for the next registries of a tool whose
-    /// schema is fixed (`_fixed_schema`, an `@tool` function): see `src/py/registry/entry.rs`.
-    /// Cleared when the name or description changes.
-    pub checked: Mutex<Option<Arc<CheckedTool>>>,
+    /// What the first registration read and checked, kept for the next registries of a tool
+    /// whose schema is fixed (`_fixed_schema`, an `@tool` function): see
+    /// `src/py/registry/entry.rs`. Cleared when any attribute of the tool is set.
+    pub kept: Mutex<Option<Kept>>,
 }
 
 impl PyTool {
@@ -50,7 +50,7 @@ impl PyTool {
             description: spec.description.clone(),
             origin: BUILTIN_ORIGIN.to_string(),
             native: Some(tool),
-            checked: Mutex::new(None),
+            kept: Mutex::new(None),
         }
     }
 
@@ -61,27 +61,42 @@ impl PyTool {
             description,
             origin,
             native: None,
-            checked: Mutex::new(None),
+            kept: Mutex::new(None),
         }
     }
 }
 
 impl PyTool {
-    /// The check kept from an earlier registration, if any.
-    pub fn kept_check(&self) -> Option<Arc<CheckedTool>> {
-        self.checked.lock().ok().and_then(|kept| kept.clone())
+    /// What an earlier registration kept, if anything.
+    pub fn kept(&self) -> Option<Kept> {
+        self.kept.lock().ok().and_then(|kept| kept.clone())
     }
 
-    pub fn keep_check(&self, checked: &Arc<CheckedTool>) {
-        if let Ok(mut kept) = self.checked.lock() {
-            *kept = Some(Arc::clone(checked));
+    pub fn keep(&self, kept: Kept) {
+        if let Ok(mut slot) = self.kept.lock() {
+            *slot = Some(kept);
         }
     }
 
     fn forget_checked(&self) {
-        if let Ok(mut kept) = self.checked.lock() {
+        if let Ok(mut kept) = self.kept.lock() {
             *kept = None;
         }
+    }
+}
+
+/// `object.__setattr__` (and, with no value, `object.__delattr__`) on a tool.
+fn generic_setattr(
+    obj: &Bound<'_, PyTool>,
+    name: &Bound<'_, PyAny>,
+    value: *mut pyo3::ffi::PyObject,
+) -> PyResult<()> {
+    // SAFETY: both objects are alive for the call (borrowed above it); a null value deletes.
+    let rc = unsafe { pyo3::ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value) };
+    if rc < 0 {
+        Err(PyErr::fetch(obj.py()))
+    } else {
+        Ok(())
     }
 }
 
@@ -187,7 +202,7 @@ impl PyTool {
             description: String::new(),
             origin: BUILTIN_ORIGIN.to_string(),
             native: None,
-            checked: Mutex::new(None),
+            kept: Mutex::new(None),
         }
     }
 
@@ -196,6 +211,26 @@ impl PyTool {
         self.name = name;
         self.description = description;
         self.forget_checked();
+    }
+
+    /// Any attribute set on a tool may change what a registration reads (a flag, its
+    /// function, its isolation), so what an earlier registration kept is dropped first.
+    fn __setattr__(
+        slf: &Bound<'_, Self>,
+        name: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        if let Ok(tool) = slf.try_borrow() {
+            tool.forget_checked();
+        }
+        generic_setattr(slf, name, value.as_ptr())
+    }
+
+    fn __delattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Ok(tool) = slf.try_borrow() {
+            tool.forget_checked();
+        }
+        generic_setattr(slf, name, std::ptr::null_mut())
     }
 
     /// Text an ``Agent`` adds to its system prompt while this tool is offered (a subclass or

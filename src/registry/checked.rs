@@ -4,8 +4,9 @@
 //!
 //! Checking does only what must happen at registration: the name rule, the parameter list's
 //! checks and, for a hand-written schema, the meta-schema check (so a bad tool is refused at
-//! `register`). Building the root schema from plain parameters, compiling the validator and
-//! rendering are deferred to first use: with thousands of registered tools (a Tool-RAG catalog)
+//! `register`); a checked schema is then kept as compact text. Building the root schema (from
+//! that text or from plain parameters), compiling the validator and rendering are deferred to
+//! first use: with thousands of registered tools (a Tool-RAG catalog)
 //! most are never called, and each derived form costs a few hundred bytes to kilobytes.
 //!
 //! A `CheckedTool` is immutable once built (its lazy forms are derived from what it holds), so
@@ -32,10 +33,14 @@ pub struct CheckedTool {
     description: Box<str>,
     /// The parameter list the schema is built from (empty when a root schema was given).
     parameters: Box<[ToolParameter]>,
-    /// The root schema: what the model sees and what the validator is compiled from. Set when
-    /// checked if it was given or had to be checked whole; built from `parameters` on first
-    /// use otherwise.
+    /// The root schema: what the model sees and what the validator is compiled from. Built on
+    /// first use: from `given` when a schema was given (or had to be checked whole), from
+    /// `parameters` otherwise.
     schema: OnceLock<Box<Value>>,
+    /// A given (or whole-checked) schema as compact JSON text until first use: a schema kept as
+    /// a `Value` costs several times its text (a map per object, a box per string), and most
+    /// tools of a large catalog are never called.
+    given: Option<Box<str>>,
     /// Compiled on first use, then kept: compiling costs ~15 µs a schema. The check has
     /// already run the schema against its meta-schema.
     validator: OnceLock<Box<Result<SchemaValidator, String>>>,
@@ -57,6 +62,7 @@ impl CheckedTool {
         };
         let schema = OnceLock::new();
         let validator = OnceLock::new();
+        let mut given = None;
         let checked = match spec.input_schema.take() {
             // A given root schema is moved, not copied: this is the one place it lives.
             Some(given) => Some(given),
@@ -86,13 +92,19 @@ impl CheckedTool {
                     .map_err(|reason| invalid(&spec.name, reason))?;
                 let _ = validator.set(Box::new(Ok(compiled)));
             }
-            let _ = schema.set(Box::new(checked));
+            match compact(&checked) {
+                Some(text) => given = Some(text),
+                None => {
+                    let _ = schema.set(Box::new(checked));
+                }
+            }
         }
         Ok(CheckedTool {
             name: spec.name.into(),
             description: spec.description.into(),
             parameters: spec.parameters.into(),
             schema,
+            given,
             validator,
             description_block: OnceLock::new(),
         })
@@ -119,8 +131,16 @@ impl CheckedTool {
 
     /// The root schema (built now if this is the first use).
     pub fn schema(&self) -> &Value {
-        self.schema
-            .get_or_init(|| Box::new(root_schema(&self.parameters)))
+        self.schema.get_or_init(|| Box::new(self.build_schema()))
+    }
+
+    /// The root schema built anew: read from the given text, or from the parameters.
+    fn build_schema(&self) -> Value {
+        match &self.given {
+            // Written by `compact` from a checked value of bounded depth: it reads back.
+            Some(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+            None => root_schema(&self.parameters),
+        }
     }
 
     /// The root schema as an owned value to hand on (a rendering): a copy of the kept one, or
@@ -128,16 +148,17 @@ impl CheckedTool {
     pub fn schema_value(&self) -> Value {
         match self.schema.get() {
             Some(schema) => Value::clone(schema),
-            None => root_schema(&self.parameters),
+            None => self.build_schema(),
         }
     }
 
-    /// Writes the root schema into `sink`: the kept one, or straight from the parameters
-    /// (nothing is kept).
+    /// Writes the root schema into `sink`: the kept one, or straight from the parameters or the
+    /// given text (nothing is kept).
     pub fn write_schema<S: JsonSink>(&self, sink: &mut S) -> Result<S::Out, S::Error> {
-        match self.schema.get() {
-            Some(schema) => sink.value(schema),
-            None => write_root_schema(&self.parameters, sink),
+        match (self.schema.get(), &self.given) {
+            (Some(schema), _) => sink.value(schema),
+            (None, Some(_)) => sink.value(&self.build_schema()),
+            (None, None) => write_root_schema(&self.parameters, sink),
         }
     }
 
@@ -145,7 +166,7 @@ impl CheckedTool {
     pub fn with_schema<R>(&self, f: impl FnOnce(&Value) -> R) -> R {
         match self.schema.get() {
             Some(schema) => f(schema),
-            None => f(&root_schema(&self.parameters)),
+            None => f(&self.build_schema()),
         }
     }
 
@@ -205,6 +226,24 @@ impl CheckedTool {
             repairs,
         )
     }
+}
+
+/// `schema` as compact JSON text, or None when it nests too deeply for `serde_json` to read back
+/// (its reader stops at 128 levels), in which case the value is kept as it is.
+fn compact(schema: &Value) -> Option<Box<str>> {
+    fn depth(v: &Value) -> usize {
+        match v {
+            Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+            Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    if depth(schema) > 100 {
+        return None;
+    }
+    serde_json::to_string(schema)
+        .ok()
+        .map(String::into_boxed_str)
 }
 
 fn is_type_word(word: &str) -> bool {

@@ -191,11 +191,37 @@ fn plain_parameters_are_checked_now_and_built_on_first_use() {
             .with_schema(json!({"type": "string", "enum": ["x"]}))],
     );
     let e = Registry::prepare(own, 0).unwrap();
-    assert!(
-        e.schema_is_built(),
-        "a parameter with its own schema is checked whole"
-    );
-    assert!(!e.validator_is_compiled());
+    // Checked whole now, kept as text until first use.
+    assert!(!e.schema_is_built() && !e.validator_is_compiled());
+    assert_eq!(e.schema()["properties"]["a"]["enum"], json!(["x"]));
+}
+
+#[test]
+fn a_given_schema_is_kept_as_text_until_first_use_and_reads_back_the_same() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "Wh\u{e9}re"}, "n": {"type": ["integer", "null"]}},
+        "required": ["city"],
+    });
+    let mut spec = ToolSpec::new("t", "", Vec::new());
+    spec.input_schema = Some(schema.clone());
+    let e = Registry::prepare(spec, 0).unwrap();
+    assert!(!e.schema_is_built());
+    assert_eq!(e.schema_value(), schema);
+    assert!(!e.schema_is_built(), "a rendering copy is not kept");
+    let mut args = json!({"city": 5});
+    assert!(e.check_args(&mut args).is_err());
+    assert!(e.schema_is_built() && e.validator_is_compiled());
+    assert_eq!(e.schema(), &schema);
+    // Deeper than the JSON reader goes: kept as a value.
+    let mut deep = json!({"type": "string"});
+    for _ in 0..120 {
+        deep = json!({"type": "array", "items": deep});
+    }
+    let mut spec = ToolSpec::new("deep", "", Vec::new());
+    spec.input_schema = Some(json!({"type": "object", "properties": {"x": deep}}));
+    let e = Registry::prepare(spec, 0).unwrap();
+    assert!(e.schema_is_built());
 }
 
 #[test]

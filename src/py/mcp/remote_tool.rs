@@ -59,7 +59,7 @@ impl PyMcpTool {
             description: spec.description.clone(),
             origin: tool.origin().to_string(),
             native: Some(tool.clone() as Arc<dyn NativeTool>),
-            checked: std::sync::Mutex::new(None),
+            kept: std::sync::Mutex::new(None),
         };
         Py::new(
             py,

@@ -68,8 +68,15 @@ impl KwargsCall {
     }
 }
 
+/// What a registry keeps of a tool: the object, and what was read from it.
 pub struct Payload {
     pub obj: Py<PyAny>,
+    pub parts: Arc<Parts>,
+}
+
+/// What registration reads from a tool besides its description: shared by every registry a
+/// tool with a fixed schema joins (see [`Kept`]).
+pub struct Parts {
     pub runner: Runner,
     /// The provider renderings, converted to Python on first use and then shared.
     pub forms: Forms,
@@ -77,6 +84,27 @@ pub struct Payload {
     pub wire_safe: bool,
     /// Whether the tool runs in a worker process.
     pub isolate: super::isolate::Isolate,
+    /// A fixed schema's Python form (an `@tool` function's inferred dict), which its OpenAI
+    /// rendering holds as it is: one owner, no converted copy.
+    pub schema: Option<Py<PyAny>>,
+}
+
+impl std::ops::Deref for Payload {
+    type Target = Parts;
+
+    fn deref(&self) -> &Parts {
+        &self.parts
+    }
+}
+
+/// What the first registration of a tool with a fixed schema (`_fixed_schema`: an `@tool`
+/// function) read and checked, kept on the tool (`PyTool::kept`) so that every later
+/// registration only checks the name against its registry's rule and stores a reference. Any
+/// attribute set on the tool, and a new name or description, drops it (`Tool.__setattr__`).
+#[derive(Clone)]
+pub struct Kept {
+    pub checked: Arc<CheckedTool>,
+    pub parts: Arc<Parts>,
 }
 
 pub type PyEntry = Entry<Payload>;
@@ -103,6 +131,13 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
     let Ok(tool) = obj.cast::<PyTool>() else {
         return Err(not_a_tool(obj));
     };
+    if let Some(kept) = tool.borrow().kept() {
+        let payload = Payload {
+            obj: obj.clone().unbind(),
+            parts: kept.parts,
+        };
+        return Ok(Entry::from_checked(rule, kept.checked, payload)?);
+    }
     // `origin` is the root of trust for permissions: a class attribute or property that shows
     // another value than the stamped one is an attempt to forge it. Read as permissions read it.
     let shown_obj = obj.getattr(intern!(py, "origin"))?;
@@ -110,17 +145,13 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
         .cast::<PyString>()
         .ok()
         .and_then(|s| s.to_str().ok());
-    let (name, description, native, forged, kept) = {
+    let (name, description, native, forged) = {
         let t = tool.borrow();
-        let kept = t
-            .kept_check()
-            .filter(|checked| checked.describes(&t.name, &t.description));
         (
             t.name.clone(),
             t.description.clone(),
             t.native.clone(),
             (shown != Some(t.origin.as_str())).then(|| t.origin.clone()),
-            kept,
         )
     };
     // The class name only appears in error messages: computed when one is raised.
@@ -162,30 +193,34 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
         return build_entry(checked, obj, Runner::Native(native), rule);
     }
 
-    // A fixed schema checked at an earlier registration is reused as it is: nothing is read
-    // from the tool, converted or checked again.
-    let fixed = bool_attr(obj, intern!(py, "_fixed_schema"))?;
-    let checked = match kept.filter(|_| fixed) {
-        Some(checked) => checked,
-        None => {
-            let checked = Arc::new(read_checked(obj, spec, rule)?);
-            if fixed {
-                tool.borrow().keep_check(&checked);
-            }
-            checked
-        }
-    };
+    let (checked, schema) = read_checked(obj, spec, rule)?;
+    let checked = Arc::new(checked);
     let runner = read_runner(obj, &checked, has_run, &methods.1, cls)?;
-    build_entry(checked, obj, runner, rule)
+    let fixed = bool_attr(obj, intern!(py, "_fixed_schema"))?;
+    let mut entry = build_entry(checked, obj, runner, rule)?;
+    // A fixed schema is kept with what was read, for the tool's next registrations, and its
+    // Python form is the one its renderings hold (see `render.rs`).
+    if fixed {
+        if let Some(parts) = Arc::get_mut(&mut entry.payload.parts) {
+            parts.schema = schema
+                .filter(|s| s.is_instance_of::<PyDict>())
+                .map(Bound::unbind);
+        }
+        tool.borrow().keep(Kept {
+            checked: Arc::clone(entry.checked()),
+            parts: Arc::clone(&entry.payload.parts),
+        });
+    }
+    Ok(entry)
 }
 
 /// Reads the tool's schema (`get_input_schema()`, else `get_parameters()`) into `spec` and
 /// checks it.
-fn read_checked(
-    obj: &Bound<'_, PyAny>,
+fn read_checked<'py>(
+    obj: &Bound<'py, PyAny>,
     mut spec: ToolSpec,
     rule: NameRule,
-) -> PyResult<CheckedTool> {
+) -> PyResult<(CheckedTool, Option<Bound<'py, PyAny>>)> {
     let py = obj.py();
     let name = spec.name.clone();
     let schema = if overrides(obj, intern!(py, "get_input_schema"), base_input_schema(py)?)? {
@@ -219,7 +254,8 @@ fn read_checked(
         })?;
         spec.input_schema = Some(value);
     }
-    Ok(CheckedTool::check(rule, spec)?)
+    let given = (!schema.is_none()).then_some(schema);
+    Ok((CheckedTool::check(rule, spec)?, given))
 }
 
 /// How a tool object is run: its `_fast_call`, else `run`, else `arun`.
@@ -285,10 +321,13 @@ fn build_entry(
     let isolate = super::isolate::read_isolate(obj, checked.name(), &runner)?;
     let payload = Payload {
         obj: obj.clone().unbind(),
-        runner,
-        forms: Forms::default(),
-        wire_safe: crate::tool::is_wire_safe(checked.name()),
-        isolate,
+        parts: Arc::new(Parts {
+            runner,
+            forms: Forms::default(),
+            wire_safe: crate::tool::is_wire_safe(checked.name()),
+            isolate,
+            schema: None,
+        }),
     };
     Ok(Entry::from_checked(rule, checked, payload)?)
 }

@@ -75,7 +75,10 @@ fn render(py: Python<'_>, entry: &PyEntry, name: &str, kind: Kind) -> PyResult<P
         Kind::OpenAi => {
             // Written straight into Python objects: no intermediate value to build and drop.
             let mut sink = PySink(py);
-            let parameters = entry.write_schema(&mut sink)?;
+            let parameters = match &entry.payload.schema {
+                Some(schema) => schema.bind(py).clone(),
+                None => entry.write_schema(&mut sink)?,
+            };
             return Ok(
                 write_openai_tool(name, description, parameters, false, &mut sink)?.unbind(),
             );
