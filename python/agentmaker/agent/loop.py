@@ -43,13 +43,14 @@ from agentmaker.agent.streaming import Feed, event_stream, has_stream, streamed_
 from agentmaker.agent.sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from agentmaker.agent.tool_calls import ToolExecutor, _Run, account_usage
 from agentmaker.agent.tool_instructions import ToolInstructions
+from agentmaker.agent.tool_model_calls import hand_model_calls
 from agentmaker.agent.tool_offer import ToolOffer
 from agentmaker.agent.typed_output import OutputSpec
 from agentmaker.errors import GuardrailTripped
 from agentmaker.llm.client import LLMResponse
 from agentmaker.llm.dispatch import chat_method
 from agentmaker.rag.budget import check_budget
-from agentmaker.rag.tool_search import RUN_KEY, ToolSearchTool, hide_denied
+from agentmaker.rag.tool_search import hide_denied
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.decorator import FunctionTool, from_callable
 from agentmaker.tools.guardrail_setting import check_guardrails
@@ -417,9 +418,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             parts.append(self._output.instructions)
         return "\n\n".join(parts)
 
-    def _give_context(self, run: _Run, rec: ToolCallRecord, key: str | None = None) -> None:
-        """Fill the call's RunContext parameters, or the one under ``key`` (the record keeps
-        the model's arguments)."""
+    def _give_context(self, run: _Run, rec: ToolCallRecord) -> None:
+        """Fill the call's RunContext parameters (the record keeps the model's arguments)."""
         ctx = run.context
         if ctx is None:
             ctx = run.context = RunContext(run.deps, uuid.uuid4().hex, self.name, run)
@@ -427,7 +427,7 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         assert params is not None
         if rec.arguments is params:
             rec.arguments = dict(params)
-        for name in rec._tool._spec.contexts if key is None else (key,):
+        for name in rec._tool._spec.contexts:
             params[name] = ctx
 
     def _failed(self, run: _Run, exc: BaseException) -> None:
@@ -543,8 +543,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         for r in recs:
             if r.status is None and isinstance(r._tool, FunctionTool) and r._tool._spec.contexts:
                 self._give_context(run, r)
-            elif r.status is None and isinstance(r._tool, ToolSearchTool) and r._tool.llm is not None:
-                self._give_context(run, r, RUN_KEY)  # its model calls count in this run
+            else:  # a tool_search's own model calls go through the run (limits, usage, events)
+                hand_model_calls(run, r, self._permitted if self.permissions is not None else None)
         stop: str | None = None
         observe = run.observe
         for start, end, batch in groups:

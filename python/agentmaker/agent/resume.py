@@ -14,6 +14,7 @@ from agentmaker.agent.events import RunStart, ToolStart, tool_end
 from agentmaker.agent.pause import Answered, Decision, changed_call, checked_decisions, wire_calls
 from agentmaker.agent.run_result import RunResult
 from agentmaker.agent.tool_calls import _Run
+from agentmaker.agent.tool_model_calls import hand_model_calls
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.decorator import FunctionTool
 from agentmaker.tools.status import RunStatus
@@ -25,6 +26,7 @@ class Resuming:
     """The resuming half of :class:`~agentmaker.Agent` (a mixin over the agent's loop)."""
 
     name: str
+    permissions: Any
 
     if TYPE_CHECKING:  # what the mixin uses of the agent (and of its other mixins)
 
@@ -35,6 +37,7 @@ class Resuming:
         def _give_context(self, run: _Run, rec: ToolCallRecord) -> None: ...
         async def _loop(self, run: _Run, first_turn: int) -> RunResult: ...
         async def _offer_tools(self, run: _Run) -> None: ...
+        def _permitted(self, name: str) -> bool: ...
         def _result(self, run: _Run, text: str, status: RunStatus, output: Any = None) -> RunResult: ...
 
     async def _resume(
@@ -74,6 +77,8 @@ class Resuming:
         for rec, choice in zip(recs, chosen, strict=True):
             if rec.status is None and isinstance(rec._tool, FunctionTool) and rec._tool._spec.contexts:
                 self._give_context(run, rec)
+            else:
+                hand_model_calls(run, rec, self._permitted if self.permissions is not None else None)
             if observe is not None:
                 observe(ToolStart(run.turn, rec.call_id, rec.name, rec.arguments))
             if rec.status is not None:  # a gate refuses it now (e.g. the tool is gone)
