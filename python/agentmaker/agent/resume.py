@@ -3,7 +3,9 @@
 The decisions are checked first (:mod:`agentmaker.agent.pause`); then the paused calls are prepared
 again through a new pipeline (every gate runs again), each digest is compared with the one the
 paused result showed, approved calls run with their confirmation taken as given, refused ones
-get the refusal text, and the loop goes on from the next turn.
+get the refusal text, and the loop goes on from the next turn. A guardrail that trips on a
+resumed call ends the run as in any turn: the calls after it are skipped, so the partial
+result's transcript answers every call the model made.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from agentmaker.agent.pause import Answered, Decision, changed_call, checked_dec
 from agentmaker.agent.run_result import RunResult
 from agentmaker.agent.tool_calls import _Run
 from agentmaker.agent.tool_model_calls import hand_model_calls
+from agentmaker.errors import GuardrailTripped
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.decorator import FunctionTool
 from agentmaker.tools.status import RunStatus
@@ -31,6 +34,8 @@ class Resuming:
     if TYPE_CHECKING:  # what the mixin uses of the agent (and of its other mixins)
 
         async def _alone(self, run: _Run, rec: ToolCallRecord) -> None: ...
+        @staticmethod
+        def _tripped(run: _Run, recs: list[ToolCallRecord], start: int) -> None: ...
         async def _guard_inputs(self, run: _Run, recs: list[ToolCallRecord]) -> None: ...
         async def _guard_outputs(self, run: _Run, recs: list[ToolCallRecord]) -> None: ...
         def _failed(self, run: _Run, exc: BaseException) -> None: ...
@@ -74,7 +79,7 @@ class Resuming:
             if p.id in paused:  # prepared again from the repaired arguments: keep what was repaired
                 rec.repairs = list(paused[p.id].repairs)
         stop: str | None = None
-        for rec, choice in zip(recs, chosen, strict=True):
+        for i, (rec, choice) in enumerate(zip(recs, chosen, strict=True)):
             if rec.status is None and isinstance(rec._tool, FunctionTool) and rec._tool._spec.contexts:
                 self._give_context(run, rec)
             else:
@@ -89,10 +94,14 @@ class Resuming:
                 pipeline.refuse(rec, "answered", reason=rec._tool._texts.answer(choice.text))
             elif choice is True:
                 rec._confirm = False  # the person's decision is the confirmation
-                await self._guard_inputs(run, [rec])  # every gate runs again
-                if rec.status is None:
-                    await self._alone(run, rec)
-                await self._guard_outputs(run, [rec])
+                try:
+                    await self._guard_inputs(run, [rec])  # every gate runs again
+                    if rec.status is None:
+                        await self._alone(run, rec)
+                    await self._guard_outputs(run, [rec])
+                except GuardrailTripped:
+                    self._tripped_on_resume(run, recs, i)
+                    raise
             elif choice is False:
                 pipeline.refuse(rec, "not_approved")
             else:
@@ -102,8 +111,24 @@ class Resuming:
             messages.append({"role": "tool", "tool_call_id": rec.call_id, "content": rec.output})
             if stop is None and rec._stop is not None:
                 stop = rec._stop
-        resumed = {r.call_id: r for r in recs}
-        run.records = [resumed.pop(r.call_id, r) if r.status == "pending" else r for r in run.records]
+        self._take_resumed(run, recs)
         if stop is not None:
             return self._result(run, stop, "stopped")
         return await self._loop(run, run.turn + 1)
+
+    def _tripped_on_resume(self, run: _Run, recs: list[ToolCallRecord], at: int) -> None:
+        """A guardrail ended the resumed run at ``recs[at]``: the calls after it are reported
+        (started, then skipped) and answered as in a turn that trips, so the partial result's
+        transcript answers every call; its records are the resumed ones."""
+        observe = run.observe
+        if observe is not None:
+            for r in recs[at + 1 :]:
+                observe(ToolStart(run.turn, r.call_id, r.name, r.arguments))
+        self._tripped(run, recs, at)
+        self._take_resumed(run, recs)
+
+    @staticmethod
+    def _take_resumed(run: _Run, recs: list[ToolCallRecord]) -> None:
+        """The run's records with each paused call replaced by its resumed record."""
+        resumed = {r.call_id: r for r in recs}
+        run.records = [resumed.pop(r.call_id, r) if r.status == "pending" else r for r in run.records]
