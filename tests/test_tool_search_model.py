@@ -10,6 +10,7 @@ from agent_support import ENTRY_POINTS, run_by
 from agentmaker import (
     Agent,
     LLMResponse,
+    RunCancelled,
     RunHooks,
     RunLimitExceeded,
     RunPolicy,
@@ -369,3 +370,33 @@ def test_outside_a_run_the_registry_calls_the_model_either_way(kind):
         "discovered": ["send_invoice"]
     }
     assert both.used == ["chat", "achat"]
+
+
+@pytest.mark.parametrize("how", ENTRY_POINTS)
+def test_a_cancellation_during_the_search_model_ends_the_run(how):
+    # A hook raising RunCancelled on the search model's event stops the run, as on the agent's.
+    class Stop(RunHooks):
+        def on_llm_start(self, event):
+            if event.call_id is not None:
+                raise RunCancelled("stopped by the operator")
+
+    chooser = ScriptedLLM([answer('["bill_reminder"]')])
+    llm = search_then_answer()
+    agent = Agent("a", llm, tool_registry=registry(chooser), hooks=Stop())
+    with pytest.raises(RunCancelled, match="stopped by the operator") as info:
+        run_by(agent, how)
+    assert chooser.calls == 0 and llm.calls == 1
+    assert info.value.result.status == "failed"
+    # The policy's cancel is asked before the search model is called.
+    asked = []
+
+    def cancel():
+        asked.append(True)
+        return len(asked) > 1
+
+    chooser = ScriptedLLM([answer('["bill_reminder"]')])
+    llm = search_then_answer()
+    agent = Agent("a", llm, tool_registry=registry(chooser), run_policy=RunPolicy(cancel=cancel))
+    with pytest.raises(RunCancelled, match="run was cancelled"):
+        run_by(agent, how)
+    assert chooser.calls == 0 and llm.calls == 1 and len(asked) == 2

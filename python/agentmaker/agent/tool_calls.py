@@ -33,12 +33,23 @@ from agentmaker.agent.run_policy import RunBudget, RunPolicy
 from agentmaker.agent.run_result import RunUsage
 from agentmaker.agent.sync_driver import NEED_LOOP, loop_hidden
 from agentmaker.agent.worker_threads import shared_threads
-from agentmaker.errors import RunLimitExceeded
+from agentmaker.errors import RunCancelled, RunLimitExceeded
 from agentmaker.tools.awaited import complete
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.run_context import RunContext
 
-__all__ = ["ToolExecutor", "account_usage"]
+__all__ = ["CancelledInTool", "ToolExecutor", "account_usage"]
+
+
+class CancelledInTool(BaseException):
+    """Carries a :class:`~agentmaker.RunCancelled` out of a tool call (a hook, or the policy's
+    ``cancel``, stopped the run during a tool's own model call). The core turns what a tool
+    raises into an error result the model reads; a cancelled run must end instead, so the
+    cancellation travels as a BaseException and the executor raises it again as it was."""
+
+    def __init__(self, cancelled: RunCancelled) -> None:
+        super().__init__(cancelled)
+        self.cancelled = cancelled
 
 
 class _Run:
@@ -277,6 +288,8 @@ class ToolExecutor:
                     await (complete(call) if timeout is None else asyncio.wait_for(complete(call), timeout))
         except (FutureTimeout, TimeoutError):
             pipeline.time_out(rec, timeout, time.perf_counter() - started)
+        except CancelledInTool as stop:
+            raise stop.cancelled from None
         except Exception as exc:  # noqa: BLE001 - the last net: the core words it for the model
             pipeline.fail(rec, exc, time.perf_counter() - started)
 

@@ -19,7 +19,10 @@ the tool's model calls go through it the way the agent makes its own:
   ``llm`` (the agent's own calls have ``call_id=None``); a call that fails ends with an
   ``LLMEnd`` whose ``response`` is None and ``error`` the exception. No
   :class:`~agentmaker.TextDelta` is made of a tool's model calls: their text is the tool's
-  business, not the answer.
+  business, not the answer;
+- cancellation: the policy's ``cancel`` is asked before each call, and a hook may raise
+  :class:`~agentmaker.RunCancelled` on these events: either ends the run right away, as it
+  does around the agent's own model calls (not as an error the model reads).
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ from typing import Any, cast
 from agentmaker.agent.events import LLMEnd, LLMStart
 from agentmaker.agent.messages import Message
 from agentmaker.agent.run_policy import before_deadline
-from agentmaker.agent.tool_calls import _Run
+from agentmaker.agent.tool_calls import CancelledInTool, _Run
 from agentmaker.agent.worker_threads import shared_threads
+from agentmaker.errors import RunCancelled
 from agentmaker.llm.dispatch import chat_method
 from agentmaker.rag.tool_search import RUN_KEY, ToolSearchTool
 from agentmaker.tools.call_record import ToolCallRecord
@@ -66,14 +70,16 @@ class ToolModelCalls:
 
     async def achat(self, llm: Any, messages: list[dict[str, Any]]) -> Any:
         """The model's reply to ``messages``, or None when the run's limits leave no model call
-        or the call failed (the tool then does without the model)."""
+        or the call failed (the tool then does without the model). A cancellation (the
+        policy's ``cancel``, or a hook raising :class:`~agentmaker.RunCancelled`) ends the run."""
         run = self.run
-        if not run.admit_llm():
-            return None
+        try:
+            if not run.admit_llm():
+                return None
+        except RunCancelled as exc:
+            raise CancelledInTool(exc) from None
         method = chat_method(llm, run.sync_entry)
-        observe = run.observe
-        if observe is not None:
-            observe(LLMStart(run.turn, cast("list[Message]", messages), 0, self.call_id, llm))
+        self._report(LLMStart(run.turn, cast("list[Message]", messages), 0, self.call_id, llm))
         began = time.perf_counter()
         reply: Any = None
         error: BaseException | None = None
@@ -85,16 +91,23 @@ class ToolModelCalls:
                 reply = await before_deadline(wait, run.budget)
                 if inspect.isawaitable(reply):  # a plain function handing back a coroutine
                     reply = await before_deadline(reply, run.budget)
-        except BaseException as exc:
+        except Exception as exc:  # noqa: BLE001 - a failing model call: the tool does without it
             error = exc
-            reply = None
-            if not isinstance(exc, Exception):
-                raise
+        except BaseException as exc:  # cancelled: reported and counted, then on its way
+            error = exc
+            raise
         finally:
             run.record_llm(getattr(reply, "usage", None))
-            if observe is not None:
-                observe(LLMEnd(run.turn, reply, time.perf_counter() - began, self.call_id, error))
+            self._report(LLMEnd(run.turn, reply, time.perf_counter() - began, self.call_id, error))
         return reply
+
+    def _report(self, event: LLMStart | LLMEnd) -> None:
+        observe = self.run.observe
+        if observe is not None:
+            try:
+                observe(event)
+            except RunCancelled as exc:  # a hook stops the run
+                raise CancelledInTool(exc) from None
 
 
 def hand_model_calls(run: _Run, rec: ToolCallRecord, allowed: Callable[[str], bool] | None) -> None:
