@@ -19,6 +19,7 @@ from agentmaker import (
     ToolRegistry,
     ToolRetriever,
     ToolSearchTool,
+    ToolStart,
     tool,
 )
 from agentmaker.testing import ScriptedLLM
@@ -400,3 +401,28 @@ def test_a_cancellation_during_the_search_model_ends_the_run(how):
     with pytest.raises(RunCancelled, match="run was cancelled"):
         run_by(agent, how)
     assert chooser.calls == 0 and llm.calls == 1 and len(asked) == 2
+
+
+@pytest.mark.parametrize("sync", [True, False])
+def test_a_stream_left_before_the_search_model_is_asked_never_asks_it(sync):
+    chooser = Both([answer('["bill_reminder"]')])
+    agent = Agent("a", search_then_answer(), tool_registry=registry(chooser))
+    seen = []
+
+    async def leave_async():
+        stream = agent.astream("go")
+        async for event in stream:
+            seen.append(type(event).__name__)
+            if isinstance(event, ToolStart):
+                break
+        await stream.aclose()
+
+    if sync:
+        for event in agent.stream("go"):
+            seen.append(type(event).__name__)
+            if isinstance(event, ToolStart):
+                break
+    else:
+        asyncio.run(leave_async())
+    assert seen == ["RunStart", "LLMStart", "LLMEnd", "ToolStart"]
+    assert chooser.used == []

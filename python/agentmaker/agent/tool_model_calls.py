@@ -19,7 +19,8 @@ the tool's model calls go through it the way the agent makes its own:
   ``llm`` (the agent's own calls have ``call_id=None``); a call that fails ends with an
   ``LLMEnd`` whose ``response`` is None and ``error`` the exception. No
   :class:`~agentmaker.TextDelta` is made of a tool's model calls: their text is the tool's
-  business, not the answer;
+  business, not the answer. A streamed run waits for its reader before each such call, as before
+  its own, so a reader that left stops the run before the tool pays for a model call;
 - cancellation: the policy's ``cancel`` is asked before each call, and a hook may raise
   :class:`~agentmaker.RunCancelled` on these events: either ends the run right away, as it
   does around the agent's own model calls (not as an error the model reads).
@@ -78,6 +79,8 @@ class ToolModelCalls:
                 return None
         except RunCancelled as exc:
             raise CancelledInTool(exc) from None
+        if run.gate is not None:  # a stream's reader is caught up first, as before the agent's calls
+            await run.gate()
         method = chat_method(llm, run.sync_entry)
         self._report(LLMStart(run.turn, cast("list[Message]", messages), 0, self.call_id, llm))
         began = time.perf_counter()
