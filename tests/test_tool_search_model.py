@@ -9,6 +9,7 @@ import pytest
 from agent_support import ENTRY_POINTS, run_by
 from agentmaker import (
     Agent,
+    HybridRetriever,
     LLMResponse,
     RunCancelled,
     RunHooks,
@@ -426,3 +427,36 @@ def test_a_stream_left_before_the_search_model_is_asked_never_asks_it(sync):
         asyncio.run(leave_async())
     assert seen == ["RunStart", "LLMStart", "LLMEnd", "ToolStart"]
     assert chooser.used == []
+
+
+class Embedding(HybridRetriever):
+    """A retriever that waits on an embedder, recording the threads its searches ran on."""
+
+    def __init__(self):
+        super().__init__(lambda texts: [[float(len(t)), 1.0] for t in texts])
+        self.threads = []
+
+    def search(self, *args, **kwargs):
+        self.threads.append(threading.current_thread())
+        return super().search(*args, **kwargs)
+
+
+@pytest.mark.parametrize("strategy", ["keyword", "model"])
+def test_retrieval_that_waits_on_an_embedder_stays_off_the_event_loop(strategy):
+    reg = ToolRegistry()
+    reg.register(send_invoice)
+    reg.register(bill_reminder)
+    retriever = Embedding()
+    # A failing model: the model strategy shortlists (shortlist=1) and falls back to keywords.
+    options = {"strategy": "model", "llm": ScriptedLLM([RuntimeError("down")]), "shortlist": 1}
+    reg.register(ToolSearchTool(ToolRetriever(reg, retriever), **(options if strategy == "model" else {})))
+
+    async def search():
+        loop_thread = threading.current_thread()
+        found = await reg.aexecute_tool("tool_search", {"query": "invoice email"})
+        return loop_thread, found
+
+    loop_thread, found = asyncio.run(search())
+    assert found.data["discovered"][0] == "send_invoice"
+    assert retriever.threads and loop_thread not in retriever.threads
+    assert len(retriever.threads) == (2 if strategy == "model" else 1)

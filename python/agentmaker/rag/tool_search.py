@@ -9,6 +9,7 @@ catalog), a search can be restricted to the tools an agent may call (``allowed``
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
@@ -438,19 +439,30 @@ class ToolSearchTool(Tool):
         return self.answer(parameters)
 
     async def arun(self, parameters: dict[str, Any]) -> ToolResponse:
-        """:meth:`run` awaiting the model of ``strategy="model"`` (``achat`` when it has one)."""
+        """:meth:`run` awaiting the model of ``strategy="model"`` (``achat`` when it has one).
+        Retrieval that may wait on an embedder (``ToolRetriever.blocking``) runs on a worker
+        thread, and so does the whole search of the keyword strategy, so the event loop never
+        waits on it."""
+        if self.strategy != "model":
+            return await super().arun(parameters)
         calls, allowed = _handed(parameters, None)
-        if self.strategy != "model" or parameters.get("action", "search") not in (None, "search"):
+        if parameters.get("action", "search") not in (None, "search"):
             return self.answer(parameters)
         query = parameters.get("query")
         if not isinstance(query, str) or not query.strip():
             return ToolResponse.error(self._texts["tool_search.need_query"])
-        ask = self._model_request(query, allowed)
+        off_loop = self.tool_retriever.blocking
+        if off_loop:
+            ask = await asyncio.to_thread(self._model_request, query, allowed)
+        else:
+            ask = self._model_request(query, allowed)
         names: list[str] | None = None
         if ask is not None:
             pool, messages = ask
             reply = await (calls.achat(self.llm, messages) if calls is not None else aask(self.llm, messages))
             names = chosen(reply, pool, self.top_k, self.tool_retriever.registry.resolve_name)
+        if off_loop and names is None:  # the keyword fallback retrieves
+            return await asyncio.to_thread(self._listing, query, names, allowed)
         return self._listing(query, names, allowed)
 
     def answer(
