@@ -460,3 +460,17 @@ def test_retrieval_that_waits_on_an_embedder_stays_off_the_event_loop(strategy):
     assert found.data["discovered"][0] == "send_invoice"
     assert retriever.threads and loop_thread not in retriever.threads
     assert len(retriever.threads) == (2 if strategy == "model" else 1)
+
+
+@pytest.mark.parametrize("strategy", ["keyword", "model"])
+def test_tool_search_runs_in_place_under_a_run_that_isolates_tools(strategy):
+    # A worker process has neither the registry nor the retriever the search reads.
+    chooser = ScriptedLLM([answer('["bill_reminder"]')])
+    reg = registry(chooser) if strategy == "model" else ToolRegistry()
+    if strategy == "keyword":
+        reg.register(bill_reminder, deferred=True)
+        reg.register(ToolSearchTool(ToolRetriever(reg)))
+    llm = ScriptedLLM([ScriptedLLM.tool_call("tool_search", {"query": "payment due reminder"}), "ok"])
+    result = Agent("a", llm, tool_registry=reg, run_policy=RunPolicy(isolate=True)).run("go")
+    assert result.tool_calls[0].status == "success"
+    assert result.tool_calls[0].data == {"discovered": ["bill_reminder"]}

@@ -378,6 +378,9 @@ class ToolSearchTool(Tool):
     """
 
     PROMPTS = PROMPTS
+    # It reads this process's registry and retriever: a worker process has neither, so it never
+    # runs isolated, even under RunPolicy(isolate=True).
+    isolate = False
 
     def __init__(
         self,
