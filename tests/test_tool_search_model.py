@@ -10,6 +10,7 @@ from agent_support import ENTRY_POINTS, run_by
 from agentmaker import (
     Agent,
     HybridRetriever,
+    LLMClient,
     LLMResponse,
     RunCancelled,
     RunHooks,
@@ -24,6 +25,7 @@ from agentmaker import (
     tool,
 )
 from agentmaker.testing import ScriptedLLM
+from llm_wire_server import WireServer, json_reply
 
 
 @tool
@@ -474,3 +476,27 @@ def test_tool_search_runs_in_place_under_a_run_that_isolates_tools(strategy):
     result = Agent("a", llm, tool_registry=reg, run_policy=RunPolicy(isolate=True)).run("go")
     assert result.tool_calls[0].status == "success"
     assert result.tool_calls[0].data == {"discovered": ["bill_reminder"]}
+
+
+@pytest.mark.parametrize("how", ENTRY_POINTS)
+def test_a_real_client_on_127_0_0_1_chooses_under_every_entry_point(how):
+    body = {
+        "id": "x",
+        "model": "small-1",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": '["bill_reminder"]'},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 4, "total_tokens": 44},
+    }
+    with WireServer([json_reply(body)]) as server:
+        chooser = LLMClient("small-1", base_url=server.url(), api_key="sk-k", max_retries=0)
+        result = run_by(Agent("a", search_then_answer(), tool_registry=registry(chooser)), how)
+    assert result.tool_calls[0].data == {"discovered": ["bill_reminder"]}
+    assert result.usage.llm_calls == 3 and result.usage.total_tokens == 44
+    ((path, _, sent),) = server.requests
+    assert path == "/v1/chat/completions" and sent["model"] == "small-1"
+    assert "- bill_reminder: Remind a customer that a payment is due." in sent["messages"][1]["content"]
