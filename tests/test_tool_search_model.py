@@ -500,3 +500,37 @@ def test_a_real_client_on_127_0_0_1_chooses_under_every_entry_point(how):
     ((path, _, sent),) = server.requests
     assert path == "/v1/chat/completions" and sent["model"] == "small-1"
     assert "- bill_reminder: Remind a customer that a payment is due." in sent["messages"][1]["content"]
+
+
+def test_guardrails_and_confirmation_see_only_the_models_arguments():
+    class ConfirmedSearch(ToolSearchTool):
+        requires_confirmation = True
+
+    reg = ToolRegistry()
+    reg.register(bill_reminder, deferred=True)
+    chooser = ScriptedLLM([answer('["bill_reminder"]')])
+    reg.register(ConfirmedSearch(ToolRetriever(reg), strategy="model", llm=chooser))
+    seen = []
+
+    def guard(check):
+        seen.append((check.stage, check.arguments))
+
+    def confirm(tool, arguments):
+        seen.append(("confirm", arguments))
+        return True
+
+    agent = Agent(
+        "a",
+        search_then_answer(),
+        tool_registry=reg,
+        confirm=confirm,
+        input_guardrails=[guard],
+        output_guardrails=[guard],
+    )
+    result = agent.run("go")
+    assert seen == [
+        ("input", {"query": "dunning"}),
+        ("confirm", {"query": "dunning"}),
+        ("output", {"query": "dunning"}),
+    ]
+    assert result.tool_calls[0].data == {"discovered": ["bill_reminder"]} and chooser.calls == 1

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import inspect
 import time
 from collections.abc import Awaitable
@@ -27,7 +26,7 @@ from typing import Any
 
 from agentmaker.agent.approval import Approval
 from agentmaker.agent.events import tool_end
-from agentmaker.agent.guardrails import guard_input, guard_output
+from agentmaker.agent.guardrails import call_arguments, guard_input, guard_output
 from agentmaker.agent.messages import Message
 from agentmaker.agent.run_policy import RunBudget, RunPolicy
 from agentmaker.agent.run_result import RunUsage
@@ -36,7 +35,6 @@ from agentmaker.agent.worker_threads import shared_threads
 from agentmaker.errors import RunCancelled, RunLimitExceeded
 from agentmaker.tools.awaited import complete
 from agentmaker.tools.call_record import ToolCallRecord
-from agentmaker.tools.run_context import RunContext
 
 __all__ = ["CancelledInTool", "ToolExecutor", "account_usage"]
 
@@ -231,8 +229,7 @@ class ToolExecutor:
         if confirm is None:
             pipeline.refuse(rec, "no_confirm")
             return False
-        params = rec._params or {}
-        args = copy.deepcopy({k: v for k, v in params.items() if not isinstance(v, RunContext)})
+        args = call_arguments(rec)
         try:
             if run.sync_entry and not run.direct and not inspect.iscoroutinefunction(confirm):
                 with loop_hidden():
