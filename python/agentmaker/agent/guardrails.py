@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from agentmaker.agent.sync_driver import NEED_LOOP
 from agentmaker.errors import GuardrailTripped
-from agentmaker.rag.tool_search import RUN_KEY
+from agentmaker.rag.model_search import RUN_KEY
 from agentmaker.tools.guardrail_setting import check_guardrails
 from agentmaker.tools.run_context import RunContext
 

@@ -41,7 +41,8 @@ from agentmaker.agent.tool_calls import CancelledInTool, _Run
 from agentmaker.agent.worker_threads import shared_threads
 from agentmaker.errors import RunCancelled
 from agentmaker.llm.dispatch import chat_method
-from agentmaker.rag.tool_search import RUN_KEY, ToolSearchTool
+from agentmaker.rag.model_search import RUN_KEY
+from agentmaker.rag.tool_search import ToolSearchTool
 from agentmaker.tools.call_record import ToolCallRecord
 
 __all__ = ["ToolModelCalls", "hand_model_calls"]

@@ -29,7 +29,7 @@ from typing import Any
 
 from agentmaker.llm.dispatch import chat_method
 
-__all__ = ["MODEL_PROMPTS", "aask", "ask", "chosen", "request"]
+__all__ = ["MODEL_PROMPTS", "RUN_KEY", "aask", "ask", "chosen", "handed", "model_request", "request"]
 
 MODEL_PROMPTS: dict[str, str] = {
     "tool_search.model.instructions": (
@@ -39,6 +39,10 @@ MODEL_PROMPTS: dict[str, str] = {
     ),
     "tool_search.model.request": "Request: {query}\n\nCatalog:\n{catalog}",
 }
+
+# The parameter under which the agent hands a model-strategy search its run's model calls
+# (agentmaker.agent.tool_model_calls).
+RUN_KEY = "_agentmaker_run"
 
 _ARRAY = re.compile(r"\[.*?\]", re.DOTALL)
 
@@ -53,6 +57,40 @@ def _names_in(reply: str) -> list[str] | None:
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return value
     return None
+
+
+def handed(
+    parameters: dict[str, Any], allowed: Callable[[str], bool] | None
+) -> tuple[Any, Callable[[str], bool] | None]:
+    """What the agent handed a call (``agentmaker.agent.tool_model_calls.ToolModelCalls``, or
+    None outside a run), and the permission check to apply (the caller's, else the agent's)."""
+    calls = parameters.get(RUN_KEY)
+    if calls is None:
+        return None, allowed
+    return calls, allowed if allowed is not None else getattr(calls, "allowed", None)
+
+
+def model_request(
+    retriever: Any,
+    exclude: str,
+    query: str,
+    allowed: Callable[[str], bool] | None,
+    shortlist: int,
+    top_k: int,
+    texts: dict[str, str],
+) -> tuple[list[str], list[dict[str, Any]]] | None:
+    """The candidates (the registry's tools but ``exclude``, those ``allowed``, shortlisted by
+    the keyword ``retriever`` when there are more than ``shortlist``) and the messages asking
+    the model to choose among them, or None when there is no candidate."""
+    reg = retriever.registry
+    pool = [n for n in reg.names() if n != exclude and (allowed is None or allowed(n))]
+    if len(pool) > shortlist:
+        shortlisted = retriever.retrieve(query, top_k=shortlist, allowed=allowed, on_empty="none")
+        pool = [n for n in shortlisted if n != exclude]
+    if not pool:
+        return None
+    catalog = "\n".join(f"- {n}: {(reg.get(n).description or '').strip()}" for n in pool)
+    return pool, request(query, catalog, top_k, texts)
 
 
 def request(query: str, catalog: str, top_k: int, texts: dict[str, str]) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ from agentmaker._native import Tool, ToolParameter, ToolResponse
 from agentmaker.errors import ToolConfigError
 from agentmaker.rag.budget import check_budget, check_top_k, fit_to_budget, render_one
 from agentmaker.rag.hybrid import HybridRetriever
-from agentmaker.rag.model_search import MODEL_PROMPTS, aask, ask, chosen, request
+from agentmaker.rag.model_search import MODEL_PROMPTS, aask, ask, chosen, handed, model_request
 
 __all__ = [
     "IndexChanges",
@@ -349,9 +349,6 @@ PROMPTS: dict[str, str] = {
     **MODEL_PROMPTS,
 }
 
-# The parameter under which the agent hands a model-strategy search its run's model calls
-# (agentmaker.agent.tool_model_calls).
-RUN_KEY = "_agentmaker_run"
 STRATEGIES = ("keyword", "model")
 
 
@@ -448,7 +445,7 @@ class ToolSearchTool(Tool):
         waits on it."""
         if self.strategy != "model":
             return await super().arun(parameters)
-        calls, allowed = _handed(parameters, None)
+        calls, allowed = handed(parameters, None)
         if parameters.get("action", "search") not in (None, "search"):
             return self.answer(parameters)
         query = parameters.get("query")
@@ -474,7 +471,7 @@ class ToolSearchTool(Tool):
         """The result for a call's parameters: a search, or with ``action="get"`` one schema.
         Called without awaiting, a model-strategy search in an agent run answers by keywords
         (the agent awaits :meth:`arun`, which asks the model)."""
-        calls, allowed = _handed(parameters, allowed)
+        calls, allowed = handed(parameters, allowed)
         action = parameters.get("action", "search")
         if action in (None, "search"):
             return self.search(parameters.get("query"), allowed=allowed, model=calls is None)
@@ -539,30 +536,9 @@ class ToolSearchTool(Tool):
     def _model_request(
         self, query: str, allowed: Callable[[str], bool] | None
     ) -> tuple[list[str], list[dict[str, Any]]] | None:
-        """The candidates and the messages asking the model to choose among them, or None when
-        there is no candidate."""
-        reg = self.tool_retriever.registry
-        pool = [n for n in reg.names() if n != self.name and (allowed is None or allowed(n))]
-        if len(pool) > self.shortlist:
-            shortlisted = self.tool_retriever.retrieve(
-                query, top_k=self.shortlist, allowed=allowed, on_empty="none"
-            )
-            pool = [n for n in shortlisted if n != self.name]
-        if not pool:
-            return None
-        catalog = "\n".join(f"- {n}: {(reg.get(n).description or '').strip()}" for n in pool)
-        return pool, request(query, catalog, self.top_k, self._texts)
-
-
-def _handed(
-    parameters: dict[str, Any], allowed: Callable[[str], bool] | None
-) -> tuple[Any, Callable[[str], bool] | None]:
-    """What the agent handed a call (``agentmaker.agent.tool_model_calls.ToolModelCalls``, or
-    None outside a run), and the permission check to apply (the caller's, else the agent's)."""
-    calls = parameters.get(RUN_KEY)
-    if calls is None:
-        return None, allowed
-    return calls, allowed if allowed is not None else getattr(calls, "allowed", None)
+        return model_request(
+            self.tool_retriever, self.name, query, allowed, self.shortlist, self.top_k, self._texts
+        )
 
 
 _WIRE_SAFE = re.compile(r"[a-zA-Z0-9_-]{1,64}")
