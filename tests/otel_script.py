@@ -86,6 +86,19 @@ if sys.argv[1] == "failing":
         Agent("calc", ScriptedLLM([RuntimeError("down")]), tools=[add]).run("add")
     except RuntimeError:
         pass
+if sys.argv[1] == "tool_search":
+    # A model-strategy tool_search: its own model call is a span under the tool call's span.
+    from agentmaker import ToolRegistry, ToolRetriever, ToolSearchTool
+
+    trace.set_tracer_provider(RecordingProvider())
+    reg = ToolRegistry()
+    reg.register(add, deferred=True)
+    chooser = ScriptedLLM([LLMResponse(content='["add"]', usage=usage), RuntimeError("down")], model="small")
+    reg.register(ToolSearchTool(ToolRetriever(reg), strategy="model", llm=chooser))
+    search = ScriptedLLM.tool_calls(
+        ("tool_search", {"query": "sum"}, "s1"), ("tool_search", {"query": "x"}, "s2")
+    )
+    Agent("calc", ScriptedLLM([search, "done"], model="m-1"), tool_registry=reg).run("add")
 for span in FINISHED:
     print(json.dumps(span, sort_keys=True))
 print("imported" if "opentelemetry.sdk" in sys.modules else "api only")

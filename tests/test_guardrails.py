@@ -11,6 +11,7 @@ from agentmaker import (
     GuardrailDecision,
     GuardrailTripped,
     RunEnd,
+    RunHooks,
     RunPolicy,
     RunResult,
     ToolCheck,
@@ -281,6 +282,66 @@ def test_an_input_trip_and_guardrails_on_a_resumed_call():
     done = agent.resume(paused, {"call_1": True})
     assert calls == ["input", "input", "output"]
     assert done.tool_calls[0].output == "wiped sdb"
+
+
+@pytest.mark.parametrize("stage", ["input", "output"])
+@pytest.mark.parametrize("how", ["resume", "aresume", "resume from JSON"])
+def test_a_trip_on_a_resumed_call_answers_every_call_of_the_turn(how, stage):
+    armed: list[bool] = []
+
+    def on_resume(check: ToolCheck) -> GuardrailDecision | None:
+        if armed and check.call_id == "call_1" and check.stage == stage:
+            return GuardrailDecision.trip("not today")
+        return None
+
+    events: list[tuple[str, str, str | None]] = []
+
+    class Hooks(RunHooks):
+        def on_tool_start(self, event):
+            events.append(("start", event.call_id, None))
+
+        def on_tool_end(self, event):
+            events.append(("end", event.call_id, event.status))
+
+    calls = ScriptedLLM.tool_calls(
+        ("wipe", {"disk": "sda"}), ("wipe", {"disk": "sdb"}), ("lookup", {"key": 3})
+    )
+    kwargs = {"input_guardrails": [on_resume]} if stage == "input" else {"output_guardrails": [on_resume]}
+    agent = Agent(
+        "a", ScriptedLLM([calls, "never"]), tools=[wipe, lookup], confirm="pause", hooks=Hooks(), **kwargs
+    )
+    paused = agent.run("go")
+    assert [p.id for p in paused.pending] == ["call_1", "call_2"]
+    armed.append(True)
+    events.clear()
+    if how == "resume from JSON":
+        paused = RunResult.from_json(paused.to_json())
+    with pytest.raises(GuardrailTripped) as info:
+        if how == "aresume":
+            asyncio.run(agent.aresume(paused, {"call_1": True, "call_2": True}))
+        else:
+            agent.resume(paused, {"call_1": True, "call_2": True})
+    assert (info.value.stage, info.value.call_id) == (stage, "call_1")
+    partial = info.value.result
+    assert partial.status == "failed"
+    assert [(r.call_id, r.status) for r in partial.tool_calls] == [
+        ("call_1", "guardrail"),
+        ("call_2", "skipped"),
+        ("call_3", "success"),
+    ]
+    assert partial.tool_calls[1].output == "(not run: an earlier tool call ended the run)"
+    assert not partial.tool_calls[1].executed
+    # The transcript answers every call of the resumed turn, once.
+    answered = [m["tool_call_id"] for m in partial.messages if m["role"] == "tool"]
+    assert answered == ["call_3", "call_1", "call_2"]
+    assert LOG == (["run lookup 3"] if stage == "input" else ["run lookup 3", "run wipe sda"])
+    # Each resumed call is reported once, started and ended.
+    assert events == [
+        ("start", "call_1", None),
+        ("start", "call_2", None),
+        ("end", "call_1", "guardrail"),
+        ("end", "call_2", "skipped"),
+    ]
 
 
 def test_bad_guardrail_settings_are_refused():

@@ -74,3 +74,23 @@ def test_a_run_never_imports_opentelemetry():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_tools_own_model_call_is_a_span_under_the_tool_call():
+    made = spans("tool_search")
+    assert [(s["name"], s["parent"], s["kind"], s["status"]) for s in made] == [
+        ("chat m-1", "invoke_agent calc", "CLIENT", None),
+        ("chat small", "execute_tool tool_search", "CLIENT", None),
+        ("execute_tool tool_search", "invoke_agent calc", "INTERNAL", None),
+        ("chat small", "execute_tool tool_search", "CLIENT", "ERROR"),
+        ("execute_tool tool_search", "invoke_agent calc", "INTERNAL", None),
+        ("chat m-1", "invoke_agent calc", "CLIENT", None),
+        ("invoke_agent calc", None, "INTERNAL", None),
+    ]
+    assert made[1]["attributes"] == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "small",
+        "gen_ai.provider.name": "test",
+        "gen_ai.usage.input_tokens": 7,
+        "gen_ai.usage.output_tokens": 3,
+    }

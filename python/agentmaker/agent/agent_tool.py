@@ -38,16 +38,12 @@ from typing import TYPE_CHECKING, Any
 from agentmaker._native import Tool, ToolResponse, _AgentToolTexts
 from agentmaker.agent.run_result import RunResult, RunUsage
 from agentmaker.errors import RunCancelled, RunLimitExceeded, ToolConfigError
-from agentmaker.tools.run_context import RUN_KEY
+from agentmaker.tools.run_context import RESUME_KEY, RUN_KEY
 
 if TYPE_CHECKING:
     from agentmaker.agent.tool_calls import _Run
 
-__all__ = ["RESUME_KEY", "AgentTool"]
-
-# The parameter key under which a resumed calling run hands the tool the paused sub-agent run
-# and the person's decisions on its calls (a ``SubResume``, see agent/pause.py).
-RESUME_KEY = "_agentmaker_resume"
+__all__ = ["AgentTool"]
 
 
 class AgentTool(Tool):

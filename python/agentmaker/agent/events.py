@@ -2,8 +2,9 @@
 
 A run reports, in order: :class:`RunStart`; per model call :class:`LLMStart`, the
 :class:`TextDelta` pieces of its text (on ``Agent.astream``/``stream`` only) and
-:class:`LLMEnd`; per tool call of a response :class:`ToolStart` and :class:`ToolEnd` (with a
-:class:`TodoUpdate` between them when the call changed the run's task list); and last
+:class:`LLMEnd`; per tool call of a response :class:`ToolStart` and :class:`ToolEnd` (with the
+:class:`LLMStart`/:class:`LLMEnd` of the tool's own model calls between them, told apart by
+their ``call_id``, and a :class:`TodoUpdate` when the call changed the run's task list); and last
 :class:`RunEnd`, which carries the :class:`~agentmaker.RunResult`. A call the gates refuse
 still gets both tool events (its ``ToolEnd.status`` says which gate), so every call the model
 made is reported once.
@@ -59,11 +60,18 @@ class RunStart:
 @dataclass(frozen=True, slots=True)
 class LLMStart:
     """A model call is about to be made: ``messages`` is the list sent (do not change it) and
-    ``tools`` the number of tools offered."""
+    ``tools`` the number of tools offered.
+
+    A tool's own model call (``ToolSearchTool(strategy="model")``) is reported too, between
+    that tool call's :class:`ToolStart` and :class:`ToolEnd`: its ``call_id`` is the id of the
+    tool call and ``llm`` the model object the tool called. The agent's own calls have
+    ``call_id=None`` and ``llm=None`` (they call ``Agent.llm``)."""
 
     turn: int
     messages: list[Message]
     tools: int
+    call_id: str | None = None
+    llm: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +85,17 @@ class TextDelta:
 
 @dataclass(frozen=True, slots=True)
 class LLMEnd:
-    """A model call returned: ``response`` is its ``LLMResponse``, ``duration`` in seconds."""
+    """A model call returned: ``response`` is its ``LLMResponse``, ``duration`` in seconds.
+
+    ``call_id`` as in :class:`LLMStart`. A tool's own model call that fails (it raises, or the
+    run's deadline cuts it short) still ends with an ``LLMEnd``: ``response`` is None and
+    ``error`` the exception (the tool goes on without the model)."""
 
     turn: int
     response: Any
     duration: float
+    call_id: str | None = None
+    error: BaseException | None = None
 
 
 @dataclass(frozen=True, slots=True)

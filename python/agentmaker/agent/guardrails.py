@@ -30,13 +30,14 @@ from typing import Any, Literal
 from agentmaker.agent.sync_driver import NEED_LOOP
 from agentmaker.errors import GuardrailTripped
 from agentmaker.tools.guardrail_setting import check_guardrails
-from agentmaker.tools.run_context import RunContext
+from agentmaker.tools.run_context import RESUME_KEY, RUN_KEY, RunContext
 
 __all__ = [
     "Guardrail",
     "GuardrailDecision",
     "GuardrailRecord",
     "ToolCheck",
+    "call_arguments",
     "check_guardrails",
     "guard_input",
     "guard_output",
@@ -146,9 +147,17 @@ class _Chain:
         return answer
 
 
-def _arguments(rec: Any) -> dict[str, Any]:
+_HANDED = (RUN_KEY, RESUME_KEY)
+
+
+def call_arguments(rec: Any) -> dict[str, Any]:
+    """A copy of the call's arguments as the tool receives them, for a guardrail or a person to
+    judge: without what the agent hands the tool (its ``RunContext`` parameters, a model-strategy
+    ``tool_search``'s model calls)."""
     params = rec._params or {}
-    return copy.deepcopy({k: v for k, v in params.items() if not isinstance(v, RunContext)})
+    return copy.deepcopy(
+        {k: v for k, v in params.items() if k not in _HANDED and not isinstance(v, RunContext)}
+    )
 
 
 def _problem(exc: BaseException) -> str:
@@ -158,14 +167,14 @@ def _problem(exc: BaseException) -> str:
 async def guard_input(run: Any, pipeline: Any, rec: Any, guards: tuple[Guardrail, ...]) -> None:
     """Input guardrails on an admitted call; a refusal or failure refuses it in the record, a
     trip also raises :class:`~agentmaker.GuardrailTripped`."""
-    check = ToolCheck("input", rec.name, _arguments(rec), rec.call_id, rec._tool)
+    check = ToolCheck("input", rec.name, call_arguments(rec), rec.call_id, rec._tool)
     await _chain(run, pipeline, rec, "input", guards, check)
 
 
 async def guard_output(run: Any, pipeline: Any, rec: Any, guards: tuple[Guardrail, ...]) -> None:
     """Output guardrails on a held result, which is then released (cut and framed) by the core."""
     check = ToolCheck(
-        "output", rec.name, _arguments(rec), rec.call_id, rec._tool, rec.output, rec.status, rec.data
+        "output", rec.name, call_arguments(rec), rec.call_id, rec._tool, rec.output, rec.status, rec.data
     )
     replaced = await _chain(run, pipeline, rec, "output", guards, check)
     if rec._held:

@@ -44,6 +44,7 @@ from agentmaker.agent.streaming import Feed, event_stream, streamed_chat, sync_s
 from agentmaker.agent.sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from agentmaker.agent.tool_calls import ToolExecutor, _Run, account_usage
 from agentmaker.agent.tool_instructions import ToolInstructions
+from agentmaker.agent.tool_model_calls import hand_model_calls
 from agentmaker.agent.tool_offer import ToolOffer
 from agentmaker.agent.typed_output import OutputSpec
 from agentmaker.errors import GuardrailTripped
@@ -528,6 +529,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         for r in recs:
             if r.status is None and wants_context(r._tool):
                 self._give_context(run, r)
+            else:  # a tool_search's own model calls go through the run (limits, usage, events)
+                hand_model_calls(run, r, self._permitted if self.permissions is not None else None)
         stop: str | None = None
         observe = run.observe
         for start, end, batch in groups:

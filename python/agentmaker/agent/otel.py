@@ -9,7 +9,9 @@ spans named and attributed by the OpenTelemetry GenAI semantic conventions:
   ``gen_ai.agent.name``, token usage at the end), an error when the run failed;
 - ``chat {model}``: each model call, a child of the run (``gen_ai.request.model``,
   ``gen_ai.provider.name``, ``gen_ai.usage.input_tokens`` / ``output_tokens``,
-  ``gen_ai.response.finish_reasons``);
+  ``gen_ai.response.finish_reasons``); a tool's own model call (``LLMStart.call_id``) is a
+  child of that tool call's span instead, named and attributed by the tool's model, and an
+  error when it failed;
 - ``execute_tool {tool}``: each tool call, a child of the run (``gen_ai.tool.name``,
   ``gen_ai.tool.call.id``, ``agentmaker.tool.status``), an error when the call did not succeed.
 """
@@ -39,7 +41,7 @@ def otel_observer(llm: Any) -> Callable[[RunEvent], None] | None:
 
 
 class _Spans:
-    __slots__ = ("llm", "llm_span", "run_context", "run_span", "tools", "trace", "tracer")
+    __slots__ = ("llm", "llm_span", "run_context", "run_span", "tool_llm", "tools", "trace", "tracer")
 
     def __init__(self, trace: Any, tracer: Any, llm: Any) -> None:
         self.trace = trace
@@ -49,9 +51,11 @@ class _Spans:
         self.run_context: Any = None
         self.llm_span: Any = None
         self.tools: dict[str, Any] = {}
+        self.tool_llm: dict[str, Any] = {}  # a tool's own model call, by the tool call's id
 
-    def _child(self, name: str, kind: Any, attributes: dict[str, Any]) -> Any:
-        return self.tracer.start_span(name, context=self.run_context, kind=kind, attributes=attributes)
+    def _child(self, name: str, kind: Any, attributes: dict[str, Any], parent: Any = None) -> Any:
+        context = self.run_context if parent is None else self.trace.set_span_in_context(parent)
+        return self.tracer.start_span(name, context=context, kind=kind, attributes=attributes)
 
     def _error(self, span: Any, description: str) -> None:
         trace = self.trace
@@ -77,14 +81,24 @@ class _Spans:
                     self._error(span, event.status)
                 span.end()
         elif isinstance(event, LLMStart):
-            model = str(getattr(self.llm, "model", "") or "")
+            llm = self.llm if event.llm is None else event.llm
+            model = str(getattr(llm, "model", "") or "")
             attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model}
-            provider = getattr(self.llm, "provider", None)
+            provider = getattr(llm, "provider", None)
             if isinstance(provider, str) and provider:
                 attributes["gen_ai.provider.name"] = provider
-            self.llm_span = self._child(f"chat {model}".rstrip(), trace.SpanKind.CLIENT, attributes)
+            name = f"chat {model}".rstrip()
+            if event.call_id is None:
+                self.llm_span = self._child(name, trace.SpanKind.CLIENT, attributes)
+            else:
+                parent = self.tools.get(event.call_id)
+                self.tool_llm[event.call_id] = self._child(name, trace.SpanKind.CLIENT, attributes, parent)
         elif isinstance(event, LLMEnd):
-            self._end_llm(event.response)
+            if event.call_id is None:
+                span, self.llm_span = self.llm_span, None
+            else:
+                span = self.tool_llm.pop(event.call_id, None)
+            self._end_llm(span, event)
         elif isinstance(event, RunStart):
             self.run_span = self.tracer.start_span(
                 f"invoke_agent {event.agent}",
@@ -95,10 +109,12 @@ class _Spans:
         elif isinstance(event, RunEnd):
             self._end_run(event)
 
-    def _end_llm(self, response: Any) -> None:
-        span, self.llm_span = self.llm_span, None
+    def _end_llm(self, span: Any, event: LLMEnd) -> None:
         if span is None:
             return
+        if event.error is not None:
+            self._error(span, type(event.error).__name__)
+        response = event.response
         usage = getattr(response, "usage", None)
         if isinstance(usage, dict):
             for key, attr in (("prompt_tokens", "input"), ("completion_tokens", "output")):
@@ -115,11 +131,12 @@ class _Spans:
     def _end_run(self, event: RunEnd) -> None:
         result = event.result
         failed = result.status == "failed"
-        for span in [self.llm_span, *self.tools.values()]:  # left open by a failure
+        for span in [self.llm_span, *self.tool_llm.values(), *self.tools.values()]:  # left open by a failure
             if span is not None:
                 self._error(span, "the run failed")
                 span.end()
         self.llm_span = None
+        self.tool_llm.clear()
         self.tools.clear()
         span = self.run_span
         if span is None:

@@ -175,7 +175,9 @@ def pending_of(records: list[Any], digest: Any) -> list[PendingCall]:
                 for q in sub.pending
             )
             continue
-        kind: Literal["approval", "question"] = "question" if getattr(r._tool, "_pauses_run", False) else "approval"
+        kind: Literal["approval", "question"] = (
+            "question" if getattr(r._tool, "_pauses_run", False) else "approval"
+        )
         out.append(PendingCall(r.call_id, r.name, copy.deepcopy(r.arguments), digest(r), kind))
     return out
 
@@ -187,7 +189,9 @@ def resume_items(result: RunResult, chosen: list[Decision | Answered]) -> list[I
     """The calls a resume goes on with, in the paused turn's order: each pending call of the run
     with its decision, and each call whose sub-agent paused (its record) with a
     :class:`SubResume` gathering the decisions on that sub-agent's calls."""
-    subs = {r.call_id: (r, sub) for r in result.tool_calls if r.status == "pending" and (sub := paused_sub_run(r))}
+    subs = {
+        r.call_id: (r, sub) for r in result.tool_calls if r.status == "pending" and (sub := paused_sub_run(r))
+    }
     items: list[Item] = []
     taken: dict[str, dict[str, tuple[PendingCall, Decision | Answered]]] = {}
     for p, choice in zip(result.pending, chosen, strict=True):

@@ -3,14 +3,16 @@
 The decisions are checked first (:mod:`agentmaker.agent.pause`); then the paused calls are prepared
 again through a new pipeline (every gate runs again), each digest is compared with the one the
 paused result showed, approved calls run with their confirmation taken as given, refused ones
-get the refusal text, and the loop goes on from the next turn.
+get the refusal text, and the loop goes on from the next turn. A guardrail that trips on a
+resumed call ends the run as in any turn: the calls after it are skipped, so the partial
+result's transcript answers every call the model made.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentmaker.agent.agent_tool import RESUME_KEY, AgentTool
+from agentmaker.agent.agent_tool import AgentTool
 from agentmaker.agent.events import RunStart, ToolStart, tool_end
 from agentmaker.agent.pause import (
     Answered,
@@ -25,17 +27,19 @@ from agentmaker.agent.pause import (
 from agentmaker.agent.run_result import PendingCall, RunResult
 from agentmaker.agent.todos import TodoTool
 from agentmaker.agent.tool_calls import _Run
-from agentmaker.rag.tool_search import ToolSearchTool
+from agentmaker.agent.tool_model_calls import hand_model_calls
+from agentmaker.errors import GuardrailTripped
 from agentmaker.tools.call_record import ToolCallRecord
 from agentmaker.tools.decorator import FunctionTool
+from agentmaker.tools.run_context import RESUME_KEY
 from agentmaker.tools.status import RunStatus
 
 __all__ = ["Resuming", "wants_context"]
 
-# Built-ins that take part in the run: the agent hands them its RunContext under RUN_KEY (a
-# model-strategy search counts its model calls in the run, the task list lives in the run, a
-# sub-agent joins it).
-_RUN_TOOLS = (ToolSearchTool, TodoTool, AgentTool)
+# Built-ins that take part in the run: the agent hands them its RunContext under RUN_KEY (the
+# task list lives in the run, a sub-agent joins it). A model-strategy tool_search gets its own
+# hand-over under the same key instead (agent/tool_model_calls.py).
+_RUN_TOOLS = (TodoTool, AgentTool)
 
 
 def wants_context(tool: Any) -> bool:
@@ -49,16 +53,20 @@ class Resuming:
     """The resuming half of :class:`~agentmaker.Agent` (a mixin over the agent's loop)."""
 
     name: str
+    permissions: Any
 
     if TYPE_CHECKING:  # what the mixin uses of the agent (and of its other mixins)
 
         async def _alone(self, run: _Run, rec: ToolCallRecord) -> None: ...
+        @staticmethod
+        def _tripped(run: _Run, recs: list[ToolCallRecord], start: int) -> None: ...
         async def _guard_inputs(self, run: _Run, recs: list[ToolCallRecord]) -> None: ...
         async def _guard_outputs(self, run: _Run, recs: list[ToolCallRecord]) -> None: ...
         def _failed(self, run: _Run, exc: BaseException) -> None: ...
         def _give_context(self, run: _Run, rec: ToolCallRecord) -> None: ...
         async def _loop(self, run: _Run, first_turn: int) -> RunResult: ...
         async def _offer_tools(self, run: _Run) -> None: ...
+        def _permitted(self, name: str) -> bool: ...
         def _result(self, run: _Run, text: str, status: RunStatus, output: Any = None) -> RunResult: ...
 
     async def _resume(
@@ -113,9 +121,11 @@ class Resuming:
             if rec.call_id in paused:  # prepared again from the repaired arguments: keep what was repaired
                 rec.repairs = list(paused[rec.call_id].repairs)
         stop: str | None = None
-        for rec, (_, choice) in zip(recs, items, strict=True):
+        for i, (rec, (_, choice)) in enumerate(zip(recs, items, strict=True)):
             if rec.status is None and wants_context(rec._tool):
                 self._give_context(run, rec)
+            else:
+                hand_model_calls(run, rec, self._permitted if self.permissions is not None else None)
             if observe is not None:
                 observe(ToolStart(run.turn, rec.call_id, rec.name, rec.arguments))
             if rec.status is not None:  # a gate refuses it now (e.g. the tool is gone)
@@ -129,10 +139,14 @@ class Resuming:
                     assert rec._params is not None
                     rec._params[RESUME_KEY] = choice
                 rec._confirm = False  # the person's decision is the confirmation
-                await self._guard_inputs(run, [rec])  # every gate runs again
-                if rec.status is None:
-                    await self._alone(run, rec)
-                await self._guard_outputs(run, [rec])
+                try:
+                    await self._guard_inputs(run, [rec])  # every gate runs again
+                    if rec.status is None:
+                        await self._alone(run, rec)
+                    await self._guard_outputs(run, [rec])
+                except GuardrailTripped:
+                    self._tripped_on_resume(run, recs, i)
+                    raise
             elif choice is False:
                 pipeline.refuse(rec, "not_approved")
             else:
@@ -144,8 +158,7 @@ class Resuming:
             messages.append({"role": "tool", "tool_call_id": rec.call_id, "content": rec.output})
             if stop is None and rec._stop is not None:
                 stop = rec._stop
-        resumed = {r.call_id: r for r in recs}
-        run.records = [resumed.pop(r.call_id, r) if r.status == "pending" else r for r in run.records]
+        self._take_resumed(run, recs)
         if stop is not None:
             for rec in recs:
                 if rec.status == "pending":  # a sub-agent that paused again: the run is over
@@ -156,3 +169,20 @@ class Resuming:
         if run.pending:
             return self._result(run, "", "paused")
         return await self._loop(run, run.turn + 1)
+
+    def _tripped_on_resume(self, run: _Run, recs: list[ToolCallRecord], at: int) -> None:
+        """A guardrail ended the resumed run at ``recs[at]``: the calls after it are reported
+        (started, then skipped) and answered as in a turn that trips, so the partial result's
+        transcript answers every call; its records are the resumed ones."""
+        observe = run.observe
+        if observe is not None:
+            for r in recs[at + 1 :]:
+                observe(ToolStart(run.turn, r.call_id, r.name, r.arguments))
+        self._tripped(run, recs, at)
+        self._take_resumed(run, recs)
+
+    @staticmethod
+    def _take_resumed(run: _Run, recs: list[ToolCallRecord]) -> None:
+        """The run's records with each paused call replaced by its resumed record."""
+        resumed = {r.call_id: r for r in recs}
+        run.records = [resumed.pop(r.call_id, r) if r.status == "pending" else r for r in run.records]

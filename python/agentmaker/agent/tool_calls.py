@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import inspect
 import time
 from collections.abc import Awaitable
@@ -27,18 +26,28 @@ from typing import Any
 
 from agentmaker.agent.approval import Approval
 from agentmaker.agent.events import tool_end
-from agentmaker.agent.guardrails import guard_input, guard_output
+from agentmaker.agent.guardrails import call_arguments, guard_input, guard_output
 from agentmaker.agent.messages import Message
 from agentmaker.agent.run_policy import RunBudget, RunPolicy
 from agentmaker.agent.run_result import RunResult, RunUsage
 from agentmaker.agent.sync_driver import NEED_LOOP, loop_hidden
 from agentmaker.agent.worker_threads import shared_threads
-from agentmaker.errors import RunLimitExceeded
+from agentmaker.errors import RunCancelled, RunLimitExceeded
 from agentmaker.tools.awaited import complete
 from agentmaker.tools.call_record import ToolCallRecord
-from agentmaker.tools.run_context import RunContext
 
-__all__ = ["ToolExecutor", "account_usage"]
+__all__ = ["CancelledInTool", "ToolExecutor", "account_usage"]
+
+
+class CancelledInTool(BaseException):
+    """Carries a :class:`~agentmaker.RunCancelled` out of a tool call (a hook, or the policy's
+    ``cancel``, stopped the run during a tool's own model call). The core turns what a tool
+    raises into an error result the model reads; a cancelled run must end instead, so the
+    cancellation travels as a BaseException and the executor raises it again as it was."""
+
+    def __init__(self, cancelled: RunCancelled) -> None:
+        super().__init__(cancelled)
+        self.cancelled = cancelled
 
 
 class _Run:
@@ -231,8 +240,7 @@ class ToolExecutor:
         if confirm is None:
             pipeline.refuse(rec, "no_confirm")
             return False
-        params = rec._params or {}
-        args = copy.deepcopy({k: v for k, v in params.items() if not isinstance(v, RunContext)})
+        args = call_arguments(rec)
         try:
             if run.sync_entry and not run.direct and not inspect.iscoroutinefunction(confirm):
                 with loop_hidden():
@@ -294,6 +302,8 @@ class ToolExecutor:
                         run.tools_before -= 1  # counted once, when the resumed call completes
         except (FutureTimeout, TimeoutError):
             pipeline.time_out(rec, timeout, time.perf_counter() - started)
+        except CancelledInTool as stop:
+            raise stop.cancelled from None
         except Exception as exc:  # noqa: BLE001 - the last net: the core words it for the model
             pipeline.fail(rec, exc, time.perf_counter() - started)
 

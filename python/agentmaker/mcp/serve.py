@@ -71,12 +71,10 @@ class _WithContext:
 
 
 class _OneCall(ToolExecutor):
-    """The agent's executor for one served call (its confirmation gate decided per call)."""
+    """The agent's executor for one served call (who confirms is the call's ``_Run.confirm``,
+    decided per call)."""
 
     max_concurrency = None
-
-    def __init__(self, confirm: Any) -> None:
-        self.confirm = confirm
 
 
 def _is_loopback(host: str) -> bool:
@@ -166,7 +164,7 @@ class _Host:
         elif getattr(tool, "_pauses_run", False):
             pipeline.refuse(rec, "no_elicitation")
         else:
-            await _OneCall(None)._alone(_Run(False, None, pipeline), rec)
+            await _OneCall()._alone(_Run(False, None, pipeline), rec)
 
     def guarded(self, rec: Any) -> bool:
         """Whether guardrails check this call (then it is finished on the event loop)."""
@@ -221,8 +219,9 @@ class _Host:
             elif rec.status is None:
                 confirm = self._confirm_for(call_id, can_elicit)
                 hosted = _WithContext(pipeline, contextvars.copy_context()) if progress else pipeline
-                executor = _OneCall(confirm)
+                executor = _OneCall()
                 run = _Run(False, None, hosted)
+                run.confirm = confirm
                 run.guards = self.guards
                 try:
                     await executor._guard_inputs(run, [rec])

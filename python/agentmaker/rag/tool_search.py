@@ -9,6 +9,7 @@ catalog), a search can be restricted to the tools an agent may call (``allowed``
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
@@ -20,8 +21,7 @@ from agentmaker._native import Tool, ToolParameter, ToolResponse
 from agentmaker.errors import ToolConfigError
 from agentmaker.rag.budget import check_budget, check_top_k, fit_to_budget, render_one
 from agentmaker.rag.hybrid import HybridRetriever
-from agentmaker.rag.model_search import MODEL_PROMPTS, choose
-from agentmaker.tools.run_context import RUN_KEY
+from agentmaker.rag.model_search import MODEL_PROMPTS, aask, ask, chosen, handed, model_request
 
 __all__ = [
     "IndexChanges",
@@ -363,17 +363,21 @@ class ToolSearchTool(Tool):
     instead (and the tool is discovered the same way): the way to reach a tool registered with
     ``deferred=True`` whose name the model already knows.
 
-    ``strategy="model"`` with ``llm=`` (any object with ``chat(messages)``) lets that model
-    choose among the candidates, shortlisted by keyword retrieval to ``shortlist`` when there
-    are more; it falls back to keyword retrieval when the model fails or names an unknown tool.
-    The candidates' names and descriptions are sent to that model; its calls count in the
-    run's usage and limits (see :mod:`agentmaker.rag.model_search`).
+    ``strategy="model"`` with ``llm=`` (any object with ``chat(messages)``, sync or async, and
+    optionally ``achat``) lets that model choose among the candidates, shortlisted by keyword
+    retrieval to ``shortlist`` when there are more; it falls back to keyword retrieval when the
+    model fails or names an unknown tool. The candidates' names and descriptions are sent to
+    that model; in an agent run its calls are made as the agent makes its own, count in the
+    run's usage and limits and are reported as events (see :mod:`agentmaker.rag.model_search`).
 
     ``prompts`` overrides texts by key (see ``ToolSearchTool.PROMPTS``); unknown keys raise
     :class:`ToolConfigError`.
     """
 
     PROMPTS = PROMPTS
+    # It reads this process's registry and retriever: a worker process has neither, so it never
+    # runs isolated, even under RunPolicy(isolate=True).
+    isolate = False
 
     def __init__(
         self,
@@ -425,17 +429,52 @@ class ToolSearchTool(Tool):
             ),
         ]
 
+    @property
+    def is_async(self) -> bool:
+        """True with ``strategy="model"``: the agent then awaits :meth:`arun` (under ``run`` as
+        under ``arun``), so the model call is made the way the run makes its own."""
+        return self.strategy == "model"
+
     def run(self, parameters: dict[str, Any]) -> ToolResponse:
         return self.answer(parameters)
+
+    async def arun(self, parameters: dict[str, Any]) -> ToolResponse:
+        """:meth:`run` awaiting the model of ``strategy="model"`` (``achat`` when it has one).
+        Retrieval that may wait on an embedder (``ToolRetriever.blocking``) runs on a worker
+        thread, and so does the whole search of the keyword strategy, so the event loop never
+        waits on it."""
+        if self.strategy != "model":
+            return await super().arun(parameters)
+        calls, allowed = handed(parameters, None)
+        if parameters.get("action", "search") not in (None, "search"):
+            return self.answer(parameters)
+        query = parameters.get("query")
+        if not isinstance(query, str) or not query.strip():
+            return ToolResponse.error(self._texts["tool_search.need_query"])
+        off_loop = self.tool_retriever.blocking
+        if off_loop:
+            ask = await asyncio.to_thread(self._model_request, query, allowed)
+        else:
+            ask = self._model_request(query, allowed)
+        names: list[str] | None = None
+        if ask is not None:
+            pool, messages = ask
+            reply = await (calls.achat(self.llm, messages) if calls is not None else aask(self.llm, messages))
+            names = chosen(reply, pool, self.top_k, self.tool_retriever.registry.resolve_name)
+        if off_loop and names is None:  # the keyword fallback retrieves
+            return await asyncio.to_thread(self._listing, query, names, allowed)
+        return self._listing(query, names, allowed)
 
     def answer(
         self, parameters: dict[str, Any], *, allowed: Callable[[str], bool] | None = None
     ) -> ToolResponse:
-        """The result for a call's parameters: a search, or with ``action="get"`` one schema."""
-        run = getattr(parameters.get(RUN_KEY), "_run", None)  # a RunContext the agent gave
+        """The result for a call's parameters: a search, or with ``action="get"`` one schema.
+        Called without awaiting, a model-strategy search in an agent run answers by keywords
+        (the agent awaits :meth:`arun`, which asks the model)."""
+        calls, allowed = handed(parameters, allowed)
         action = parameters.get("action", "search")
         if action in (None, "search"):
-            return self.search(parameters.get("query"), allowed=allowed, run=run)
+            return self.search(parameters.get("query"), allowed=allowed, model=calls is None)
         if action == "get":
             return self.get(parameters.get("query"), allowed=allowed)
         return ToolResponse.error(self._texts["tool_search.bad_action"])
@@ -458,17 +497,27 @@ class ToolSearchTool(Tool):
         return ToolResponse.ok(text, data={"discovered": [real]})
 
     def search(
-        self, query: Any, *, allowed: Callable[[str], bool] | None = None, run: Any = None
+        self, query: Any, *, allowed: Callable[[str], bool] | None = None, model: bool = True
     ) -> ToolResponse:
-        """The tool's result for ``query``; ``allowed`` hides tools the caller may not use
-        (the Agent passes its permission check); ``run`` is the calling agent run, whose
-        limits and usage a model-strategy search counts in."""
+        """The tool's result for ``query``, from blocking code; ``allowed`` hides tools the
+        caller may not use (the Agent passes its permission check). With ``strategy="model"``
+        the model's blocking ``chat`` chooses (unless ``model`` is False); in an agent run the
+        agent awaits :meth:`arun` instead, which counts the call in the run."""
         if not isinstance(query, str) or not query.strip():
             return ToolResponse.error(self._texts["tool_search.need_query"])
-        retriever = self.tool_retriever
         names: list[str] | None = None
-        if self.strategy == "model":
-            names = self._model_choice(query, allowed, run)
+        ask_model = self._model_request(query, allowed) if self.strategy == "model" and model else None
+        if ask_model is not None:
+            pool, messages = ask_model
+            reply = ask(self.llm, messages)
+            names = chosen(reply, pool, self.top_k, self.tool_retriever.registry.resolve_name)
+        return self._listing(query, names, allowed)
+
+    def _listing(
+        self, query: str, names: list[str] | None, allowed: Callable[[str], bool] | None
+    ) -> ToolResponse:
+        """The result listing ``names`` (the model's choice), or keyword retrieval's when None."""
+        retriever = self.tool_retriever
         if names is None:
             names = [
                 n
@@ -484,18 +533,12 @@ class ToolSearchTool(Tool):
         text = self._texts["tool_search.result"].replace("{catalog}", catalog)
         return ToolResponse.ok(text, data={"discovered": names})
 
-    def _model_choice(self, query: str, allowed: Callable[[str], bool] | None, run: Any) -> list[str] | None:
-        reg = self.tool_retriever.registry
-        pool = [n for n in reg.names() if n != self.name and (allowed is None or allowed(n))]
-        if len(pool) > self.shortlist:
-            shortlisted = self.tool_retriever.retrieve(
-                query, top_k=self.shortlist, allowed=allowed, on_empty="none"
-            )
-            pool = [n for n in shortlisted if n != self.name]
-        if not pool:
-            return None
-        catalog = "\n".join(f"- {n}: {(reg.get(n).description or '').strip()}" for n in pool)
-        return choose(self.llm, query, pool, catalog, self.top_k, self._texts, run, reg.resolve_name)
+    def _model_request(
+        self, query: str, allowed: Callable[[str], bool] | None
+    ) -> tuple[list[str], list[dict[str, Any]]] | None:
+        return model_request(
+            self.tool_retriever, self.name, query, allowed, self.shortlist, self.top_k, self._texts
+        )
 
 
 _WIRE_SAFE = re.compile(r"[a-zA-Z0-9_-]{1,64}")

@@ -18,12 +18,15 @@ if TYPE_CHECKING:
     from agentmaker.agent.messages import Message
     from agentmaker.agent.run_result import RunUsage
 
-__all__ = ["RUN_KEY", "RunContext"]
+__all__ = ["RESUME_KEY", "RUN_KEY", "RunContext"]
 
-# The parameter key under which the agent hands its RunContext to the built-ins that take part
-# in the run (a model-strategy tool_search, write_todos, an agent offered as a tool); it is
-# added after validation, so it never appears in a schema.
+# The parameter key under which the agent hands the built-ins that take part in the run what
+# they need of it (write_todos and an agent offered as a tool: the RunContext; a model-strategy
+# tool_search: its model calls' hand-over); added after validation, it is never in a schema.
 RUN_KEY = "_agentmaker_run"
+# The key under which a resumed run hands an agent tool its paused sub-agent run and the
+# person's decisions on its calls (agentmaker.agent.agent_tool).
+RESUME_KEY = "_agentmaker_resume"
 
 DepsT = TypeVar("DepsT")
 
