@@ -4,7 +4,6 @@ the caller resumes the sub-agent first."""
 from __future__ import annotations
 
 import pytest
-
 from agentmaker import Agent, LLMResponse, RunResult, ToolRegistry, UserInputTool, tool
 from agentmaker.testing import ScriptedLLM
 
@@ -70,7 +69,9 @@ def test_a_refusal_reaches_the_sub_agents_model() -> None:
 def test_own_and_sub_agent_calls_of_one_turn_are_decided_together() -> None:
     sub = cleaner(ScriptedLLM.tool_call("delete_file", {"path": "b.txt"}, call_id="d1"), "b gone")
     turn = ScriptedLLM.tool_calls(("delete_file", {"path": "a.txt"}, "own"), delegate("remove b", "s1"))
-    lead = Agent("lead", ScriptedLLM([turn, "both done"]), tools=[delete_file, sub.as_tool()], confirm="pause")
+    lead = Agent(
+        "lead", ScriptedLLM([turn, "both done"]), tools=[delete_file, sub.as_tool()], confirm="pause"
+    )
     paused = lead.run("go")
     assert [p.id for p in paused.pending] == ["own", "s1/d1"]
     done = lead.resume(paused, {"own": True, "s1/d1": True})
@@ -82,7 +83,10 @@ def test_agents_nested_two_deep_pause_and_resume_through_both() -> None:
     leaf = cleaner(ScriptedLLM.tool_call("delete_file", {"path": "c.txt"}, call_id="d1"), "c gone")
     mid = Agent("manager", ScriptedLLM([delegate("remove c", "s2"), "manager: done"]), tools=[leaf.as_tool()])
     lead = Agent(
-        "lead", ScriptedLLM([delegate("tidy", "s1", "manager"), "all done"]), tools=[mid.as_tool()], confirm="pause"
+        "lead",
+        ScriptedLLM([delegate("tidy", "s1", "manager"), "all done"]),
+        tools=[mid.as_tool()],
+        confirm="pause",
     )
     paused = RunResult.from_json(lead.run("go").to_json())
     assert [p.id for p in paused.pending] == ["s1/s2/d1"]
@@ -108,7 +112,9 @@ def test_a_sub_agent_that_pauses_again_pauses_the_caller_again() -> None:
 
 def test_a_question_inside_a_sub_agent_is_answered_through_the_caller() -> None:
     ask = UserInputTool(mode="pause")
-    sub_llm = ScriptedLLM([ScriptedLLM.tool_call("ask_user", {"question": "Which colour?"}, call_id="q1"), "blue it is"])
+    sub_llm = ScriptedLLM(
+        [ScriptedLLM.tool_call("ask_user", {"question": "Which colour?"}, call_id="q1"), "blue it is"]
+    )
     sub = Agent("painter", sub_llm, tools=[ask])
     lead = Agent("lead", ScriptedLLM([delegate("paint", name="painter"), "painted"]), tools=[sub.as_tool()])
     paused = lead.run("go")
