@@ -16,7 +16,7 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, KeysView
 from typing import Any, NamedTuple, TypeGuard
 
 from agentmaker._native import (
@@ -75,7 +75,6 @@ class CallableSpec:
         "is_async",
         "name",
         "null_defaults",
-        "param_names",
         "plain",
         "schema",
     )
@@ -100,7 +99,6 @@ class CallableSpec:
         self.is_async = is_async
         self._rows = rows
         self.schema = schema
-        self.param_names = frozenset(schema["properties"])
         self.null_defaults = null_defaults
         self._convs = convs
         self._posonly = posonly
@@ -108,6 +106,12 @@ class CallableSpec:
         # Parameters annotated RunContext: filled by the agent, never in the schema.
         self.contexts = contexts
         self.plain = not convs and not posonly and not fills and not contexts
+
+    @property
+    def param_names(self) -> KeysView[str]:
+        """The parameters the schema shows (a live view of its properties: no copy kept)."""
+        properties: dict[str, Any] = self.schema["properties"]
+        return properties.keys()
 
     @property
     def params(self) -> list[ParamInfo]:
