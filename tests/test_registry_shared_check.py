@@ -115,16 +115,17 @@ def test_a_setting_changed_after_registration_reaches_the_next_registry() -> Non
     llm = ScriptedLLM([ScriptedLLM.tool_call("wipe", {"path": "/tmp/x"}), "ok"])
     result = Agent("a", llm, tool_registry=after).run("go")
     assert result.tool_calls[0].status == "not_confirmed"
-    # A function swapped in is the one the next registry calls.
-    wipe._fast_call = (lambda path: f"gently {path}", ["path"])
+    # Another function behind the tool: the next registry calls it, the earlier one does not.
+    @tool
+    def wipe_gently(path: str) -> str:
+        """Wipe a path gently."""
+        return f"gently {path}"
+
+    wipe._spec = wipe_gently._spec
     again = ToolRegistry()
     again.register(wipe)
     assert again.execute_tool("wipe", {"path": "p"}).text == "gently p"
     assert before.execute_tool("wipe", {"path": "p"}).text == "wiped p"
-    del wipe._fast_call  # the class's own (None): run() calls the function
-    last = ToolRegistry()
-    last.register(wipe)
-    assert last.execute_tool("wipe", {"path": "p"}).text == "wiped p"
 
 
 def test_an_inferred_schema_has_one_owner_shared_by_its_renderings() -> None:

@@ -23,11 +23,11 @@ use crate::py::errors::definition;
 use crate::py::mcp::PyMcpTool;
 use crate::py::response::PyToolResponse;
 use crate::py::tool::call_native;
-use crate::registry::{ConflictMode, Registry};
+use crate::registry::{ConflictMode, Entry, Registry};
 use crate::tool::NameRule;
 pub(crate) use admit::{admit_call, exception_problem, Admitted, Gates, Repair};
+use entry::{kept_payload, prepare, Payload};
 pub(crate) use entry::{kind_of, Kept, PyEntry, Runner};
-use entry::{prepare, Payload};
 pub use outcome::_tool_result;
 use outcome::error_response;
 pub(crate) use outcome::{exception_response, run_admitted};
@@ -212,9 +212,19 @@ impl PyToolRegistry {
     /// (the replaced tool keeps its position).
     #[pyo3(signature = (tool, overwrite = false))]
     fn register(&self, py: Python<'_>, tool: &Bound<'_, PyAny>, overwrite: bool) -> PyResult<()> {
-        let entry = prepare(tool, self.read(py).name_rule())?;
+        // A tool registered before needs no Python call: checked and stored under one lock.
+        let result = match kept_payload(tool) {
+            Some((checked, payload)) => {
+                let mut reg = self.write(py);
+                let entry = Entry::from_checked(reg.name_rule(), checked, payload)?;
+                reg.register(entry, overwrite)
+            }
+            None => {
+                let entry = prepare(tool, self.read(py).name_rule())?;
+                self.write(py).register(entry, overwrite)
+            }
+        };
         // A replaced tool is released after the lock is.
-        let result = self.write(py).register(entry, overwrite);
         Ok(result.map(drop)?)
     }
 

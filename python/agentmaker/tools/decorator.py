@@ -185,13 +185,23 @@ class FunctionTool(Tool, Generic[P, R]):
         super().__init__(spec.name, spec.description)
         self._spec = spec
         _apply_flags(self, flags)
-        fast = None
-        if spec.plain:  # the registry calls the function straight (and awaits an async one)
-            names = list(spec.schema["properties"])
-            fast = (spec.func, names, list(spec.null_defaults)) if spec.null_defaults else (spec.func, names)
-        self._fast_call = fast
-        self.__wrapped__ = spec.func
         self.__doc__ = getattr(spec.func, "__doc__", None)
+
+    @property
+    def _fast_call(self) -> tuple[Any, ...] | None:
+        """How the registry calls the function straight (see the module doc); read once, at the
+        tool's first registration, so it is made then rather than kept."""
+        spec = self._spec
+        if not spec.plain:
+            return None
+        names = list(spec.schema["properties"])
+        return (spec.func, names, list(spec.null_defaults)) if spec.null_defaults else (spec.func, names)
+
+    @property
+    def __wrapped__(self) -> Callable[P, R]:
+        """The wrapped function (what ``inspect.signature`` and ``functools`` follow)."""
+        func: Callable[P, R] = self._spec.func
+        return func
 
     @property
     def func(self) -> Callable[P, R]:

@@ -66,9 +66,10 @@ class CallableSpec:
 
     __slots__ = (
         "_convs",
+        "_defaults",
         "_fills",
         "_posonly",
-        "_rows",
+        "_types",
         "contexts",
         "description",
         "func",
@@ -85,7 +86,7 @@ class CallableSpec:
         description: str,
         func: Callable[..., Any],
         is_async: bool,
-        rows: list[tuple[Any, ...]],
+        rows: tuple[tuple[str, ...], tuple[Any, ...]],
         schema: dict[str, Any],
         convs: tuple[tuple[str, Any], ...],
         null_defaults: tuple[str, ...],
@@ -97,7 +98,9 @@ class CallableSpec:
         self.description = description
         self.func = func
         self.is_async = is_async
-        self._rows = rows
+        # Per parameter, in the schema's order, what the schema does not hold: the type word
+        # and the Python default (two flat tuples: the rest of ParamInfo is read off the schema).
+        self._types, self._defaults = rows
         self.schema = schema
         self.null_defaults = null_defaults
         self._convs = convs
@@ -116,7 +119,15 @@ class CallableSpec:
     @property
     def params(self) -> list[ParamInfo]:
         """The parameters in declaration order."""
-        return [ParamInfo(*row) for row in self._rows]
+        props = self.schema["properties"]
+        required = self.schema["required"]
+        out = []
+        for (name, prop), type_word, default in zip(props.items(), self._types, self._defaults, strict=True):
+            text = prop.get("description")
+            out.append(
+                ParamInfo(name, type_word, text if isinstance(text, str) else "", name in required, default, prop)
+            )
+        return out
 
     def prepare(self, args: dict[str, Any]) -> tuple[list[Any], dict[str, Any]] | str:
         """Validated JSON arguments -> call arguments; an error text names the failing path."""
@@ -289,7 +300,8 @@ def _build_schema(
     resolve = _resolver(globalns, func)
     props: dict[str, Any] = {}
     required: list[str] = []
-    rows: list[tuple[Any, ...]] = []  # ParamInfo fields; the NamedTuples are built on demand
+    types: list[str] = []  # with defaults: the ParamInfo fields the schema lacks
+    defaults: list[Any] = []
     convs: list[tuple[str, Any]] = []
     null_defaults: list[str] = []
     posonly: list[tuple[str, Any]] = []
@@ -360,16 +372,8 @@ def _build_schema(
         elif not has_default:
             required.append(pname)
         props[pname] = prop
-        rows.append(
-            (
-                pname,
-                node.type_word,
-                text if isinstance(text, str) else "",
-                not has_default,
-                default if has_default and default is not _FROM_FACTORY else None,
-                prop,
-            )
-        )
+        types.append(node.type_word)
+        defaults.append(default if has_default and default is not _FROM_FACTORY else None)
         if node.conv is not None:
             convs.append((pname, node.conv))
         if is_posonly:
@@ -378,6 +382,7 @@ def _build_schema(
     schema: dict[str, Any] = {"type": "object", "properties": props, "required": required}
     if refs:
         schema["$defs"] = closure_defs(frozenset(refs))
+    rows = (tuple(types), tuple(defaults))
     return schema, rows, tuple(convs), tuple(null_defaults), tuple(posonly), tuple(fills), tuple(contexts)
 
 

@@ -123,6 +123,17 @@ fn base_input_schema(py: Python<'_>) -> PyResult<&'static Py<PyAny>> {
     })
 }
 
+/// What an earlier registration of `obj` kept, ready to store (see [`Kept`]): None for a tool
+/// registered for the first time, or changed since.
+pub fn kept_payload(obj: &Bound<'_, PyAny>) -> Option<(Arc<CheckedTool>, Payload)> {
+    let kept = obj.cast::<PyTool>().ok()?.borrow().kept()?;
+    let payload = Payload {
+        obj: obj.clone().unbind(),
+        parts: kept.parts,
+    };
+    Some((kept.checked, payload))
+}
+
 /// Reads everything the registry needs from a Python tool object. Registration is on the
 /// Tool-RAG path (thousands of tools): attribute names are interned and base-class methods
 /// that a tool keeps are not called.
@@ -131,12 +142,8 @@ pub fn prepare(obj: &Bound<'_, PyAny>, rule: NameRule) -> PyResult<PyEntry> {
     let Ok(tool) = obj.cast::<PyTool>() else {
         return Err(not_a_tool(obj));
     };
-    if let Some(kept) = tool.borrow().kept() {
-        let payload = Payload {
-            obj: obj.clone().unbind(),
-            parts: kept.parts,
-        };
-        return Ok(Entry::from_checked(rule, kept.checked, payload)?);
+    if let Some((checked, payload)) = kept_payload(obj) {
+        return Ok(Entry::from_checked(rule, checked, payload)?);
     }
     // `origin` is the root of trust for permissions: a class attribute or property that shows
     // another value than the stamped one is an attempt to forge it. Read as permissions read it.

@@ -42,6 +42,7 @@ __all__ = ["ConversionError", "Node", "Unmappable", "closure_defs", "infer"]
 
 
 _CACHE: dict[Any, Node] = {}
+_ANNOTATED = type(typing.Annotated[int, ""])
 # Held while a signature is analysed: the recursion markers and the $defs registry are shared,
 # and a class half-registered by one thread must not be seen by another.
 LOCK = threading.RLock()
@@ -53,6 +54,10 @@ def infer(ann: Any, resolve: Callable[[Any], Any] | None = None) -> Node:
     ``resolve`` turns a ``typing.ForwardRef`` met inside a generic into a real type (the caller
     knows the defining namespace).  Results that did not need it are cached.
     """
+    if type(ann) is _ANNOTATED and any(type(m) is str for m in getattr(ann, "__metadata__", ())):
+        # A description is one parameter's own text: cached, each tool ever defined would keep
+        # an entry for the life of the process. Its base type is cached as usual.
+        return _infer(ann, resolve)
     try:
         node = _CACHE.get(ann)
     except TypeError:  # unhashable metadata somewhere inside
