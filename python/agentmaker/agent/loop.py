@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
@@ -34,9 +33,10 @@ from agentmaker.agent.events import (
     hooks_observer,
     tool_end,
 )
+from agentmaker.agent.hand_over import hand_kind, hand_over
 from agentmaker.agent.messages import ContentPart, Message, RunInput, history_messages, input_messages
 from agentmaker.agent.pause import Decision, pending_of
-from agentmaker.agent.resume import Resuming, wants_context
+from agentmaker.agent.resume import Resuming
 from agentmaker.agent.run_policy import DEFAULT_MAX_RETRIES, RunPolicy, before_deadline, retries_exceeded
 from agentmaker.agent.run_result import PendingCall, RunResult, RunUsage
 from agentmaker.agent.run_setup import new_run
@@ -44,7 +44,6 @@ from agentmaker.agent.streaming import Feed, event_stream, streamed_chat, sync_s
 from agentmaker.agent.sync_driver import NEED_LOOP, in_running_loop, loop_hidden, run_sync
 from agentmaker.agent.tool_calls import ToolExecutor, _Run, account_usage
 from agentmaker.agent.tool_instructions import ToolInstructions
-from agentmaker.agent.tool_model_calls import hand_model_calls
 from agentmaker.agent.tool_offer import ToolOffer
 from agentmaker.agent.typed_output import OutputSpec
 from agentmaker.errors import GuardrailTripped
@@ -53,10 +52,9 @@ from agentmaker.llm.dispatch import chat_method
 from agentmaker.rag.budget import check_budget
 from agentmaker.rag.tool_search import hide_denied
 from agentmaker.tools.call_record import ToolCallRecord
-from agentmaker.tools.decorator import FunctionTool, from_callable
+from agentmaker.tools.decorator import from_callable
 from agentmaker.tools.guardrail_setting import check_guardrails
 from agentmaker.tools.registry import ToolRegistry
-from agentmaker.tools.run_context import RUN_KEY, RunContext
 from agentmaker.tools.status import RunStatus
 from agentmaker.tools.toolkit import Toolkit
 
@@ -402,20 +400,6 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
             parts.append(self._output.instructions)
         return "\n\n".join(parts)
 
-    def _give_context(self, run: _Run, rec: ToolCallRecord) -> None:
-        """Fill the call's RunContext parameters (a built-in's is ``RUN_KEY``); the record keeps
-        the model's arguments."""
-        ctx = run.context
-        if ctx is None:
-            ctx = run.context = RunContext(run.deps, uuid.uuid4().hex, self.name, run)
-        params = rec._params
-        assert params is not None
-        if rec.arguments is params:
-            rec.arguments = dict(params)
-        tool = rec._tool
-        for name in tool._spec.contexts if isinstance(tool, FunctionTool) else (RUN_KEY,):
-            params[name] = ctx
-
     def _failed(self, run: _Run, exc: BaseException) -> None:
         """The exception ending a run carries the partial result (transcript and usage)."""
         if getattr(exc, "result", None) is None:
@@ -527,10 +511,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         messages.append(assistant)  # type: ignore[arg-type] # a Message plus the provider's extra keys
         run.records.extend(recs)
         for r in recs:
-            if r.status is None and wants_context(r._tool):
-                self._give_context(run, r)
-            else:  # a tool_search's own model calls go through the run (limits, usage, events)
-                hand_model_calls(run, r, self._permitted if self.permissions is not None else None)
+            if r.status is None and (kind := hand_kind(r._tool)):
+                hand_over(run, r, kind, self.name, self._permitted if self.permissions is not None else None)
         stop: str | None = None
         observe = run.observe
         for start, end, batch in groups:

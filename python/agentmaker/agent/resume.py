@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentmaker.agent.agent_tool import AgentTool
 from agentmaker.agent.events import RunStart, ToolStart, tool_end
+from agentmaker.agent.hand_over import hand_kind, hand_over
 from agentmaker.agent.pause import (
     Answered,
     Decision,
@@ -25,28 +26,13 @@ from agentmaker.agent.pause import (
     wire_call,
 )
 from agentmaker.agent.run_result import PendingCall, RunResult
-from agentmaker.agent.todos import TodoTool
 from agentmaker.agent.tool_calls import _Run
-from agentmaker.agent.tool_model_calls import hand_model_calls
 from agentmaker.errors import GuardrailTripped
 from agentmaker.tools.call_record import ToolCallRecord
-from agentmaker.tools.decorator import FunctionTool
 from agentmaker.tools.run_context import RESUME_KEY
 from agentmaker.tools.status import RunStatus
 
-__all__ = ["Resuming", "wants_context"]
-
-# Built-ins that take part in the run: the agent hands them its RunContext under RUN_KEY (the
-# task list lives in the run, a sub-agent joins it). A model-strategy tool_search gets its own
-# hand-over under the same key instead (agent/tool_model_calls.py).
-_RUN_TOOLS = (TodoTool, AgentTool)
-
-
-def wants_context(tool: Any) -> bool:
-    """Whether a call of ``tool`` is given the run's RunContext."""
-    if isinstance(tool, FunctionTool):
-        return bool(tool._spec.contexts)
-    return isinstance(tool, _RUN_TOOLS)
+__all__ = ["Resuming"]
 
 
 class Resuming:
@@ -63,7 +49,6 @@ class Resuming:
         async def _guard_inputs(self, run: _Run, recs: list[ToolCallRecord]) -> None: ...
         async def _guard_outputs(self, run: _Run, recs: list[ToolCallRecord]) -> None: ...
         def _failed(self, run: _Run, exc: BaseException) -> None: ...
-        def _give_context(self, run: _Run, rec: ToolCallRecord) -> None: ...
         async def _loop(self, run: _Run, first_turn: int) -> RunResult: ...
         async def _offer_tools(self, run: _Run) -> None: ...
         def _permitted(self, name: str) -> bool: ...
@@ -122,10 +107,10 @@ class Resuming:
                 rec.repairs = list(paused[rec.call_id].repairs)
         stop: str | None = None
         for i, (rec, (_, choice)) in enumerate(zip(recs, items, strict=True)):
-            if rec.status is None and wants_context(rec._tool):
-                self._give_context(run, rec)
-            else:
-                hand_model_calls(run, rec, self._permitted if self.permissions is not None else None)
+            if rec.status is None and (kind := hand_kind(rec._tool)):
+                hand_over(
+                    run, rec, kind, self.name, self._permitted if self.permissions is not None else None
+                )
             if observe is not None:
                 observe(ToolStart(run.turn, rec.call_id, rec.name, rec.arguments))
             if rec.status is not None:  # a gate refuses it now (e.g. the tool is gone)

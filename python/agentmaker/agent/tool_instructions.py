@@ -24,7 +24,7 @@ class ToolInstructions:
     looked up in the registry once per set of offered tools: a rendered tool's form is one
     object until the tool is registered again, so the same objects mean the same tools."""
 
-    __slots__ = ("_kits", "_last", "_order", "_plain")
+    __slots__ = ("_kits", "_last", "_list", "_order", "_plain")
 
     def __init__(self, kits: Iterable[Toolkit], own: Iterable[Any] | None = None) -> None:
         # A toolkit's instructions, by the name of each of its tools.
@@ -32,6 +32,9 @@ class ToolInstructions:
         self._order: tuple[int, dict[str, int]] = (-1, {})
         # The offered forms last looked up, and their texts.
         self._last: tuple[tuple[dict[str, Any], ...], tuple[str, ...]] = ((), ())
+        # The offered list last found to hold exactly those forms (lists are replaced, not
+        # changed, when a run offers more tools; the length check guards the rest).
+        self._list: list[dict[str, Any]] | None = None
         # How many tools the registry holds while none of them can have instructions (-1: unknown).
         plain = own is not None and not self._kits
         tools = list(own or ())
@@ -44,7 +47,8 @@ class ToolInstructions:
         if not tools or registry is None or len(registry) == self._plain:
             return ()
         forms, texts_before = self._last
-        if len(forms) == len(tools) and all(a is b for a, b in zip(forms, tools)):
+        if len(forms) == len(tools) and (tools is self._list or all(a is b for a, b in zip(forms, tools))):
+            self._list = tools  # a run offers one list turn after turn: compared once
             return texts_before
         names = tuple(registry.resolve_name(n) or n for n in (t["function"]["name"] for t in tools))
         order = self._registration_order(registry)

@@ -125,7 +125,9 @@ class CallableSpec:
         for (name, prop), type_word, default in zip(props.items(), self._types, self._defaults, strict=True):
             text = prop.get("description")
             out.append(
-                ParamInfo(name, type_word, text if isinstance(text, str) else "", name in required, default, prop)
+                ParamInfo(
+                    name, type_word, text if isinstance(text, str) else "", name in required, default, prop
+                )
             )
         return out
 
