@@ -17,6 +17,7 @@ from agentmaker import (
     ToolCheck,
     ToolEnd,
     ToolPermissions,
+    ToolRegistry,
     tool,
 )
 from agentmaker.agent.guardrails import GuardrailRecord
@@ -360,3 +361,25 @@ def test_bad_guardrail_settings_are_refused():
 
     with pytest.raises(TypeError, match="takes a string"):
         GuardrailDecision.refuse(None)  # type: ignore[arg-type]
+
+
+def test_a_direct_execute_tool_call_asks_no_guardrail_as_it_asks_no_confirmation() -> None:
+    seen: list[str] = []
+
+    def refuse_all(check: ToolCheck) -> GuardrailDecision:
+        seen.append(check.tool_name)
+        return GuardrailDecision.refuse("no")
+
+    @tool(requires_confirmation=True, input_guardrails=[refuse_all], output_guardrails=[refuse_all])
+    def purge(path: str) -> str:
+        """Purge a path."""
+        return f"purged {path}"
+
+    reg = ToolRegistry()
+    reg.register(purge)
+    assert reg.execute_tool("purge", {"path": "p"}).text == "purged p"
+    assert seen == []
+    # The same tool in an agent run: its guardrail refuses before anyone is asked.
+    llm = ScriptedLLM([ScriptedLLM.tool_call("purge", {"path": "p"}), "ok"])
+    result = Agent("a", llm, tools=[purge], confirm=lambda t, p: True).run("go")
+    assert result.tool_calls[0].status == "guardrail" and seen == ["purge"]

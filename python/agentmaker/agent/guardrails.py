@@ -12,7 +12,9 @@ refuses the call (or withholds its result) and the run goes on.
 
 They run in the call pipeline in this order: parse and repair, permissions, validation, input
 guardrails, confirmation, the call, output guardrails on the whole result, the
-``max_result_chars`` cut, the external-content frame. Within a stage the agent's guardrails run
+``max_result_chars`` cut, the external-content frame. They guard the calls a model makes (agent
+runs and served MCP calls); ``registry.execute_tool`` is the programmer's own direct call and
+runs none, as it asks no confirmation. Within a stage the agent's guardrails run
 first, then the run policy's, then the tool's; the first refusal or trip ends the stage, and a
 replacement is what the next output guardrail sees. Output guardrails see results the tool
 returned (success, partial or error), not a timeout or a gate's refusal. Each decision is kept
