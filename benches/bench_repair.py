@@ -10,7 +10,8 @@ json-repair pydantic``; without them only our side runs). A case is
 - a wrong repair: they were changed into arguments that differ from the intended ones (goal 0);
 - as sent: admitted unchanged, because the schema accepts what the model sent (a misnamed
   optional key where the schema admits other keys: the probe is a ``Tool`` subclass, which
-  receives valid arguments exactly as sent; an ``@tool`` function would get the key renamed);
+  receives valid arguments exactly as sent; an ``@tool`` function gets the key renamed, which
+  the second run, with the same schemas behind functions, shows);
 - refused: the call stays an error the model reads (not recovered, but no harm done).
 
 Valid calls changed (goal 0): a valid call admitted with different arguments or any repair.
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentmaker import ToolRegistry, _native
-from repair_corpus import Probe
+from repair_corpus import FunctionProbe, Probe
 
 CORPUS = Path(__file__).resolve().parent / "data" / "repair_corpus.json"
 REPEAT = 5  # each case is timed this many times; the best counts
@@ -54,12 +55,12 @@ def strict(text: str) -> Any:
         return None
 
 
-def ours(corpus: dict[str, Any]) -> tuple[dict[str, list[str]], list[float]]:
+def ours(corpus: dict[str, Any], probe: type[Probe] = Probe) -> tuple[dict[str, list[str]], list[float]]:
     reg = ToolRegistry()
     names = {}
     for i, (key, schema) in enumerate(corpus["tools"].items()):
         names[key] = f"t{i}"
-        reg.register(Probe(f"t{i}", schema))
+        reg.register(probe(f"t{i}", schema))
     pipeline = _native.CallPipeline(reg)
     for name in names.values():  # each validator is compiled on first use: not what is timed
         reg.validate(name, {})
@@ -200,6 +201,13 @@ def main(argv: list[str] | None = None) -> None:
         valid = [t for t, c in zip(times, cases, strict=True) if c["class"] == "valid"]
         faulty = [t for t, c in zip(times, cases, strict=True) if c["class"] != "valid"]
         return sum(valid) / max(len(valid), 1), sum(faulty) / max(len(faulty), 1)
+
+    functions = ours(corpus, FunctionProbe)[0]
+    shares = []
+    for klass in ("syntax", "type", "name", "valid"):
+        n, ok, wrong, kept = rates(functions, by_class.get(klass, []))
+        shares.append(f"{klass} {100 * ok / max(n, 1):.1f}% ({wrong} wrong, {kept} as sent)")
+    print("ours, the same schemas behind @tool-shaped functions: " + "; ".join(shares))
 
     valid_us, faulty_us = split(mine[1])
     print(

@@ -128,6 +128,22 @@ class Probe(Tool):
         return ToolResponse.ok("ok")
 
 
+def _ok(**_: Any) -> str:
+    return "ok"
+
+
+class FunctionProbe(Probe):
+    """The same schema behind a function, as ``@tool`` makes it: the registry calls the function
+    with the declared keys only, so a misnamed key is renamed to its property (a ``Tool``
+    subclass receives valid arguments exactly as sent)."""
+
+    is_async = False
+
+    def __init__(self, name: str, schema: dict[str, Any]) -> None:
+        super().__init__(name, schema)
+        self._fast_call = (_ok, list(schema.get("properties", {})))
+
+
 # ------------------------------------------------------------------------------ serialisations
 
 
