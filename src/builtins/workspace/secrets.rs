@@ -31,29 +31,52 @@ pub const DEFAULT_DENY: &[&str] = &[
 pub(super) struct DenyList {
     patterns: Vec<String>,
     set: GlobSet,
+    /// For a walked entry whose ancestors already passed: the patterns without `/` matched
+    /// against its name alone, the others against the path's tails (`**/PATTERN`).
+    names: GlobSet,
+    tails: GlobSet,
 }
 
 impl DenyList {
     pub fn new(patterns: &[String]) -> Result<DenyList, String> {
         let mut builder = GlobSetBuilder::new();
+        let mut names = GlobSetBuilder::new();
+        let mut tails = GlobSetBuilder::new();
         for p in patterns {
             let p = p.trim().trim_start_matches('/').trim_end_matches('/');
             if p.is_empty() {
                 return Err("deny patterns must not be empty".into());
             }
-            for form in [format!("**/{p}"), format!("**/{p}/**")] {
-                let glob = GlobBuilder::new(&form)
+            let glob = |form: &str| {
+                GlobBuilder::new(form)
                     .literal_separator(true)
                     .build()
-                    .map_err(|e| format!("invalid deny pattern {p:?}: {e}"))?;
-                builder.add(glob);
+                    .map_err(|e| format!("invalid deny pattern {p:?}: {e}"))
+            };
+            let tail = glob(&format!("**/{p}"))?;
+            builder.add(tail.clone());
+            builder.add(glob(&format!("**/{p}/**"))?);
+            if p.contains('/') {
+                tails.add(tail);
+            } else {
+                names.add(glob(p)?);
             }
         }
-        let set = builder.build().map_err(|e| e.to_string())?;
+        let built = |b: GlobSetBuilder| b.build().map_err(|e| e.to_string());
         Ok(DenyList {
             patterns: patterns.to_vec(),
-            set,
+            set: built(builder)?,
+            names: built(names)?,
+            tails: built(tails)?,
         })
+    }
+
+    /// Whether the walker must skip the entry `name` at `rel` (workspace-relative, `name` its
+    /// last component), given that no ancestor of it was denied: the same answer as
+    /// [`DenyList::matched`] for such a path, at a fraction of its cost (it runs once per entry
+    /// of every walk).
+    pub fn prunes(&self, rel: &str, name: &str) -> bool {
+        self.names.is_match(name) || (!self.tails.is_empty() && self.tails.is_match(rel))
     }
 
     /// The pattern a workspace-relative path matches, if any.
@@ -105,6 +128,23 @@ mod tests {
             assert_eq!(list.matched(p), None, "{p}");
         }
         assert_eq!(list.matched("a/b.pem"), Some("*.pem"));
+        for p in [
+            ".env",
+            "app/.env.local",
+            "home/.ssh",
+            ".git/config",
+            "vendor/x/.git/config",
+            "a/.docker/config.json",
+            "certs/server.pem",
+            "keys/id_ed25519.pub",
+            "src/env.py",
+            ".git/HEAD",
+            "x/config",
+            "docker/config.json",
+        ] {
+            let name = p.rsplit('/').next().unwrap();
+            assert_eq!(list.prunes(p, name), list.matched(p).is_some(), "{p}");
+        }
         assert!(DenyList::new(&[]).unwrap().matched(".env").is_none());
         assert!(DenyList::new(&["a[".into()]).is_err());
     }
