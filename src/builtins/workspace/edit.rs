@@ -138,11 +138,12 @@ fn edit_file(ws: &Workspace, args: &Value, edits: Vec<Edit>, multi: bool) -> Too
         return ToolResponse::error(ws.io_text("reading", &shown, errno));
     }
     let bom: &[u8] = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
         b"\xEF\xBB\xBF"
     } else {
         b""
     };
-    let Ok(mut text) = String::from_utf8(bytes[bom.len()..].to_vec()) else {
+    let Ok(mut text) = String::from_utf8(bytes) else {
         return ToolResponse::error(p.fmt("workspace.msg.edit.not_text", &[("path", &shown)]));
     };
     let count = edits.len();
@@ -184,9 +185,14 @@ fn edit_file(ws: &Workspace, args: &Value, edits: Vec<Edit>, multi: bool) -> Too
             }
         }
     }
-    let mut out = bom.to_vec();
-    out.extend_from_slice(text.as_bytes());
-    if let Err(resp) = replace(ws, &parent, name, &shown, &out, Some(&before)) {
+    if let Err(resp) = replace(
+        ws,
+        &parent,
+        name,
+        &shown,
+        &[bom, text.as_bytes()],
+        Some(&before),
+    ) {
         return resp;
     }
     let diff_text = diffs.join("\n");

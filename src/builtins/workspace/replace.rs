@@ -33,7 +33,10 @@ fn line_of(text: &str, at: usize) -> usize {
 
 /// Applies one edit to `text`, returning the new text and its changes.
 pub(super) fn apply(text: &str, edit: &Edit) -> Result<(String, Vec<Change>), Miss> {
-    let crlf = text.contains("\r\n") && !edit.old.contains('\r');
+    if edit.old.is_empty() {
+        return Err(Miss::NotFound);
+    }
+    let crlf = !edit.old.contains('\r') && memchr::memmem::find(text.as_bytes(), b"\r\n").is_some();
     let translated = crlf.then(|| {
         (
             edit.old.replace('\n', "\r\n"),
@@ -46,7 +49,9 @@ pub(super) fn apply(text: &str, edit: &Edit) -> Result<(String, Vec<Change>), Mi
     }
     forms.push((&edit.old, &edit.new));
     for (old, new) in forms {
-        let starts: Vec<usize> = text.match_indices(old).map(|(i, _)| i).collect();
+        // Byte offsets of whole matches of a UTF-8 needle in UTF-8 text: char boundaries.
+        let starts: Vec<usize> =
+            memchr::memmem::find_iter(text.as_bytes(), old.as_bytes()).collect();
         if starts.is_empty() {
             continue;
         }
