@@ -84,11 +84,8 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
             };
             // The path below `path`, for the pattern.
             let sub = rel.get(base_len..).unwrap_or_default();
-            if glob.is_match(sub) {
-                let parts: Vec<&str> = rel.split('/').collect();
-                if cache.is_file(&parts) {
-                    batch.items.push((rel.to_string(), ()));
-                }
+            if glob.is_match(sub) && cache.is_file(rel) {
+                batch.items.push((rel.to_string(), ()));
             }
             WalkState::Continue
         })

@@ -169,8 +169,7 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
     let max_chars = ws.opts.max_line_chars;
     let search =
         |searcher: &mut Searcher, cache: &mut DirCache<'_>, shown: &str| -> Option<FileHits> {
-            let parts: Vec<&str> = shown.split('/').collect();
-            let (file, _) = cache.open(&parts).ok()?;
+            let (file, _) = cache.open(shown).ok()?;
             let mut sink = Collect {
                 shown,
                 mode,

@@ -47,19 +47,21 @@ impl DenyList {
             if p.is_empty() {
                 return Err("deny patterns must not be empty".into());
             }
-            let glob = |form: &str| {
+            let glob = |form: &str, separator: bool| {
                 GlobBuilder::new(form)
-                    .literal_separator(true)
+                    .literal_separator(separator)
                     .build()
                     .map_err(|e| format!("invalid deny pattern {p:?}: {e}"))
             };
-            let tail = glob(&format!("**/{p}"))?;
+            let tail = glob(&format!("**/{p}"), true)?;
             builder.add(tail.clone());
-            builder.add(glob(&format!("**/{p}/**"))?);
+            builder.add(glob(&format!("**/{p}/**"), true)?);
             if p.contains('/') {
                 tails.add(tail);
             } else {
-                names.add(glob(p)?);
+                // A name holds no `/`, so whether `*` may match one changes nothing, and without
+                // that rule globset matches `id_rsa*` or `.env.*` as a prefix, not a regex.
+                names.add(glob(p, false)?);
             }
         }
         let built = |b: GlobSetBuilder| b.build().map_err(|e| e.to_string());

@@ -86,65 +86,77 @@ impl<'a> DirCache<'a> {
         }
     }
 
-    /// The directory `dirs` below the root, None when it cannot be reached without following a
-    /// link (or is gone).
-    fn parent<S: AsRef<str>>(&mut self, dirs: &[S]) -> Option<&OwnedFd> {
+    /// The directory `dirs` (a workspace-relative path, `""` for the root) below the root, None
+    /// when it cannot be reached without following a link (or is gone).
+    fn parent(&mut self, dirs: &str) -> Option<&OwnedFd> {
         let root = self.root;
-        let shared = self
-            .open
-            .iter()
-            .zip(dirs)
-            .take_while(|((open, _), name)| open == name.as_ref())
-            .count();
+        let mut names = dirs.split('/').filter(|n| !n.is_empty()).peekable();
+        let mut shared = 0;
+        while let (Some((open, _)), Some(name)) = (self.open.get(shared), names.peek()) {
+            if open != name {
+                break;
+            }
+            names.next();
+            shared += 1;
+        }
         self.open.truncate(shared);
-        let held = dirs.len().min(MAX_HELD);
-        for name in &dirs[shared.min(held)..held] {
-            let above = self.open.last().map_or(&root.fd, |(_, fd)| fd);
-            let fd = root.open_child(above, name.as_ref(), false).ok()?;
-            self.open.push((name.as_ref().to_string(), fd));
+        // Past `MAX_HELD` levels, the rest is opened for this lookup alone.
+        let mut deep: Option<OwnedFd> = None;
+        for name in names {
+            let above = match &deep {
+                Some(fd) => fd,
+                None => self.open.last().map_or(&root.fd, |(_, fd)| fd),
+            };
+            let fd = root.open_child(above, name, false).ok()?;
+            if deep.is_none() && self.open.len() < MAX_HELD {
+                self.open.push((name.to_string(), fd));
+            } else {
+                deep = Some(fd);
+            }
         }
-        let top = self.open.last().map_or(&root.fd, |(_, fd)| fd);
-        if dirs.len() == held {
-            return Some(top);
+        match deep {
+            Some(fd) => Some(self.deep.insert(fd)),
+            None => Some(self.open.last().map_or(&root.fd, |(_, fd)| fd)),
         }
-        // Deeper than the stack holds: the rest is opened for this lookup alone.
-        let mut cur = root.open_child(top, dirs[held].as_ref(), false).ok()?;
-        for name in &dirs[held + 1..] {
-            cur = root.open_child(&cur, name.as_ref(), false).ok()?;
-        }
-        Some(self.deep.insert(cur))
     }
 
-    /// Whether `parts` names a regular file, reached without following links.
-    pub fn is_file<S: AsRef<str>>(&mut self, parts: &[S]) -> bool {
-        let Some((name, dirs)) = parts.split_last() else {
-            return false;
-        };
+    /// Whether `rel` (workspace-relative) names a regular file, reached without following links.
+    pub fn is_file(&mut self, rel: &str) -> bool {
+        let (dirs, name) = rel.rsplit_once('/').unwrap_or(("", rel));
         let root = self.root;
         match self.parent(dirs) {
-            Some(fd) => root.stat_regular(fd, name.as_ref()).is_ok(),
+            Some(fd) => root.stat_regular(fd, name).is_ok(),
             None => false,
         }
     }
 
-    /// Opens the regular file `parts` for reading.
-    pub fn open<S: AsRef<str>>(
-        &mut self,
-        parts: &[S],
-    ) -> Result<(std::fs::File, FileStat), Refusal> {
-        let Some((name, dirs)) = parts.split_last() else {
+    /// Opens the regular file `rel` (workspace-relative) for reading.
+    pub fn open(&mut self, rel: &str) -> Result<(std::fs::File, FileStat), Refusal> {
+        let (dirs, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        if name.is_empty() {
             return Err(Refusal::IsDir);
-        };
+        }
         let root = self.root;
         let fd = self.parent(dirs).ok_or(Refusal::NotFound)?;
-        root.open_file_in(fd, name.as_ref())
+        root.open_file_in(fd, name)
             .map(|(fd, st)| (std::fs::File::from(fd), st))
     }
 }
 
-/// Sorts workspace-relative results the way `rg --sort path` does (component by component).
+/// Sorts workspace-relative results the way `rg --sort path` does: component by component,
+/// which is byte order with `/` taken as lower than any byte a name can hold (no name holds NUL).
 pub(super) fn sort_paths<T>(items: &mut [(String, T)]) {
-    items.sort_unstable_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
+    items.sort_unstable_by(|a, b| path_order(&a.0, &b.0));
+}
+
+fn path_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let key = |s: &[u8]| {
+        s.get(same)
+            .map(|&c| if c == b'/' { 0 } else { u16::from(c) + 1 })
+    };
+    key(a).cmp(&key(b))
 }
 
 /// One walker thread's results, handed to the shared list when the thread's visitor is dropped
@@ -169,5 +181,40 @@ impl<T> Drop for Batch<'_, T> {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .append(&mut self.items);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_sort_component_by_component() {
+        let names = [
+            "a", "a/b", "a-b", "a.b/c", "a/b/c", "ab", "a/-", "a/b.py", "a/b/x", "A", "é/x", "a b",
+            "a/\u{1}", "z",
+        ];
+        let mut items: Vec<(String, ())> = names.iter().map(|n| (n.to_string(), ())).collect();
+        sort_paths(&mut items);
+        let mut expected: Vec<&str> = names.to_vec();
+        expected.sort_by(|a, b| a.split('/').cmp(b.split('/')));
+        assert_eq!(
+            items.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(),
+            expected
+        );
+        assert_eq!(
+            expected[..4],
+            ["A", "a", "a/\u{1}", "a/-"],
+            "a directory's entries come right after it"
+        );
+    }
+
+    #[test]
+    fn walked_paths_are_cut_at_the_root() {
+        let root = Path::new("/w/root");
+        assert_eq!(relative(root, Path::new("/w/root/a/b.py")), Some("a/b.py"));
+        assert_eq!(relative(root, Path::new("/w/root")), Some(""));
+        assert_eq!(relative(root, Path::new("/w/rootless/a")), None);
+        assert_eq!(relative(Path::new("/"), Path::new("/etc/x")), Some("etc/x"));
     }
 }
