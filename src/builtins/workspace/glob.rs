@@ -8,7 +8,7 @@
 use super::walk::{relative, sort_paths, walker, Batch, DirCache};
 use super::Workspace;
 use crate::response::ToolResponse;
-use globset::GlobBuilder;
+use globset::{GlobBuilder, GlobSetBuilder};
 use ignore::WalkState;
 use serde_json::{json, Value};
 use std::sync::Mutex;
@@ -38,8 +38,14 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
         return ws.refusal(&shown_base, r);
     }
     let pattern = raw.trim_start_matches("./");
-    let glob = match GlobBuilder::new(pattern).literal_separator(true).build() {
-        Ok(g) => g.compile_matcher(),
+    // A set of one: globset then matches `**/*.py` by its extension, a name by a lookup, where
+    // a lone matcher would run its regex on every walked file.
+    let glob = match GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .and_then(|g| GlobSetBuilder::new().add(g).build())
+    {
+        Ok(set) => set,
         Err(e) => {
             return ToolResponse::error(p.fmt(
                 "workspace.msg.glob.bad_pattern",
