@@ -32,11 +32,17 @@ pub(super) fn walker(root: &Path, base: &Path, hidden: bool, deny: &Arc<DenyList
         .follow_links(false);
     let deny = Arc::clone(deny);
     let root = root.to_path_buf();
-    // The walker visits a directory's entries only when the directory itself passed, so
-    // `prunes` (which looks at the entry's own name and path tails) is all it takes.
-    b.filter_entry(move |e| match relative(&root, e.path()) {
-        Some(rel) if !rel.is_empty() => !deny.prunes(rel, rel.rsplit('/').next().unwrap_or(rel)),
-        _ => true,
+    // The walker visits a directory's entries only when the directory itself passed, and the
+    // base (depth 0) passed the full check as the tool's `path`, so `prunes` (the entry's own
+    // name, and path tails only for a name that may end one) is all it takes.
+    b.filter_entry(move |e| {
+        let path = e.path();
+        let bytes = path.as_os_str().as_bytes();
+        let name = memchr::memrchr(b'/', bytes).map_or(bytes, |i| &bytes[i + 1..]);
+        match std::str::from_utf8(name) {
+            Ok(name) if e.depth() > 0 => !deny.prunes(name, || relative(&root, path)),
+            _ => true,
+        }
     });
     b
 }
