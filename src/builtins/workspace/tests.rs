@@ -133,6 +133,17 @@ fn a_directory_swapped_for_a_symlink_mid_call_never_leaks() {
             json!({"pattern": "root:", "output_mode": "content"}),
         );
         assert!(!g.text.contains("root:x"), "{}", g.text);
+        // Names listed under the symlink (/etc's) are never confirmed.
+        let listed = w.call("glob", json!({"pattern": "**/*"}));
+        assert!(
+            listed.text.starts_with("No files")
+                || listed
+                    .text
+                    .lines()
+                    .all(|l| l == "d/passwd" || l == "real/passwd"),
+            "{}",
+            listed.text
+        );
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     flipper.join().unwrap();
