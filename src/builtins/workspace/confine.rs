@@ -131,32 +131,44 @@ impl Root {
     /// Opens the directory made of `dirs`, never following links. With `create`, missing
     /// directories are made (mode 0777 less the umask, like `mkdir -p`).
     pub fn open_dir(&self, dirs: &[String], create: bool) -> Result<OwnedFd, Refusal> {
-        let mut cur = self
-            .fd
-            .try_clone()
-            .map_err(|e| Refusal::Io(Errno::from_raw(e.raw_os_error().unwrap_or(0))))?;
-        for name in dirs {
-            let next = match openat(&cur, name.as_str(), DIR_FLAGS, Mode::empty()) {
-                Err(Errno::ENOENT) if create => {
-                    match mkdirat(&cur, name.as_str(), Mode::from_bits_truncate(0o777)) {
-                        Ok(()) | Err(Errno::EEXIST) => {}
-                        Err(e) => return Err(Refusal::Io(e)),
-                    }
-                    openat(&cur, name.as_str(), DIR_FLAGS, Mode::empty())
-                }
-                other => other,
-            };
-            let next = match next {
-                Ok(fd) => fd,
-                Err(e) => return Err(self.dir_refusal(&cur, name, e)),
-            };
-            let st = fstat(&next).map_err(Refusal::Io)?;
-            if st.st_dev != self.dev {
-                return Err(Refusal::OtherDevice);
-            }
-            cur = next;
+        let Some((first, rest)) = dirs.split_first() else {
+            return self
+                .fd
+                .try_clone()
+                .map_err(|e| Refusal::Io(Errno::from_raw(e.raw_os_error().unwrap_or(0))));
+        };
+        let mut cur = self.open_child(&self.fd, first, create)?;
+        for name in rest {
+            cur = self.open_child(&cur, name, create)?;
         }
         Ok(cur)
+    }
+
+    /// Opens the directory `name` in `parent` (a directory opened from the root this way), never
+    /// following a link and never crossing onto another file system. With `create`, a missing
+    /// directory is made first.
+    pub fn open_child(
+        &self,
+        parent: &OwnedFd,
+        name: &str,
+        create: bool,
+    ) -> Result<OwnedFd, Refusal> {
+        let next = match openat(parent, name, DIR_FLAGS, Mode::empty()) {
+            Err(Errno::ENOENT) if create => {
+                match mkdirat(parent, name, Mode::from_bits_truncate(0o777)) {
+                    Ok(()) | Err(Errno::EEXIST) => {}
+                    Err(e) => return Err(Refusal::Io(e)),
+                }
+                openat(parent, name, DIR_FLAGS, Mode::empty())
+            }
+            other => other,
+        };
+        let next = next.map_err(|e| self.dir_refusal(parent, name, e))?;
+        let st = fstat(&next).map_err(Refusal::Io)?;
+        if st.st_dev != self.dev {
+            return Err(Refusal::OtherDevice);
+        }
+        Ok(next)
     }
 
     fn dir_refusal(&self, parent: &OwnedFd, name: &str, e: Errno) -> Refusal {

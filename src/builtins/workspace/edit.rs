@@ -4,7 +4,7 @@
 //! been read by the agent and not changed since. All edits of a `multi_edit` are applied in
 //! memory first: if one fails, nothing is written and the file stays byte-identical.
 
-use super::replace::{apply, closest, diff, Change, Edit, Miss};
+use super::replace::{closest, diff, find, Edit, Found, Miss};
 use super::write::{check_target, replace};
 use super::Workspace;
 use crate::response::ToolResponse;
@@ -15,6 +15,8 @@ use std::io::Read;
 const MAX_EDIT_BYTES: i64 = 64 * 1024 * 1024;
 const DIFF_LINES: usize = 12;
 const DIFF_CHANGES: usize = 3;
+/// Up to this many pieces (text between matches, replacements) are written one by one.
+const MAX_WRITE_PIECES: usize = 17;
 
 pub(super) fn run_edit(ws: &Workspace, args: &Value) -> ToolResponse {
     let edit = match parse_edit(ws, args, None) {
@@ -138,32 +140,37 @@ fn edit_file(ws: &Workspace, args: &Value, edits: Vec<Edit>, multi: bool) -> Too
         return ToolResponse::error(ws.io_text("reading", &shown, errno));
     }
     let bom: &[u8] = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
         b"\xEF\xBB\xBF"
     } else {
         b""
     };
-    let Ok(mut text) = String::from_utf8(bytes[bom.len()..].to_vec()) else {
+    let Ok(mut text) = String::from_utf8(bytes) else {
         return ToolResponse::error(p.fmt("workspace.msg.edit.not_text", &[("path", &shown)]));
     };
     let count = edits.len();
     let mut replacements = 0;
     let mut diffs: Vec<String> = Vec::new();
+    let mut last: Option<Found> = None;
     for (i, edit) in edits.iter().enumerate() {
-        let result = if edit.old.is_empty() || edit.old == edit.new {
+        let result = if edit.old == edit.new {
             Err(Miss::NotFound)
         } else {
-            apply(&text, edit)
+            find(&text, edit)
         };
         match result {
-            Ok((next, changes)) => {
-                replacements += changes.len();
-                let changes: Vec<&Change> = changes.iter().take(DIFF_CHANGES).collect();
-                for c in changes {
+            Ok(found) => {
+                replacements += found.starts.len();
+                for c in found.changes(DIFF_CHANGES) {
                     if diffs.len() < DIFF_CHANGES * 2 {
-                        diffs.push(diff(&text, c, DIFF_LINES));
+                        diffs.push(diff(&text, &c, DIFF_LINES));
                     }
                 }
-                text = next;
+                if i + 1 < count {
+                    text = found.pieces(&text).concat();
+                } else {
+                    last = Some(found);
+                }
             }
             Err(miss) => {
                 let reason = miss_text(ws, &shown, &text, edit, miss);
@@ -184,9 +191,20 @@ fn edit_file(ws: &Workspace, args: &Value, edits: Vec<Edit>, multi: bool) -> Too
             }
         }
     }
-    let mut out = bom.to_vec();
-    out.extend_from_slice(text.as_bytes());
-    if let Err(resp) = replace(ws, &parent, name, &shown, &out, Some(&before)) {
+    // The last edit is written straight from the text and its replacements, without building
+    // the new text in memory (for a few matches; many are joined into one buffer first).
+    let pieces = last
+        .as_ref()
+        .map_or_else(|| vec![text.as_str()], |f| f.pieces(&text));
+    let joined: String;
+    let mut parts: Vec<&[u8]> = vec![bom];
+    if pieces.len() <= MAX_WRITE_PIECES {
+        parts.extend(pieces.iter().map(|piece| piece.as_bytes()));
+    } else {
+        joined = pieces.concat();
+        parts.push(joined.as_bytes());
+    }
+    if let Err(resp) = replace(ws, &parent, name, &shown, &parts, Some(&before)) {
         return resp;
     }
     let diff_text = diffs.join("\n");

@@ -5,13 +5,12 @@
 //! stops there. Results are workspace-relative paths; each is confirmed to be a regular file
 //! reached without following links (see `walk.rs`).
 
-use super::walk::{parts, sort_paths, walker, Batch, DirCache};
+use super::walk::{relative, sort_paths, walker, Batch, DirCache};
 use super::Workspace;
 use crate::response::ToolResponse;
-use globset::GlobBuilder;
+use globset::{GlobBuilder, GlobSetBuilder};
 use ignore::WalkState;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
@@ -39,8 +38,14 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
         return ws.refusal(&shown_base, r);
     }
     let pattern = raw.trim_start_matches("./");
-    let glob = match GlobBuilder::new(pattern).literal_separator(true).build() {
-        Ok(g) => g.compile_matcher(),
+    // A set of one: globset then matches `**/*.py` by its extension, a name by a lookup, where
+    // a lone matcher would run its regex on every walked file.
+    let glob = match GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .and_then(|g| GlobSetBuilder::new().add(g).build())
+    {
+        Ok(set) => set,
         Err(e) => {
             return ToolResponse::error(p.fmt(
                 "workspace.msg.glob.bad_pattern",
@@ -55,53 +60,53 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
         .parts
         .iter()
         .fold(ws.root.path.clone(), |acc, c| acc.join(c));
+    // A walked path's part below `path`: past `path/` (nothing to skip at the root).
+    let base_len = if rel.is_root() {
+        0
+    } else {
+        shown_base.len() + 1
+    };
     let mut builder = walker(&ws.root.path, &base, hidden, &ws.deny);
     if !pattern.contains("**") {
         builder.max_depth(Some(pattern.split('/').filter(|c| !c.is_empty()).count()));
     }
-    let found: Mutex<Vec<(PathBuf, ())>> = Mutex::new(Vec::new());
+    // Each walker thread confirms its own matches as it finds them (see `walk.rs`), with a
+    // stack of directory descriptors that follows the walk's depth-first order.
+    let found: Mutex<Vec<(String, ())>> = Mutex::new(Vec::new());
+    let root_path = &ws.root.path;
     builder.build_parallel().run(|| {
         let glob = &glob;
-        let base = &base;
         let mut batch = Batch::new(&found);
+        let mut cache = DirCache::new(&ws.root);
         Box::new(move |entry| {
             let Ok(entry) = entry else {
                 return WalkState::Continue;
             };
-            if entry.file_type().is_some_and(|t| t.is_file()) {
-                if let Ok(sub) = entry.path().strip_prefix(base) {
-                    if glob.is_match(sub) {
-                        batch.items.push((entry.into_path(), ()));
-                    }
-                }
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let Some(rel) = relative(root_path, entry.path()) else {
+                return WalkState::Continue;
+            };
+            // The path below `path`, for the pattern.
+            let sub = rel.get(base_len..).unwrap_or_default();
+            if glob.is_match(sub) && cache.is_file(rel) {
+                batch.items.push((rel.to_string(), ()));
             }
             WalkState::Continue
         })
     });
     let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
     sort_paths(&mut found);
-    let mut cache = DirCache::new(&ws.root);
-    let mut out: Vec<String> = Vec::new();
-    let mut total = 0usize;
+    let total = found.len();
+    let mut out: Vec<&str> = Vec::new();
     let mut bytes = 0usize;
-    let mut byte_capped = false;
-    for (path, ()) in &found {
-        let Some(parts) = parts(&ws.root.path, path) else {
-            continue;
-        };
-        if !cache.is_file(&parts) {
-            continue;
+    for (line, ()) in &found {
+        if out.len() >= limit || bytes + line.len() + 1 > ws.opts.max_output_bytes {
+            break;
         }
-        total += 1;
-        let line = parts.join("/");
-        if out.len() < limit && !byte_capped {
-            if bytes + line.len() + 1 > ws.opts.max_output_bytes {
-                byte_capped = true;
-            } else {
-                bytes += line.len() + 1;
-                out.push(line);
-            }
-        }
+        bytes += line.len() + 1;
+        out.push(line);
     }
     if total == 0 {
         return ToolResponse::ok(p.fmt(

@@ -10,7 +10,7 @@
 //! sorted by path and the same on every call. `head_limit` caps output lines (files, counts)
 //! and `max_output_bytes` the text; the model is told how many it did not see.
 
-use super::walk::{parts, sort_paths, walker, Batch, DirCache};
+use super::walk::{relative, sort_paths, walker, Batch, DirCache};
 use super::Workspace;
 use crate::response::ToolResponse;
 use grep_regex::RegexMatcherBuilder;
@@ -19,7 +19,6 @@ use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use ignore::WalkState;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -169,11 +168,10 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
     let searcher_builder = &searcher_builder;
     let max_chars = ws.opts.max_line_chars;
     let search =
-        |searcher: &mut Searcher, cache: &mut DirCache<'_>, parts: &[String]| -> Option<FileHits> {
-            let (file, _) = cache.open(parts).ok()?;
-            let shown = parts.join("/");
+        |searcher: &mut Searcher, cache: &mut DirCache<'_>, shown: &str| -> Option<FileHits> {
+            let (file, _) = cache.open(shown).ok()?;
             let mut sink = Collect {
-                shown: &shown,
+                shown,
                 mode,
                 numbers,
                 max_chars,
@@ -185,7 +183,7 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
             searcher.search_file(&matcher, &file, &mut sink).ok()?;
             (sink.hits.count > 0).then_some(sink.hits)
         };
-    let found: Mutex<Vec<(PathBuf, FileHits)>> = Mutex::new(Vec::new());
+    let found: Mutex<Vec<(String, FileHits)>> = Mutex::new(Vec::new());
     // A path naming a file searches that file alone (globs and types do not filter it, as in rg).
     let single = !rel.is_root()
         && ws
@@ -194,11 +192,11 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
             .is_ok_and(|(parent, name)| ws.root.stat_regular(&parent, name).is_ok());
     if single {
         let mut cache = DirCache::new(&ws.root);
-        if let Some(hits) = search(&mut searcher_builder.build(), &mut cache, &rel.parts) {
+        if let Some(hits) = search(&mut searcher_builder.build(), &mut cache, &shown_base) {
             found
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push((PathBuf::from(shown_base.clone()), hits));
+                .push((shown_base.clone(), hits));
         }
     } else {
         if let Err(r) = ws.root.open_dir(&rel.parts, false) {
@@ -254,9 +252,9 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
                     return WalkState::Continue;
                 };
                 if entry.file_type().is_some_and(|t| t.is_file()) {
-                    if let Some(parts) = parts(root_path, entry.path()) {
-                        if let Some(hits) = search(&mut searcher, &mut cache, &parts) {
-                            batch.items.push((PathBuf::from(parts.join("/")), hits));
+                    if let Some(rel) = relative(root_path, entry.path()) {
+                        if let Some(hits) = search(&mut searcher, &mut cache, rel) {
+                            batch.items.push((rel.to_string(), hits));
                         }
                     }
                 }
@@ -284,7 +282,7 @@ fn render(
     mode: Mode,
     context: bool,
     limit: usize,
-    found: Vec<(PathBuf, FileHits)>,
+    found: Vec<(String, FileHits)>,
 ) -> ToolResponse {
     let p = &ws.prompts;
     if found.is_empty() {
@@ -304,7 +302,6 @@ fn render(
     let matches: u64 = found.iter().map(|(_, h)| h.count).sum();
     let mut lines: Vec<String> = Vec::new();
     for (i, (path, hits)) in found.into_iter().enumerate() {
-        let path = path.to_string_lossy().into_owned();
         match mode {
             Mode::Files => lines.push(path),
             Mode::Count => lines.push(format!("{path}:{}", hits.count)),

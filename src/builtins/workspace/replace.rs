@@ -31,22 +31,65 @@ fn line_of(text: &str, at: usize) -> usize {
     memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count() + 1
 }
 
-/// Applies one edit to `text`, returning the new text and its changes.
-pub(super) fn apply(text: &str, edit: &Edit) -> Result<(String, Vec<Change>), Miss> {
-    let crlf = text.contains("\r\n") && !edit.old.contains('\r');
-    let translated = crlf.then(|| {
-        (
+/// Where one edit applies in a text: the form of its strings that matched (newlines as `\r\n`
+/// in a CRLF file) and the byte offsets of the matches, which are char boundaries (whole matches
+/// of a UTF-8 needle in UTF-8 text).
+pub(super) struct Found {
+    pub starts: Vec<usize>,
+    old: String,
+    new: String,
+}
+
+impl Found {
+    /// The edited text as consecutive pieces: the text between matches and the replacement.
+    pub fn pieces<'a>(&'a self, text: &'a str) -> Vec<&'a str> {
+        let mut out = Vec::with_capacity(self.starts.len() * 2 + 1);
+        let mut last = 0;
+        for &i in &self.starts {
+            out.push(&text[last..i]);
+            out.push(self.new.as_str());
+            last = i + self.old.len();
+        }
+        out.push(&text[last..]);
+        out
+    }
+
+    /// The first `max` replacements, for the diff.
+    pub fn changes(&self, max: usize) -> Vec<Change> {
+        self.starts
+            .iter()
+            .take(max)
+            .map(|&at| Change {
+                at,
+                old: self.old.clone(),
+                new: self.new.clone(),
+            })
+            .collect()
+    }
+}
+
+/// Finds where one edit applies in `text`.
+pub(super) fn find(text: &str, edit: &Edit) -> Result<Found, Miss> {
+    if edit.old.is_empty() {
+        return Err(Miss::NotFound);
+    }
+    // Without a newline in either string, the line endings change nothing: no need to look.
+    let crlf = (edit.old.contains('\n') || edit.new.contains('\n'))
+        && !edit.old.contains('\r')
+        && memchr::memmem::find(text.as_bytes(), b"\r\n").is_some();
+    let mut forms: Vec<(String, String)> = Vec::with_capacity(2);
+    if crlf {
+        forms.push((
             edit.old.replace('\n', "\r\n"),
             edit.new.replace('\n', "\r\n"),
-        )
-    });
-    let mut forms: Vec<(&str, &str)> = Vec::with_capacity(2);
-    if let Some((o, n)) = &translated {
-        forms.push((o, n));
+        ));
     }
-    forms.push((&edit.old, &edit.new));
+    if !crlf || edit.old.contains('\n') {
+        forms.push((edit.old.clone(), edit.new.clone()));
+    }
     for (old, new) in forms {
-        let starts: Vec<usize> = text.match_indices(old).map(|(i, _)| i).collect();
+        let starts: Vec<usize> =
+            memchr::memmem::find_iter(text.as_bytes(), old.as_bytes()).collect();
         if starts.is_empty() {
             continue;
         }
@@ -54,23 +97,7 @@ pub(super) fn apply(text: &str, edit: &Edit) -> Result<(String, Vec<Change>), Mi
             let lines = starts.iter().take(10).map(|&i| line_of(text, i)).collect();
             return Err(Miss::Ambiguous(starts.len(), lines));
         }
-        let mut out = String::with_capacity(text.len() + (new.len() * starts.len()));
-        let mut last = 0;
-        for &i in &starts {
-            out.push_str(&text[last..i]);
-            out.push_str(new);
-            last = i + old.len();
-        }
-        out.push_str(&text[last..]);
-        let changes = starts
-            .iter()
-            .map(|&at| Change {
-                at,
-                old: old.to_string(),
-                new: new.to_string(),
-            })
-            .collect();
-        return Ok((out, changes));
+        return Ok(Found { starts, old, new });
     }
     Err(Miss::NotFound)
 }
@@ -160,6 +187,11 @@ pub(super) fn closest(text: &str, old: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    fn apply(text: &str, edit: &Edit) -> Result<(String, Vec<Change>), Miss> {
+        let found = find(text, edit)?;
+        Ok((found.pieces(text).concat(), found.changes(usize::MAX)))
+    }
+
     fn edit(old: &str, new: &str, all: bool) -> Edit {
         Edit {
             old: old.into(),
@@ -173,6 +205,20 @@ mod tests {
         let text = "a\r\nb\r\nc\nd\r\n";
         let (out, _) = apply(text, &edit("a\nb", "x\ny\nz", false)).unwrap();
         assert_eq!(out, "x\r\ny\r\nz\r\nc\nd\r\n");
+    }
+
+    #[test]
+    fn a_crlf_file_gets_crlf_in_inserted_lines_only_where_needed() {
+        let text = "a\r\nb\r\n";
+        let (out, _) = apply(text, &edit("b", "b\nc", false)).unwrap();
+        assert_eq!(out, "a\r\nb\r\nc\r\n");
+        let (out, _) = apply("a\nb\n", &edit("b", "b\nc", false)).unwrap();
+        assert_eq!(out, "a\nb\nc\n");
+        let (out, _) = apply("x\r\na\nb\n", &edit("a\nb", "c", false)).unwrap();
+        assert_eq!(
+            out, "x\r\nc\n",
+            "a mixed file's LF lines still match as sent"
+        );
     }
 
     #[test]

@@ -133,6 +133,17 @@ fn a_directory_swapped_for_a_symlink_mid_call_never_leaks() {
             json!({"pattern": "root:", "output_mode": "content"}),
         );
         assert!(!g.text.contains("root:x"), "{}", g.text);
+        // Names listed under the symlink (/etc's) are never confirmed.
+        let listed = w.call("glob", json!({"pattern": "**/*"}));
+        assert!(
+            listed.text.starts_with("No files")
+                || listed
+                    .text
+                    .lines()
+                    .all(|l| l == "d/passwd" || l == "real/passwd"),
+            "{}",
+            listed.text
+        );
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     flipper.join().unwrap();
@@ -410,4 +421,37 @@ fn glob_is_sorted_respects_gitignore_and_hides_dot_files() {
         &w.call("glob", json!({"pattern": "a[", "path": "."})),
         "invalid glob pattern",
     );
+}
+
+#[test]
+fn glob_and_grep_reach_files_deeper_than_the_kept_directories() {
+    let w = Ws::new("deep");
+    let dir = |depth: usize| -> String { (0..depth).map(|i| format!("d{i}/")).collect() };
+    for depth in [0, 1, 63, 64, 65, 80] {
+        w.put(&format!("{}f{depth}.py", dir(depth)), b"needle\n");
+        w.put(&format!("{}side{depth}/s.py", dir(depth)), b"needle\n");
+    }
+    symlink("/etc", w.root().join(format!("{}etc", dir(70)))).unwrap();
+    symlink(
+        w.root().join("d0"),
+        w.root().join(format!("{}loop", dir(66))),
+    )
+    .unwrap();
+    let mut expected: Vec<String> = [0, 1, 63, 64, 65, 80]
+        .iter()
+        .flat_map(|&d| {
+            [
+                format!("{}f{d}.py", dir(d)),
+                format!("{}side{d}/s.py", dir(d)),
+            ]
+        })
+        .collect();
+    expected.sort_by(|a, b| a.split('/').cmp(b.split('/')));
+    let g = w.call("glob", json!({"pattern": "**/*.py"}));
+    assert_eq!(g.text, expected.join("\n"));
+    let files = w.call(
+        "grep",
+        json!({"pattern": "needle|root:", "output_mode": "files_with_matches"}),
+    );
+    assert_eq!(files.text, expected.join("\n"));
 }

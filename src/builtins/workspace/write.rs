@@ -53,14 +53,15 @@ pub(super) fn check_target(
     }
 }
 
-/// Replaces (or creates) `name` in `parent` with `bytes`, atomically. `before` is the target as
-/// checked by [`check_target`]; it is checked again right before the rename.
+/// Replaces (or creates) `name` in `parent` with `parts` one after the other, atomically.
+/// `before` is the target as checked by [`check_target`]; it is checked again right before the
+/// rename.
 pub(super) fn replace(
     ws: &Workspace,
     parent: &OwnedFd,
     name: &str,
     shown: &str,
-    bytes: &[u8],
+    parts: &[&[u8]],
     before: Option<&FileStat>,
 ) -> Result<(), ToolResponse> {
     let fail = |action: &str, e: Errno| ToolResponse::error(ws.io_text(action, shown, e));
@@ -84,12 +85,14 @@ pub(super) fn replace(
     )
     .map_err(|e| fail("writing", e))?;
     let result = (|| -> Result<(), ToolResponse> {
-        let mut written = 0;
-        while written < bytes.len() {
-            match nix::unistd::write(&fd, &bytes[written..]) {
-                Ok(n) => written += n,
-                Err(Errno::EINTR) => continue,
-                Err(e) => return Err(fail("writing", e)),
+        for bytes in parts {
+            let mut written = 0;
+            while written < bytes.len() {
+                match nix::unistd::write(&fd, &bytes[written..]) {
+                    Ok(n) => written += n,
+                    Err(Errno::EINTR) => continue,
+                    Err(e) => return Err(fail("writing", e)),
+                }
             }
         }
         if let Some(st) = before {
@@ -174,7 +177,7 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
         &parent,
         name,
         &shown,
-        content.as_bytes(),
+        &[content.as_bytes()],
         before.as_ref(),
     ) {
         return resp;
