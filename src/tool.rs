@@ -47,6 +47,10 @@ impl ToolSpec {
     }
 }
 
+/// The argument under which a run's call pipeline hands a tool that keeps state per run
+/// ([`NativeTool::keeps_run_state`]) the run's id.
+pub const RUN_KEY: &str = "_agentmaker_run";
+
 /// A tool implemented in Rust. `call` may block (a subprocess, an HTTP request): the binding
 /// runs it with the GIL released, and off the event loop on the async path.
 pub trait NativeTool: Send + Sync {
@@ -83,6 +87,13 @@ pub trait NativeTool: Send + Sync {
     /// inline on the async path instead of paying for a worker-thread hop.
     fn blocks(&self) -> bool {
         true
+    }
+
+    /// Whether the tool keeps state per agent run (the workspace's read-before-write records):
+    /// a run's call pipeline then adds the run's id to the validated arguments under
+    /// [`RUN_KEY`] (no schema shows it; calls outside a run have none).
+    fn keeps_run_state(&self) -> bool {
+        false
     }
 
     /// Whether the tool also has a native asynchronous call that cancelling the awaiting task

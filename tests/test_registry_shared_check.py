@@ -115,6 +115,7 @@ def test_a_setting_changed_after_registration_reaches_the_next_registry() -> Non
     llm = ScriptedLLM([ScriptedLLM.tool_call("wipe", {"path": "/tmp/x"}), "ok"])
     result = Agent("a", llm, tool_registry=after).run("go")
     assert result.tool_calls[0].status == "not_confirmed"
+
     # Another function behind the tool: the next registry calls it, the earlier one does not.
     @tool
     def wipe_gently(path: str) -> str:

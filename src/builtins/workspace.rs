@@ -230,6 +230,10 @@ impl NativeTool for WorkspaceTool {
         &self.spec
     }
 
+    fn keeps_run_state(&self) -> bool {
+        true // what each run has read (see `freshness.rs`)
+    }
+
     fn call(&self, args: &Value) -> ToolResponse {
         let ws = &*self.ws;
         match self.kind {

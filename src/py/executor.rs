@@ -23,14 +23,16 @@ use crate::permissions::ToolPermissions;
 use crate::py::permissions::PyToolPermissions;
 use crate::py::registry::{
     admit_call, exception_problem, kind_of, run_admitted, start_awaitable, Gates, PyStartedCall,
-    PyToolRegistry, Repair,
+    PyToolRegistry, Repair, Runner,
 };
+use crate::tool::RUN_KEY;
 use call::{read_call, PyPreparedCall};
 use completion::RecordCompletion;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use record::{prepared_call, record_class, status_word};
+use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -64,6 +66,8 @@ pub struct PyCallPipeline {
     refusals: Refusals,
     /// The run has output guardrails: returned results wait for them (see `guarded`).
     hold_results: bool,
+    /// The run's id, for tools that keep state per run (`NativeTool::keeps_run_state`).
+    run_id: Option<String>,
 }
 
 impl PyCallPipeline {
@@ -155,6 +159,13 @@ impl PyCallPipeline {
         let noted = (!repairs.is_empty())
             .then(|| PyList::new(py, &repairs))
             .transpose()?;
+        let mut args = args;
+        if let (Some(run), Runner::Native(native)) = (&self.run_id, &entry.payload.runner) {
+            // Added after the record's and the guardrails' copies were made: only the tool sees it.
+            if let (true, Value::Object(map)) = (native.keeps_run_state(), &mut args) {
+                map.insert(RUN_KEY.to_string(), Value::String(run.clone()));
+            }
+        }
         let isolation = entry.isolation(py, self.isolate.as_ref());
         let kind = kind_of(py, &entry, isolation.is_some());
         let call = Py::new(
@@ -243,7 +254,7 @@ impl PyCallPipeline {
     /// `serial`: the run has a numeric cap, so every call runs alone; `repair`: `"full"`,
     /// `"coerce"` or `"off"`, for tools that set none of their own.
     #[new]
-    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None, repair = "full", max_result_chars = None, approval_rules = Vec::new(), max_attempts = None, hold_results = false))]
+    #[pyo3(signature = (registry, permissions = None, tool_timeout = None, serial = false, blocking_run = false, isolate = None, repair = "full", max_result_chars = None, approval_rules = Vec::new(), max_attempts = None, hold_results = false, run_id = None))]
     fn new(
         registry: Option<Bound<'_, PyAny>>,
         permissions: Option<Bound<'_, PyToolPermissions>>,
@@ -256,6 +267,7 @@ impl PyCallPipeline {
         approval_rules: Vec<(String, bool)>,
         max_attempts: Option<u32>,
         hold_results: bool,
+        run_id: Option<String>,
     ) -> PyResult<Self> {
         let repair: RepairMode = repair
             .parse()
@@ -292,6 +304,7 @@ impl PyCallPipeline {
             approval: ApprovalRules::new(approval_rules, max_attempts),
             refusals: Refusals::default(),
             hold_results,
+            run_id,
         })
     }
 

@@ -98,8 +98,9 @@ class AgentTool(Tool):
             return self._answer(result)
         if parent.depth >= self.max_depth:
             return ToolResponse.error(self._texts.too_deep(self.agent.name, parent.depth, self.max_depth))
-        run = self.agent._new_run(False, deps=parent.deps, parent=parent)
         paused = parameters.get(RESUME_KEY)
+        run_id = paused.result._run_id if paused is not None else None
+        run = self.agent._new_run(False, deps=parent.deps, parent=parent, run_id=run_id)
         try:
             if paused is not None:
                 result = await self.agent._resumed(paused.result, paused.chosen, run)

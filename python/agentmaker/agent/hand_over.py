@@ -63,7 +63,7 @@ def hand_over(
         return
     ctx = run.context
     if ctx is None:
-        ctx = run.context = RunContext(run.deps, uuid.uuid4().hex, agent, run)
+        ctx = run.context = RunContext(run.deps, run.run_id or uuid.uuid4().hex, agent, run)
     params = rec._params
     assert params is not None
     if rec.arguments is params:

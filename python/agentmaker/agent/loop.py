@@ -312,7 +312,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         gets its answer in ``answers={call_id: text}`` instead. ``deps`` as for :meth:`run` (a
         paused result does not keep them)."""
         self._no_loop("resume", "aresume")
-        return run_sync(self._resume(result, decisions, digests, self._new_run(True, deps=deps), answers))
+        run = self._new_run(True, deps=deps, run_id=getattr(result, "_run_id", None))
+        return run_sync(self._resume(result, decisions, digests, run, answers))
 
     async def aresume(
         self,
@@ -324,7 +325,8 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         deps: Any = None,
     ) -> RunResult:
         """The async form of :meth:`resume`."""
-        return await self._resume(result, decisions, digests, self._new_run(False, deps=deps), answers)
+        run = self._new_run(False, deps=deps, run_id=getattr(result, "_run_id", None))
+        return await self._resume(result, decisions, digests, run, answers)
 
     async def astream(
         self, input: RunInput, *, message_history: Sequence[Message] | None = None, deps: Any = None
@@ -372,9 +374,14 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
     # ------------------------------------------------------------------------------------- the loop
 
     def _new_run(
-        self, sync_entry: bool, feed: Feed | None = None, deps: Any = None, parent: _Run | None = None
+        self,
+        sync_entry: bool,
+        feed: Feed | None = None,
+        deps: Any = None,
+        parent: _Run | None = None,
+        run_id: str | None = None,
     ) -> _Run:
-        return new_run(self, sync_entry, feed, deps, parent)
+        return new_run(self, sync_entry, feed, deps, parent, run_id)
 
     async def _drive(self, input: Any, run: _Run, history: Any) -> RunResult:
         added = input_messages(input)
@@ -492,7 +499,17 @@ class Agent(Resuming, ToolExecutor, ToolOffer):
         if output is None and self._output is None and status != "failed":
             output = text
         result = RunResult(
-            text, status, usage, run.records, run.messages, pending, output, run.todos, run.start, run.turn
+            text,
+            status,
+            usage,
+            run.records,
+            run.messages,
+            pending,
+            output,
+            run.todos,
+            run.start,
+            run.turn,
+            run.run_id,
         )
         if run.observe is not None:
             run.observe(RunEnd(result))

@@ -81,6 +81,8 @@ class RunResult:
     # Where this run's own messages start in ``messages``, and the turn it ended on.
     _start: int = field(default=0, repr=False, compare=False)
     _turn: int = field(default=0, repr=False, compare=False)
+    # The run's id (RunContext.run_id), kept so a resumed run is the same run to its tools.
+    _run_id: str = field(default="", repr=False, compare=False)
 
     def __str__(self) -> str:
         return self.final_output
@@ -111,6 +113,7 @@ class RunResult:
             "todos": self.todos,
             "start": self._start,
             "turn": self._turn,
+            "run_id": self._run_id,
         }
 
     @classmethod
@@ -147,6 +150,7 @@ class RunResult:
             [{"content": str(t["content"]), "status": str(t["status"])} for t in doc.get("todos", ())],
             int(doc["start"]),
             int(doc["turn"]),
+            str(doc.get("run_id", "")),
         )
 
 

@@ -3,6 +3,7 @@ observers and who confirms (see ``_Run`` in :mod:`agentmaker.agent.tool_calls`).
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
@@ -15,9 +16,13 @@ from agentmaker.agent.tool_calls import _Run
 __all__ = ["new_run"]
 
 
-def new_run(agent: Any, sync_entry: bool, feed: Feed | None, deps: Any, parent: _Run | None) -> _Run:
+def new_run(
+    agent: Any, sync_entry: bool, feed: Feed | None, deps: Any, parent: _Run | None, run_id: str | None = None
+) -> _Run:
     """A run of ``agent``; ``parent`` is the calling run when the agent runs as a tool: its
-    limits hold over this run too, and its ``confirm`` decides unless the agent has its own."""
+    limits hold over this run too, and its ``confirm`` decides unless the agent has its own.
+    ``run_id``: a resumed run's own (a new run gets a new one)."""
+    run_id = run_id or uuid.uuid4().hex
     policy = agent.run_policy
     confirm = agent.confirm
     if confirm is None and parent is not None:
@@ -40,8 +45,10 @@ def new_run(agent: Any, sync_entry: bool, feed: Feed | None, deps: Any, parent: 
         policy.max_result_chars if policy is not None else None,
         *approval_options(confirm),
         bool(guards[1]),
+        run_id=run_id,
     )
     run = _Run(sync_entry, policy, pipeline, parent)
+    run.run_id = run_id
     run.confirm = confirm
     run.guards = guards
     run.deps = deps

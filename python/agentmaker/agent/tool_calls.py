@@ -72,6 +72,7 @@ class _Run:
         "prompt_tokens",
         "records",
         "retries",
+        "run_id",
         "start",
         "sync_entry",
         "todos",
@@ -98,6 +99,7 @@ class _Run:
         self.depth: int = parent.depth + 1 if parent is not None else 0
         self.confirm: Any = None  # who approves calls that need it (the agent's, or its caller's)
         self.todos: list[dict[str, str]] = []  # the task list a TodoTool keeps
+        self.run_id = ""  # RunContext.run_id; tools that keep state per run key it by this
         self.turn = 0
         self.llm_calls = 0
         self.prompt_tokens = 0

@@ -3,8 +3,8 @@
 The tools are Rust built-ins (``src/builtins/workspace/``): ``ls``, ``read_file``, ``glob``,
 ``grep`` and, unless ``read_only=True``, ``write_file``, ``edit_file`` and ``multi_edit``. Every
 path is opened from the root's directory descriptor without following symlinks; secret files
-(``deny``) are refused; an existing file is overwritten or edited only after the agent read it
-and only if it has not changed since (``read_before_write``). The toolkit's ``instructions`` tell
+(``deny``) are refused; an existing file is overwritten or edited only after the agent read it in
+the same run and only if it has not changed since (``read_before_write``). The toolkit's ``instructions`` tell
 the model so. See ``docs/guide.md`` ("Workspace").
 """
 

@@ -112,7 +112,8 @@ fn edit_file(ws: &Workspace, args: &Value, edits: Vec<Edit>, multi: bool) -> Too
         Ok(pair) => pair,
         Err(r) => return ws.refusal(&shown, r),
     };
-    let before = match check_target(ws, &parent, name, &shown) {
+    let run = super::freshness::run_of(args);
+    let before = match check_target(ws, run, &parent, name, &shown) {
         Ok(Some(st)) => st,
         Ok(None) => return ws.refusal(&shown, super::confine::Refusal::NotFound),
         Err(resp) => return resp,
@@ -204,7 +205,7 @@ fn edit_file(ws: &Workspace, args: &Value, edits: Vec<Edit>, multi: bool) -> Too
         joined = pieces.concat();
         parts.push(joined.as_bytes());
     }
-    if let Err(resp) = replace(ws, &parent, name, &shown, &parts, Some(&before)) {
+    if let Err(resp) = replace(ws, run, &parent, name, &shown, &parts, Some(&before)) {
         return resp;
     }
     let diff_text = diffs.join("\n");

@@ -181,7 +181,7 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
         ));
     }
     let bom = head.starts_with(b"\xEF\xBB\xBF");
-    ws.seen.record(&shown, &st);
+    ws.seen.record(super::freshness::run_of(args), &shown, &st);
     if head.is_empty() {
         return ToolResponse::ok(p.fmt("workspace.msg.read.empty", &[("path", &shown)]))
             .with_data(json!({"path": shown, "lines": 0}));

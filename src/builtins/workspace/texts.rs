@@ -93,7 +93,7 @@ pub const PROMPTS: &[(&str, &str)] = &[
     ("workspace.msg.read.invalid_utf8", "(bytes that are not valid UTF-8 are shown as \\xNN)"),
     // write_file, edit_file, multi_edit
     ("workspace.msg.write.missing_parent", "Error: the directory of {path} does not exist; pass create_dirs=true to create it"),
-    ("workspace.msg.write.not_read", "Error: {path} already exists and has not been read in this workspace; read it with read_file first, then write it"),
+    ("workspace.msg.write.not_read", "Error: {path} already exists and has not been read in this run; read it with read_file first, then write it"),
     ("workspace.msg.write.stale", "Error: {path} changed on disk since you last read it; read it again with read_file before changing it"),
     ("workspace.msg.write.created", "Created {path} ({bytes} bytes, {lines} lines)."),
     ("workspace.msg.write.replaced", "Wrote {path} ({bytes} bytes, {lines} lines), replacing its previous content."),

@@ -30,6 +30,7 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// an existing file the agent has not read or that changed since it read it.
 pub(super) fn check_target(
     ws: &Workspace,
+    run: Option<&str>,
     parent: &OwnedFd,
     name: &str,
     shown: &str,
@@ -39,7 +40,7 @@ pub(super) fn check_target(
         Err(Refusal::NotFound) => return Ok(None),
         Err(r) => return Err(ws.refusal(shown, r)),
     };
-    match ws.seen.verdict(shown, &st) {
+    match ws.seen.verdict(run, shown, &st) {
         Verdict::Fresh => Ok(Some(st)),
         Verdict::NeverRead if !ws.opts.read_before_write => Ok(Some(st)),
         Verdict::NeverRead => Err(ToolResponse::error(
@@ -58,6 +59,7 @@ pub(super) fn check_target(
 /// rename.
 pub(super) fn replace(
     ws: &Workspace,
+    run: Option<&str>,
     parent: &OwnedFd,
     name: &str,
     shown: &str,
@@ -124,7 +126,7 @@ pub(super) fn replace(
     match result {
         Ok(()) => {
             if let Ok(st) = fstat(&fd) {
-                ws.seen.record(shown, &st);
+                ws.seen.record(run, shown, &st);
             }
             Ok(())
         }
@@ -168,12 +170,14 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
         }
         Err(r) => return ws.refusal(&shown, r),
     };
-    let before = match check_target(ws, &parent, name, &shown) {
+    let run = super::freshness::run_of(args);
+    let before = match check_target(ws, run, &parent, name, &shown) {
         Ok(st) => st,
         Err(resp) => return resp,
     };
     if let Err(resp) = replace(
         ws,
+        run,
         &parent,
         name,
         &shown,
