@@ -27,8 +27,8 @@ multi-tool categories.
 
 from __future__ import annotations
 
+import math
 import re
-import statistics
 from collections.abc import Sequence
 
 __all__ = ["FUSIONS", "confidence", "merge_in_turns", "score_fusion", "split_request"]
@@ -58,10 +58,15 @@ def confidence(ranking: Ranking) -> float:
     if len(ranking) < 3:
         return 1.0
     scores = [s for _, s in ranking]
-    spread = statistics.pstdev(scores)
+    if max(scores) == min(scores):
+        return 0.0
+    # Plain floats (fsum keeps the sums exact before the one rounding): statistics.pstdev's exact
+    # fractions cost more than the dense search of the request itself.
+    mean = math.fsum(scores) / len(scores)
+    spread = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / len(scores))
     if spread <= 0.0:
         return 0.0
-    return max(0.0, (scores[0] - statistics.fmean(scores)) / spread)
+    return max(0.0, (scores[0] - mean) / spread)
 
 
 def _normalised(ranking: Ranking) -> dict[str, float]:
