@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from agentmaker import HybridRetriever
+from agentmaker._native import DenseIndex
 from agentmaker.rag.fusion import confidence, merge_in_turns, score_fusion, split_request
 
 CONCEPTS = {
@@ -95,6 +96,55 @@ def test_a_multi_part_request_gets_a_tool_for_each_part():
     one_part = query.replace("? Also", ",")
     assert split_request(one_part) == []
     assert [h.id for h in r.search(one_part, top_k=3)] == ["weather_0", "weather_1", "weather_2"]
+
+
+class CountingIndex:
+    """A real DenseIndex that counts how it is searched."""
+
+    def __init__(self, inner: DenseIndex) -> None:
+        self.inner = inner
+        self.calls: list[tuple[str, int]] = []
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def search(self, vector: list[float], top_k: int) -> list[tuple[str, float]]:
+        self.calls.append(("search", 1))
+        return self.inner.search(vector, top_k)
+
+    def search_many(self, vectors: list[list[float]], top_k: int) -> list[list[tuple[str, float]]]:
+        self.calls.append(("search_many", len(vectors)))
+        return self.inner.search_many(vectors, top_k)
+
+
+def test_a_multi_part_request_is_embedded_and_ranked_in_one_pass():
+    batches: list[list[str]] = []
+
+    def embedder(texts: list[str]) -> list[list[float]]:
+        batches.append(list(texts))
+        return concept_embedder(texts)
+
+    r = HybridRetriever(embedder, alpha=0.5)
+    r.add(list(DOCS), list(DOCS.values()))
+    counting = CountingIndex(r._scopes[None].dense)
+    r._scopes[None].dense = counting
+    batches.clear()
+    query = "What is the weather forecast for Paris? Then send an email to Bob. Also play a song."
+    hits = r.search(query, top_k=5)
+    assert batches == [[query, *split_request(query)]] and len(batches[0]) == 4
+    assert counting.calls == [("search_many", 4)], "one pass over the index for the four vectors"
+    assert {h.id for h in hits[:4]} >= {"weather_now", "mail", "music"}
+    # Each hit's embedding score is the one its own search would give (the whole request's first).
+    whole = dict(counting.inner.search(concept_embedder([query])[0], 50))
+    for h in hits:
+        assert h.dense_score is None or h.dense_score == whole[h.id]
+    # rrf ranks the whole request only: one vector, one search.
+    rrf = HybridRetriever(embedder, alpha=0.5, fusion="rrf")
+    rrf.add(list(DOCS), list(DOCS.values()))
+    rrf_counting = CountingIndex(rrf._scopes[None].dense)
+    rrf._scopes[None].dense = rrf_counting
+    assert rrf.search(query, top_k=3)
+    assert rrf_counting.calls == [("search", 1)]
 
 
 def test_an_uninformative_embedder_leaves_the_keyword_ranking_alone():

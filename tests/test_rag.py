@@ -216,6 +216,24 @@ def test_dense_index_directly():
     assert len(fresh) == 0 and fresh.dim is None, "a bad batch changes nothing"
 
 
+def test_dense_index_searches_many_vectors_in_one_call():
+    d = DenseIndex()
+    assert d.search_many([[1.0], [2.0, 3.0]], 3) == [[], []], "an empty index: one empty ranking each"
+    d.add(["x", "y", "xy", "x2"], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    queries = [[3.0, 0.1], [0.0, 1.0], [1.0, 1.0]]
+    for top_k in (1, 2, 4, 9):
+        assert d.search_many(queries, top_k) == [d.search(q, top_k) for q in queries]
+    assert d.search_many([[0.0, 1.0], [5.0, 0.0]], 2) == [
+        [("y", 1.0), ("xy", pytest.approx(0.5**0.5))],
+        [("x", 1.0), ("x2", 1.0)],
+    ], "ties keep the order of adding"
+    assert d.search_many([], 3) == []
+    with pytest.raises(ValueError, match='"<query 1>" has 3 dimensions, but this index holds 2-dimensional'):
+        d.search_many([[1.0, 0.0], [1.0, 0.0, 0.0]])
+    with pytest.raises(ValueError, match='"<query>" contains NaN or infinity'):
+        d.search_many([[float("inf"), 0.0]])
+
+
 # ------------------------------------------------------------------------------- ToolRetriever
 
 

@@ -12,8 +12,14 @@
 //!    heap of `top_k` keeps the best of them.
 //!
 //! The result (ids, order and scores) is the exact ranking; ties go to the row added first.
+//!
+//! A request is often embedded as several vectors (the whole text and each of its sentences).
+//! [`DenseIndex::search_many`] ranks them all in one `i8` pass: each row's codes are read once
+//! and scored against every query while they are in cache, so pass 1, the one bound by memory,
+//! costs about one scan whatever the number of queries. [`DenseIndex::search`] is its one-query
+//! case.
 
-use super::kernels::{dot_f32, error_bound, quantise, scan_i8};
+use super::kernels::{dot_f32, error_bound, quantise, scan_i8, Quantised};
 use super::RagError;
 use std::cell::RefCell;
 use std::cmp::{Ordering, Reverse};
@@ -251,53 +257,98 @@ impl DenseIndex {
     }
 
     /// The `top_k` rows most similar to `query` by cosine, best first, as (id, similarity).
-    /// Ties go to the row added first.
+    /// Ties go to the row added first. The one-query case of [`DenseIndex::search_many`].
     pub fn search(&self, query: &[f64], top_k: usize) -> Result<Vec<(&str, f64)>, RagError> {
+        Ok(self.search_many(&[query], top_k)?.pop().unwrap_or_default())
+    }
+
+    /// For each of `queries`, what [`DenseIndex::search`] returns for it (the same rows, order
+    /// and scores), found in one pass over the index: each row is scored against all the
+    /// queries while it is in cache, so a request embedded as several vectors (the whole text
+    /// and each of its sentences) reads the index once, not once per vector.
+    ///
+    /// Every query is checked before any work; a bad one is named by its place in `queries`
+    /// (`"<query 2>"`; a single query is `"<query>"`). An empty index returns one empty
+    /// ranking per query without looking at them, as `search` does.
+    pub fn search_many<Q: AsRef<[f64]>>(
+        &self,
+        queries: &[Q],
+        top_k: usize,
+    ) -> Result<Vec<Vec<(&str, f64)>>, RagError> {
         let Some(d) = self.dim else {
-            return Ok(Vec::new());
+            return Ok(vec![Vec::new(); queries.len()]);
         };
-        let q = normalised("<query>", query, Some(d))?;
-        if top_k == 0 {
-            return Ok(Vec::new());
+        let qs = queries
+            .iter()
+            .enumerate()
+            .map(|(j, q)| {
+                let label = if queries.len() == 1 {
+                    "<query>".to_string()
+                } else {
+                    format!("<query {j}>")
+                };
+                normalised(&label, q.as_ref(), Some(d))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if top_k == 0 || qs.is_empty() {
+            return Ok(vec![Vec::new(); qs.len()]);
         }
         let n = self.ids.len();
-        let mut best = TopK::new(top_k.min(n));
+        let mut best: Vec<TopK<Scored>> = qs.iter().map(|_| TopK::new(top_k.min(n))).collect();
         if top_k >= n {
-            (0..n).for_each(|i| best.push(self.exact(i, &q, d)));
+            for i in 0..n {
+                for (b, q) in best.iter_mut().zip(&qs) {
+                    b.push(self.exact(i, q, d));
+                }
+            }
         } else {
-            let qq = quantise(&q);
+            let quantised: Vec<Quantised> = qs.iter().map(|q| quantise(q)).collect();
+            let codes: Vec<i8> = quantised
+                .iter()
+                .flat_map(|q| q.codes.iter().copied())
+                .collect();
             SCRATCH.with_borrow_mut(|scratch| {
                 let Scratch { approx, mid, err } = scratch;
-                scan_i8(&self.codes, &qq.codes, approx);
-                // Each row's approximate cosine and its error bound, in one loop the compiler
-                // vectorises.
+                // Every query's i8 dot products, query-major, in one pass over the codes.
+                scan_i8(&self.codes, &codes, d, approx);
                 mid.resize(n, 0.0);
                 err.resize(n, 0.0);
-                let rows = approx.iter().zip(&self.scales).zip(&self.l1s);
-                for ((m, e), ((&a, &scale), &l1)) in mid.iter_mut().zip(err.iter_mut()).zip(rows) {
-                    *m = scale * qq.scale * a as f32;
-                    *e = error_bound(scale, l1, qq.scale, qq.l1, d);
-                }
-                // The top_k-th best lower bound; most rows fail the first comparison.
-                let mut lows = TopK::new(top_k);
-                let mut floor = f32::NEG_INFINITY;
-                for (m, e) in mid.iter().zip(err.iter()) {
-                    if m - e > floor {
-                        lows.push(Total(m - e));
-                        floor = lows.floor().map_or(f32::NEG_INFINITY, |t| t.0);
+                let per_query = approx.chunks_exact(n).zip(&quantised).zip(&qs);
+                for (((approx, qq), q), best) in per_query.zip(best.iter_mut()) {
+                    // Each row's approximate cosine and its error bound, in one loop the
+                    // compiler vectorises.
+                    let rows = approx.iter().zip(&self.scales).zip(&self.l1s);
+                    for ((m, e), ((&a, &scale), &l1)) in
+                        mid.iter_mut().zip(err.iter_mut()).zip(rows)
+                    {
+                        *m = scale * qq.scale * a as f32;
+                        *e = error_bound(scale, l1, qq.scale, qq.l1, d);
                     }
-                }
-                for (i, (m, e)) in mid.iter().zip(err.iter()).enumerate() {
-                    if m + e >= floor {
-                        best.push(self.exact(i, &q, d));
+                    // The top_k-th best lower bound; most rows fail the first comparison.
+                    let mut lows = TopK::new(top_k);
+                    let mut floor = f32::NEG_INFINITY;
+                    for (m, e) in mid.iter().zip(err.iter()) {
+                        if m - e > floor {
+                            lows.push(Total(m - e));
+                            floor = lows.floor().map_or(f32::NEG_INFINITY, |t| t.0);
+                        }
+                    }
+                    for (i, (m, e)) in mid.iter().zip(err.iter()).enumerate() {
+                        if m + e >= floor {
+                            best.push(self.exact(i, q, d));
+                        }
                     }
                 }
             });
         }
         Ok(best
-            .into_sorted()
             .into_iter()
-            .map(|s| (self.ids[s.row].as_str(), f64::from(s.score)))
+            .map(|b| {
+                b.into_sorted()
+                    .into_iter()
+                    .map(|s| (self.ids[s.row].as_str(), f64::from(s.score)))
+                    .collect()
+            })
             .collect())
     }
 }
@@ -379,6 +430,121 @@ mod tests {
                 assert_eq!(got, expect, "k={k}");
             }
         }
+    }
+
+    /// One pass over many queries returns, for each, exactly what its own search returns: the
+    /// same rows, order and scores, ties (duplicated rows) going to the older row, on both the
+    /// pruned path (top_k < rows) and the exhaustive one.
+    #[test]
+    fn one_pass_over_many_queries_equals_one_search_per_query() {
+        let mut s = 11u32;
+        let mut rnd = move || {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            f64::from(s >> 8) / 16_777_216.0 - 0.5
+        };
+        for dim in [5, 48, 384] {
+            let mut ix = DenseIndex::default();
+            let mut kept: Vec<Vec<f64>> = Vec::new();
+            for i in 0..300 {
+                let v: Vec<f64> = if i % 7 == 6 {
+                    kept[i / 3].clone()
+                } else {
+                    (0..dim).map(|_| rnd()).collect()
+                };
+                ix.upsert(&format!("r{i}"), &v).unwrap();
+                kept.push(v);
+            }
+            for k in [1, 2, 3, 4, 5, 9] {
+                // A query equal to a stored row ties with that row's duplicates.
+                let queries: Vec<Vec<f64>> = (0..k)
+                    .map(|j| {
+                        if j == 1 {
+                            kept[6 / 3].clone()
+                        } else {
+                            (0..dim).map(|_| rnd()).collect()
+                        }
+                    })
+                    .collect();
+                for top_k in [1, 10, 50, 299, 300, 400] {
+                    let one_by_one: Vec<_> = queries
+                        .iter()
+                        .map(|q| ix.search(q, top_k).unwrap())
+                        .collect();
+                    let together = ix.search_many(&queries, top_k).unwrap();
+                    assert_eq!(together, one_by_one, "dim {dim}, {k} queries, top {top_k}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn many_queries_edge_cases() {
+        let mut ix = DenseIndex::default();
+        let none: [&[f64]; 0] = [];
+        assert_eq!(
+            ix.search_many(&none, 5).unwrap(),
+            Vec::<Vec<(&str, f64)>>::new()
+        );
+        // An empty index has no dimension to check against: one empty ranking per query.
+        assert_eq!(
+            ix.search_many(&[vec![1.0], vec![f64::NAN, 2.0]], 5)
+                .unwrap(),
+            [vec![], vec![]]
+        );
+        ix.upsert("a", &[1.0, 0.0]).unwrap();
+        ix.upsert("b", &[0.0, 1.0]).unwrap();
+        assert_eq!(
+            ix.search_many(&none, 5).unwrap(),
+            Vec::<Vec<(&str, f64)>>::new()
+        );
+        assert_eq!(
+            ix.search_many(&[[1.0, 0.0], [0.0, 3.0]], 0).unwrap(),
+            [vec![], vec![]]
+        );
+        assert_eq!(
+            ix.search_many(&[[1.0, 0.0], [0.0, 3.0]], 1).unwrap(),
+            [vec![("a", 1.0)], vec![("b", 1.0)]]
+        );
+        // The one-query case is search itself, errors included.
+        assert_eq!(
+            ix.search_many(&[[1.0, 1.0]], 2).unwrap(),
+            [ix.search(&[1.0, 1.0], 2).unwrap()]
+        );
+        assert_eq!(
+            ix.search_many(&[vec![1.0, 0.0, 0.0]], 2).unwrap_err(),
+            RagError::Dimension {
+                id: "<query>".into(),
+                expected: 2,
+                got: 3
+            }
+        );
+        assert_eq!(
+            ix.search(&[1.0], 2).unwrap_err(),
+            ix.search_many(&[[1.0]], 2).unwrap_err()
+        );
+        // Among several, the bad one is named by its place; nothing is returned.
+        assert_eq!(
+            ix.search_many(&[vec![1.0, 0.0], vec![1.0, 0.0, 0.0]], 2)
+                .unwrap_err(),
+            RagError::Dimension {
+                id: "<query 1>".into(),
+                expected: 2,
+                got: 3
+            }
+        );
+        assert_eq!(
+            ix.search_many(&[vec![1.0, 0.0], vec![], vec![f64::INFINITY, 0.0]], 2)
+                .unwrap_err(),
+            RagError::EmptyVector {
+                id: "<query 1>".into()
+            }
+        );
+        assert_eq!(
+            ix.search_many(&[vec![1.0, 0.0], vec![f64::INFINITY, 0.0]], 2)
+                .unwrap_err()
+                .to_string(),
+            "the embedding for \"<query 1>\" contains NaN or infinity"
+        );
     }
 
     #[test]

@@ -27,9 +27,10 @@ multi-tool categories.
 
 from __future__ import annotations
 
+import math
 import re
-import statistics
 from collections.abc import Sequence
+from operator import itemgetter
 
 __all__ = ["FUSIONS", "confidence", "merge_in_turns", "score_fusion", "split_request"]
 
@@ -58,10 +59,15 @@ def confidence(ranking: Ranking) -> float:
     if len(ranking) < 3:
         return 1.0
     scores = [s for _, s in ranking]
-    spread = statistics.pstdev(scores)
+    if max(scores) == min(scores):
+        return 0.0
+    # Plain floats (fsum keeps the sums exact before the one rounding): statistics.pstdev's exact
+    # fractions cost more than the dense search of the request itself.
+    mean = math.fsum(scores) / len(scores)
+    spread = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / len(scores))
     if spread <= 0.0:
         return 0.0
-    return max(0.0, (scores[0] - statistics.fmean(scores)) / spread)
+    return max(0.0, (scores[0] - mean) / spread)
 
 
 def _normalised(ranking: Ranking) -> dict[str, float]:
@@ -85,8 +91,8 @@ def score_fusion(lexical: Ranking, dense: Ranking, alpha: float) -> list[tuple[s
         if ranking:
             for doc, value in _normalised(ranking).items():
                 fused[doc] = fused.get(doc, 0.0) + weight * value
-    order = {d: i for i, d in enumerate(dict.fromkeys([d for d, _ in lexical] + [d for d, _ in dense]))}
-    return sorted(fused.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+    # fused holds the keyword order, then the embedding order; the sort is stable, so ties keep it.
+    return sorted(fused.items(), key=itemgetter(1), reverse=True)
 
 
 def merge_in_turns(
@@ -98,9 +104,12 @@ def merge_in_turns(
     seen: set[str] = set()
     rounds = max([(len(whole) + 1) // 2] + [len(p) for p in parts])
     for r in range(rounds):
-        picks = whole[2 * r : 2 * r + 2] + [p[r] for p in parts if r < len(p)]
-        for doc, score in picks:
-            if doc not in seen:
-                seen.add(doc)
-                out.append((doc, score))
+        for hit in whole[2 * r : 2 * r + 2]:
+            if hit[0] not in seen:
+                seen.add(hit[0])
+                out.append(hit)
+        for part in parts:
+            if r < len(part) and part[r][0] not in seen:
+                seen.add(part[r][0])
+                out.append(part[r])
     return out

@@ -277,25 +277,24 @@ class HybridRetriever:
                     break
         return hits
 
-    def _sides(
-        self, sc: _Scope, text: str, vector: list[float] | None, n: int
-    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-        lexical = sc.lexical.search(text, n) if self.alpha < 1.0 else []
-        dense: list[tuple[str, float]] = []
-        if vector is not None and sc.dense is not None:
-            dense = [(i, s) for i, s in sc.dense.search(vector, n) if s > self.min_similarity]
-        return lexical, dense
+    def _lexical(self, sc: _Scope, text: str, n: int) -> list[tuple[str, float]]:
+        return sc.lexical.search(text, n) if self.alpha < 1.0 else []
+
+    def _similar(self, hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        return [(i, s) for i, s in hits if s > self.min_similarity]
 
     def _confidence_fusion(self, sc: _Scope, query: str, n: int) -> list[tuple[str, float, Any, Any]]:
         parts = split_request(query) if self.alpha > 0.0 else []
         texts = [query, *parts]
-        use_dense = self.alpha > 0.0 and sc.dense is not None and len(sc.dense) > 0
-        vectors: list[Any] = self._embed(texts) if use_dense else [None] * len(texts)
+        # The whole request's vector and each part's, ranked in one pass over the dense index.
+        denses: list[list[tuple[str, float]]] = [[] for _ in texts]
+        if self.alpha > 0.0 and sc.dense is not None and len(sc.dense) > 0:
+            denses = [self._similar(hits) for hits in sc.dense.search_many(self._embed(texts), n)]
         lex_scores: dict[str, float] = {}
         dense_scores: dict[str, float] = {}
         rankings = []
-        for text, vector in zip(texts, vectors):
-            lexical, dense = self._sides(sc, text, vector, n)
+        for text, dense in zip(texts, denses):
+            lexical = self._lexical(sc, text, n)
             for store, ranking in ((lex_scores, lexical), (dense_scores, dense)):
                 for doc_id, raw in ranking:
                     store.setdefault(doc_id, raw)
@@ -304,10 +303,10 @@ class HybridRetriever:
         return [(d, s, lex_scores.get(d), dense_scores.get(d)) for d, s in merged]
 
     def _rrf(self, sc: _Scope, query: str, n: int) -> list[tuple[str, float, Any, Any]]:
-        vector = (
-            self._embed([query])[0] if self.alpha > 0.0 and sc.dense is not None and len(sc.dense) else None
-        )
-        lexical, dense = self._sides(sc, query, vector, n)
+        lexical = self._lexical(sc, query, n)
+        dense: list[tuple[str, float]] = []
+        if self.alpha > 0.0 and sc.dense is not None and len(sc.dense) > 0:
+            dense = self._similar(sc.dense.search(self._embed([query])[0], n))
         fused: dict[str, list[Any]] = {}  # id -> [score, best rank, lexical score, dense score]
         for weight, ranking, slot in ((1.0 - self.alpha, lexical, 2), (self.alpha, dense, 3)):
             for rank, (doc_id, raw) in enumerate(ranking, 1):
