@@ -182,8 +182,13 @@ impl CheckedTool {
 
     /// The `get_tools_description` block for this tool.
     pub fn description_block(&self) -> &str {
-        self.description_block
-            .get_or_init(|| Box::new(describe_tool(&self.name, &self.description, self.schema())))
+        // From a schema built for the occasion unless one is kept: describing a catalog must
+        // not leave each tool's schema behind.
+        self.description_block.get_or_init(|| {
+            Box::new(
+                self.with_schema(|schema| describe_tool(&self.name, &self.description, schema)),
+            )
+        })
     }
 
     /// The compiled validator (compiled now if this is the first use).

@@ -208,6 +208,7 @@ fn a_given_schema_is_kept_as_text_until_first_use_and_reads_back_the_same() {
     let e = Registry::prepare(spec, 0).unwrap();
     assert!(!e.schema_is_built());
     assert_eq!(e.schema_value(), schema);
+    assert!(e.description_block().contains("city"));
     assert!(!e.schema_is_built(), "a rendering copy is not kept");
     let mut args = json!({"city": 5});
     assert!(e.check_args(&mut args).is_err());

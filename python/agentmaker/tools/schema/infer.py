@@ -42,6 +42,8 @@ __all__ = ["ConversionError", "Node", "Unmappable", "closure_defs", "infer"]
 
 
 _CACHE: dict[Any, Node] = {}
+_BY_ID: dict[int, tuple[Any, Node]] = {}
+_BY_ID_MAX = 4096
 _ANNOTATED = type(typing.Annotated[int, ""])
 # Held while a signature is analysed: the recursion markers and the $defs registry are shared,
 # and a class half-registered by one thread must not be seen by another.
@@ -58,10 +60,18 @@ def infer(ann: Any, resolve: Callable[[Any], Any] | None = None) -> Node:
         # A description is one parameter's own text: cached, each tool ever defined would keep
         # an entry for the life of the process. Its base type is cached as usual.
         return _infer(ann, resolve)
+    # typing's generic aliases hash their arguments on every call; the objects themselves are
+    # mostly the same ones (typing caches them), so they are first looked up by identity (the
+    # entry holds the object, so its id cannot be reused while it is there).
+    seen = _BY_ID.get(id(ann))
+    if seen is not None and seen[0] is ann:
+        return seen[1]
     try:
         node = _CACHE.get(ann)
     except TypeError:  # unhashable metadata somewhere inside
         return _infer(ann, resolve)
+    if node is not None and len(_BY_ID) < _BY_ID_MAX:
+        _BY_ID[id(ann)] = (ann, node)
     if node is None:
         before = _FORWARD_HITS
         node = _infer(ann, resolve)
