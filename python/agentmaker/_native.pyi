@@ -60,6 +60,9 @@ class Tool:
     requires_confirmation: ClassVar[bool]
     external_content: ClassVar[bool]
     supports_parallel: ClassVar[bool]
+    # A class attribute (False) on the base; a subclass may make it a property.
+    @property
+    def is_async(self) -> bool: ...
     stop_after_tool_call: ClassVar[bool]
     timeout: ClassVar[float | None]
     max_result_chars: ClassVar[int | None]

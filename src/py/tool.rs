@@ -255,6 +255,15 @@ impl PyTool {
         false
     }
 
+    /// True for a tool the agent should await (``arun``) even where it could call ``run``: an
+    /// ``async def`` behind ``@tool``, or a subclass that says so. Defined on the base so that
+    /// reading it on any tool finds a value instead of raising (and catching) an AttributeError
+    /// on every call.
+    #[classattr]
+    fn is_async() -> bool {
+        false
+    }
+
     /// The registry's fast-call hook for `@tool` functions (see src/py/registry.rs). Defined on
     /// the base as None so looking it up on any other tool finds a value instead of raising
     /// (and catching) an AttributeError, which would dominate the cost of `register`.
