@@ -80,3 +80,19 @@ def test_glob_under_a_sub_directory_and_without_double_star(tree: Path) -> None:
     capped = run_glob(tree, {"pattern": "**/f*.py", "head_limit": 2})
     assert capped.text.split("\n")[:2] == ["a/a/n0/f010.py", "a/a/n1/f011.py"]
     assert (capped.data or {}) == {"count": 36, "shown": 2, "truncated": True}
+
+
+def test_names_that_are_not_utf8_are_left_out_and_ls_says_how_many(tmp_path: Path) -> None:
+    os.makedirs(tmp_path, exist_ok=True)
+    with open(os.path.join(os.fsencode(tmp_path), b"\xff.py"), "w") as f:
+        f.write("x = 1\n")
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    reg = ToolRegistry()
+    reg.register_all(list(Workspace(tmp_path)))
+    assert reg.execute_tool("glob", {"pattern": "**/*.py"}).text == "ok.py"
+    assert reg.execute_tool("grep", {"pattern": "x", "output_mode": "files_with_matches"}).text == "ok.py"
+    listed = reg.execute_tool("ls", {}).text.splitlines()
+    assert listed[1:] == [
+        "ok.py  (6 bytes)",
+        "Names not in UTF-8, left out: 1 (no tool can be given them as a path)",
+    ]

@@ -31,25 +31,37 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
         Err(e) => return ToolResponse::error(ws.io_text("listing", &shown, e)),
     };
     let mut names: Vec<String> = Vec::new();
+    // Left out like `glob` and `grep` do: a lossy name could not be opened again.
+    let mut not_utf8 = 0usize;
     let mut listing = listing;
     for entry in listing.iter() {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => return ToolResponse::error(ws.io_text("listing", &shown, e)),
         };
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name != "." && name != ".." {
-            names.push(name);
+        match entry.file_name().to_str() {
+            Ok("." | "..") => {}
+            Ok(name) => names.push(name.to_string()),
+            Err(_) => not_utf8 += 1,
         }
     }
     names.sort_unstable();
     let total = names.len();
+    let left_out = |out: &mut String| {
+        if not_utf8 > 0 {
+            out.push('\n');
+            out.push_str(
+                &ws.prompts
+                    .fmt("workspace.msg.ls.not_utf8", &[("n", &not_utf8.to_string())]),
+            );
+        }
+    };
     if total == 0 {
-        return ToolResponse::ok(
-            ws.prompts
-                .fmt("workspace.msg.ls.empty", &[("path", &shown)]),
-        )
-        .with_data(json!({"path": shown, "entries": 0}));
+        let mut out = ws
+            .prompts
+            .fmt("workspace.msg.ls.empty", &[("path", &shown)]);
+        left_out(&mut out);
+        return ToolResponse::ok(out).with_data(json!({"path": shown, "entries": 0}));
     }
     let cap = ws.opts.max_entries as usize;
     let mut out = ws.prompts.fmt(
@@ -77,6 +89,7 @@ pub(super) fn run(ws: &Workspace, args: &Value) -> ToolResponse {
             out.push_str("  [secret: refused]");
         }
     }
+    left_out(&mut out);
     if total > cap {
         out.push('\n');
         out.push_str(&ws.prompts.fmt(

@@ -83,6 +83,7 @@ pub const PROMPTS: &[(&str, &str)] = &[
     ("workspace.msg.ls.header", "{path} ({n} entries):"),
     ("workspace.msg.ls.empty", "{path} is empty"),
     ("workspace.msg.ls.capped", "…({more} more entries not shown)"),
+    ("workspace.msg.ls.not_utf8", "Names not in UTF-8, left out: {n} (no tool can be given them as a path)"),
     // read_file
     ("workspace.msg.read.binary", "Error: {path} is a binary file ({kind}, {size} bytes); read_file shows text only"),
     ("workspace.msg.read.empty", "(file {path} is empty)"),
