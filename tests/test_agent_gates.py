@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from agentmaker import Agent, RunPolicy, Tool, ToolParameter, ToolResponse, cli_confirm
+from agentmaker import Agent, RunPolicy, Tool, ToolParameter, ToolRegistry, ToolResponse, cli_confirm
 from agentmaker._native import Guard
 from agentmaker.confirm import mask_secrets
 from agentmaker.testing import ScriptedLLM
@@ -529,3 +529,30 @@ def test_invalid_arguments_to_async_tools_are_not_counted(use_async):
     assert [c.status for c in result.tool_calls] == ["invalid", "success", "invalid"]
     assert result.tool_calls[0].output.startswith("Error: tool 'sleeper' failed parameter validation")
     assert result.usage.tool_calls == 1
+
+
+def test_confirmation_is_decided_live_by_the_flag_or_any_needs_confirmation() -> None:
+    class Transfer(Tool):
+        def __init__(self) -> None:
+            super().__init__("transfer", "Move money.")
+
+        def get_parameters(self) -> list[ToolParameter]:
+            return [ToolParameter("amount", "integer", "How much.")]
+
+        def run(self, parameters: dict) -> ToolResponse:
+            return ToolResponse.ok("moved")
+
+    t = Transfer()
+    reg = ToolRegistry()
+    reg.register(t)  # once: what changes below is read on each call
+
+    def statuses(tool: Tool, *amounts: int) -> list[str]:
+        calls = [ScriptedLLM.tool_call("transfer", {"amount": a}, call_id=f"c{a}") for a in amounts]
+        agent = Agent("a", ScriptedLLM([*calls, "ok"]), tool_registry=reg)
+        return [r.status for r in agent.run("go").tool_calls]
+
+    assert statuses(t, 5) == ["success"]
+    t.requires_confirmation = True  # read on each call, not at registration
+    assert statuses(t, 5) == ["not_confirmed"]
+    t.needs_confirmation = lambda parameters: parameters["amount"] > 100  # the object's own rule
+    assert statuses(t, 5, 500) == ["success", "not_confirmed"]

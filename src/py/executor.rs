@@ -321,12 +321,13 @@ impl PyCallPipeline {
         turn: usize,
         cut_off: bool,
     ) -> PyResult<(Bound<'py, PyList>, Vec<GroupBounds>)> {
-        let calls: Vec<Bound<'py, PyAny>> =
-            if calls.is_instance_of::<PyList>() || calls.is_instance_of::<PyTuple>() {
-                calls.try_iter()?.collect::<PyResult<_>>()?
-            } else {
-                vec![calls.clone()]
-            };
+        let calls: Vec<Bound<'py, PyAny>> = if let Ok(list) = calls.cast::<PyList>() {
+            list.iter().collect() // no length hint to ask, no iterator object
+        } else if calls.is_instance_of::<PyTuple>() {
+            calls.try_iter()?.collect::<PyResult<_>>()?
+        } else {
+            vec![calls.clone()]
+        };
         let mut records = Vec::with_capacity(calls.len());
         let mut admitted = Vec::with_capacity(calls.len());
         for (i, c) in calls.iter().enumerate() {

@@ -112,6 +112,26 @@ pub fn base_methods(py: Python<'_>) -> PyResult<&'static (Py<PyAny>, Py<PyAny>)>
     })
 }
 
+/// Whether a Python tool decides confirmation as the base class does (`requires_confirmation`):
+/// neither its class nor the object itself defines `needs_confirmation`. The pipeline then reads
+/// the flag instead of calling the method, which costs a Python call on every admitted call.
+pub fn confirms_by_flag(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    static BASE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let py = obj.py();
+    let name = pyo3::intern!(py, "needs_confirmation");
+    let base = BASE.get_or_try_init(py, || {
+        Ok::<_, PyErr>(py.get_type::<PyTool>().getattr(name)?.unbind())
+    })?;
+    if !obj.get_type().getattr(name)?.is(base) {
+        return Ok(false);
+    }
+    // An attribute of the object itself would win over the class's method.
+    let own = obj.getattr(pyo3::intern!(py, "__dict__"))?;
+    Ok(!own
+        .cast::<PyDict>()
+        .map_or(Ok(true), |d| d.contains(name))?)
+}
+
 pub fn overrides<'py, N>(obj: &Bound<'py, PyAny>, method: N, base: &Py<PyAny>) -> PyResult<bool>
 where
     N: IntoPyObject<'py, Target = pyo3::types::PyString>,

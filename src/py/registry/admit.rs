@@ -9,7 +9,7 @@ use crate::executor::{
     self, messages, CallStatus, CallTarget, Prepared, Refusal, RepairMode, Repairing, Settings,
 };
 use crate::py::convert::{py_to_value, value_to_py};
-use crate::py::tool::PyTool;
+use crate::py::tool::{confirms_by_flag, PyTool};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -296,8 +296,15 @@ impl CallTarget for Target<'_, '_> {
 
     fn needs_confirmation(&mut self) -> Result<bool, String> {
         let py = self.tool.py();
-        self.tool
-            .call_method1(intern!(py, "needs_confirmation"), (&self.params,))
+        let by_flag = !matches!(self.entry.payload.runner, Runner::Native(_))
+            && confirms_by_flag(&self.tool).unwrap_or(false);
+        let answer = if by_flag {
+            self.tool.getattr(intern!(py, "requires_confirmation"))
+        } else {
+            self.tool
+                .call_method1(intern!(py, "needs_confirmation"), (&self.params,))
+        };
+        answer
             .and_then(|v| v.is_truthy())
             .map_err(|e| exception_problem(py, &e))
     }
