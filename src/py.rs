@@ -54,6 +54,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<mcp_server::PyMcpServer>()?;
     bridge::register_exit_hook(m)?;
     m.add_function(wrap_pyfunction!(hooks::_install_hooks, m)?)?;
+    // The key under which a run hands tools their part of it: one spelling for both sides.
+    m.add("_RUN_KEY", crate::tool::RUN_KEY)?;
     m.add_class::<calculator::PyCalculatorTool>()?;
     m.add_class::<search::PySearchTool>()?;
     m.add_class::<cli::PyCliTool>()?;

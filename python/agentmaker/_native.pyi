@@ -12,6 +12,8 @@ from agentmaker.tools.status import ToolStatus as _Status
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
+_RUN_KEY: str
+
 @final
 class ToolResponse:
     text: str

@@ -14,7 +14,14 @@ from agentmaker.isolation.settings import Isolation, setting
 from agentmaker.tools.decorator import RepairSetting, check_repair
 from agentmaker.tools.guardrail_setting import check_guardrails
 
-__all__ = ["DEFAULT_MAX_RETRIES", "RunBudget", "RunPolicy", "before_deadline", "retries_exceeded"]
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "RunBudget",
+    "RunPolicy",
+    "before_deadline",
+    "pipeline_settings",
+    "retries_exceeded",
+]
 
 DEFAULT_MAX_RETRIES = 3
 
@@ -95,6 +102,14 @@ class RunPolicy:
         return _native.check_run_limits(
             self.max_llm_calls, self.max_tool_calls, self.max_tokens, self.deadline_seconds
         )
+
+
+def pipeline_settings(policy: RunPolicy | None) -> tuple[Any, RepairSetting, int | None]:
+    """What a run's call pipeline takes of its policy: ``isolate``, ``repair`` and
+    ``max_result_chars`` (the defaults without one)."""
+    if policy is None:
+        return None, "full", None
+    return policy.isolate, policy.repair, policy.max_result_chars
 
 
 class RunBudget:

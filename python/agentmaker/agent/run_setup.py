@@ -10,6 +10,7 @@ import agentmaker._native as _native  # noqa: PLR0402 - the extension module, no
 from agentmaker.agent.approval import approval_options
 from agentmaker.agent.events import RunEvent
 from agentmaker.agent.otel import otel_observer
+from agentmaker.agent.run_policy import pipeline_settings
 from agentmaker.agent.streaming import Feed, has_stream
 from agentmaker.agent.tool_calls import _Run
 
@@ -40,9 +41,7 @@ def new_run(
         agent.tool_timeout,
         exact,
         sync_entry,
-        policy.isolate if policy is not None else None,
-        policy.repair if policy is not None else "full",
-        policy.max_result_chars if policy is not None else None,
+        *pipeline_settings(policy),
         *approval_options(confirm),
         bool(guards[1]),
         run_id=run_id,

@@ -33,7 +33,7 @@ from typing import Any
 
 import agentmaker._native as _native  # noqa: PLR0402 - the extension module, not a name of the package
 from agentmaker.agent.approval import Approval, approval_options, asker
-from agentmaker.agent.run_policy import RunPolicy
+from agentmaker.agent.run_policy import RunPolicy, pipeline_settings
 from agentmaker.agent.tool_calls import ToolExecutor, _Run
 from agentmaker.errors import GuardrailTripped
 from agentmaker.mcp.progress import CURRENT
@@ -180,9 +180,7 @@ class _Host:
             self.tool_timeout,
             False,
             False,
-            policy.isolate if policy is not None else None,
-            policy.repair if policy is not None else "full",
-            policy.max_result_chars if policy is not None else None,
+            *pipeline_settings(policy),
             *approval_options(self.confirm),
             bool(self.guards[1]),
         )

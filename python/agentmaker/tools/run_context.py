@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from agentmaker._native import _RUN_KEY
+
 if TYPE_CHECKING:
     from agentmaker.agent.messages import Message
     from agentmaker.agent.run_result import RunUsage
@@ -22,8 +24,9 @@ __all__ = ["RESUME_KEY", "RUN_KEY", "RunContext"]
 
 # The parameter key under which the agent hands the built-ins that take part in the run what
 # they need of it (write_todos and an agent offered as a tool: the RunContext; a model-strategy
-# tool_search: its model calls' hand-over); added after validation, it is never in a schema.
-RUN_KEY = "_agentmaker_run"
+# tool_search: its model calls' hand-over; a workspace tool, from the core: the run's id);
+# added after validation, it is never in a schema. The core defines it.
+RUN_KEY: str = _RUN_KEY
 # The key under which a resumed run hands an agent tool its paused sub-agent run and the
 # person's decisions on its calls (agentmaker.agent.agent_tool).
 RESUME_KEY = "_agentmaker_resume"
