@@ -108,3 +108,15 @@ def gemini_reply(reply: dict[str, Any]) -> dict[str, Any]:
     """``reply``, once google-genai's ``GenerateContentResponse`` has read it."""
     genai_types.GenerateContentResponse.model_validate_json(json.dumps(reply))
     return reply
+
+
+def openai_reply(reply: dict[str, Any]) -> dict[str, Any]:
+    """``reply``, once the ``openai`` SDK's ``ChatCompletion`` has read it."""
+    openai_chat.ChatCompletion.model_validate(reply)
+    return reply
+
+
+def openai_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
+    """A streamed chunk, once the ``openai`` SDK's ``ChatCompletionChunk`` has read it."""
+    openai_chat.ChatCompletionChunk.model_validate(chunk)
+    return chunk

@@ -66,8 +66,13 @@ pub fn parse_arguments_with(
                 }
             }
             Ok(v) => v,
-            // serde_json stops at 128 levels, like the conversion of a parsed object does.
-            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+            // serde_json stops at 128 levels, like the conversion of a parsed object does. Its
+            // error is told apart by its text, written out only for a text that could nest
+            // that deeply (every other failure goes on to the lenient reader).
+            Err(e)
+                if could_nest_too_deeply(text)
+                    && e.to_string().starts_with("recursion limit exceeded") =>
+            {
                 return Err(Refusal::new(
                     CallStatus::InvalidArgs,
                     messages::nested_too_deeply(tool),
@@ -111,6 +116,11 @@ pub fn parse_arguments_with(
             messages::not_an_object(tool),
         )),
     }
+}
+
+/// Whether `text` holds enough opening brackets to reach `serde_json`'s limit of 128 levels.
+fn could_nest_too_deeply(text: &str) -> bool {
+    text.len() >= 128 && text.bytes().filter(|b| matches!(b, b'[' | b'{')).count() >= 128
 }
 
 #[cfg(test)]
@@ -170,6 +180,27 @@ mod tests {
             refusal(parse_arguments("t", RawArguments::Text(&text))).1,
             "Error: arguments for tool 't' are nested too deeply"
         );
+    }
+
+    #[test]
+    fn the_depth_limit_holds_at_its_edge_with_or_without_repair() {
+        // The object and 126 arrays: 127 levels read; one more is refused in every mode.
+        let nested = |levels: usize| {
+            let inner = levels - 1;
+            format!(r#"{{"a": {}{}}}"#, "[".repeat(inner), "]".repeat(inner))
+        };
+        let full =
+            |t: &str| parse_arguments_with("t", RawArguments::Text(t), || RepairMode::Full, false);
+        assert!(parse_arguments("t", RawArguments::Text(&nested(127))).is_ok());
+        assert!(full(&nested(127)).is_ok_and(|(_, fixes)| fixes.is_empty()));
+        for text in [nested(128), nested(128).replace("]]}", "],]}")] {
+            let too_deep = "Error: arguments for tool 't' are nested too deeply";
+            assert_eq!(
+                refusal(parse_arguments("t", RawArguments::Text(&text))).1,
+                too_deep
+            );
+            assert_eq!(refusal(full(&text).map(|(map, _)| map)).1, too_deep);
+        }
     }
 
     #[test]

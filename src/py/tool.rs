@@ -340,6 +340,14 @@ impl PyTool {
         py.None()
     }
 
+    /// An ``@tool`` function's spec (``FunctionTool`` sets its own); None for other tools.
+    /// Declared here so that asking a tool for it never raises and catches an AttributeError,
+    /// which costs more than the rest of a call's repair.
+    #[classattr]
+    fn _spec(py: Python<'_>) -> Py<PyAny> {
+        py.None()
+    }
+
     /// What may be repaired in a call's arguments: ``"full"``, ``"coerce"``, ``"off"``, or
     /// None to follow the run's ``RunPolicy(repair=...)``.
     #[classattr]

@@ -247,7 +247,7 @@ fn repairing(entry: &PyEntry, tool: &Bound<'_, PyAny>, default: RepairMode) -> R
             .getattr_opt(intern!(py, "_spec"))
             .ok()
             .flatten()
-            .is_some();
+            .is_some_and(|spec| !spec.is_none());
     Repairing {
         mode: own_repair_mode(tool).unwrap_or(default),
         function_tool,
