@@ -129,22 +129,35 @@ const SHOWN_VALUE_CHARS: usize = 40;
 /// The note at the end of a repaired call's text lists at most this many repairs.
 const NOTED_REPAIRS: usize = 5;
 
-fn shown_value(value: &serde_json::Value) -> String {
-    truncate(&value.to_string(), SHOWN_VALUE_CHARS)
-}
-
 fn shown_path(path: &str) -> String {
     truncate(path, SHOWN_NAME_CHARS)
 }
 
-/// A value coerced to the schema: `'a': "1" → 1`.
+/// A value coerced to the schema: `'a': "1" → 1`. Written into one string (a call with a
+/// type fault writes one of these for each value changed).
 pub fn coerced(path: &str, old: &serde_json::Value, new: &serde_json::Value) -> String {
-    format!(
-        "'{}': {} → {}",
-        shown_path(path),
-        shown_value(old),
-        shown_value(new)
-    )
+    use std::fmt::Write;
+    let mut text = String::with_capacity(path.len() + 24);
+    // What was written from `start` on, cut to `max_chars` as `truncate` cuts.
+    let cut = |text: &mut String, start: usize, max_chars: usize| {
+        if let Some((at, _)) = text[start..].char_indices().nth(max_chars) {
+            text.truncate(start + at);
+            text.push('…');
+        }
+    };
+    text.push('\'');
+    text.push_str(path);
+    cut(&mut text, 1, SHOWN_NAME_CHARS);
+    text.push_str("': ");
+    for (i, value) in [old, new].into_iter().enumerate() {
+        if i == 1 {
+            text.push_str(" → ");
+        }
+        let start = text.len();
+        let _ = write!(text, "{value}"); // writing into a String cannot fail
+        cut(&mut text, start, SHOWN_VALUE_CHARS);
+    }
+    text
 }
 
 /// A key renamed to the property it matched: `'UserName' → 'user_name'`.

@@ -21,6 +21,7 @@
 
 pub mod coerce;
 pub mod envelope;
+pub mod keywords;
 pub mod lenient;
 
 use std::str::FromStr;

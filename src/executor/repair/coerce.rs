@@ -20,6 +20,7 @@
 //!
 //! Two candidates are never chosen between: the ambiguity is reported, nothing is changed.
 
+use super::keywords::{Keywords, Types};
 use crate::executor::messages;
 use crate::null_optional::{accepts_null, is_null_only, resolve};
 use serde_json::{Map, Number, Value};
@@ -143,29 +144,26 @@ impl Walk<'_, '_> {
         let Some(obj) = schema.as_object() else {
             return;
         };
-        for key in ["anyOf", "oneOf"] {
-            if let Some(branches) = obj.get(key).and_then(Value::as_array) {
-                let mut non_null = branches.iter().filter(|b| !is_null_only(b));
-                if let (Some(only), None) = (non_null.next(), non_null.next()) {
-                    if !value.is_null() {
-                        self.value(only, value, path, depth + 1);
-                    }
+        let node = Keywords::read(obj);
+        for branches in [node.any_of, node.one_of].into_iter().flatten() {
+            let mut non_null = branches.iter().filter(|b| !is_null_only(b));
+            if let (Some(only), None) = (non_null.next(), non_null.next()) {
+                if !value.is_null() {
+                    self.value(only, value, path, depth + 1);
                 }
             }
         }
-        if let Some(parts) = obj.get("allOf").and_then(Value::as_array) {
-            if let [only] = parts.as_slice() {
-                self.value(only, value, path, depth + 1);
-            }
+        if let Some([only]) = node.all_of {
+            self.value(only, value, path, depth + 1);
         }
-        self.scalar(obj, value, path);
+        self.scalar(&node, value, path);
         if !self.only_integers {
-            self.enum_value(obj, value, path);
+            self.enum_value(&node, value, path);
         }
         match value {
-            Value::Object(map) => self.object(obj, map, path, depth),
+            Value::Object(map) => self.object(&node, map, path, depth),
             Value::Array(items) => {
-                if let Some(item_schema) = obj.get("items").filter(|s| s.is_object()) {
+                if let Some(item_schema) = node.items {
                     for (i, item) in items.iter_mut().enumerate() {
                         let len = push(path, &i.to_string());
                         self.value(item_schema, item, path, depth + 1);
@@ -182,12 +180,11 @@ impl Walk<'_, '_> {
     }
 
     /// A value of a type the schema refuses, turned into the one type that fits.
-    fn scalar(&mut self, obj: &Map<String, Value>, value: &mut Value, path: &str) {
-        let Some(types) = types(obj) else { return };
-        let has = |t: &str| types.contains(&t);
-        if accepts(&types, value) {
+    fn scalar(&mut self, node: &Keywords<'_>, value: &mut Value, path: &str) {
+        let Some(types) = node.types else { return };
+        if accepts(types, value) {
             // 5.0 passes an integer schema, but the tool must get an int.
-            if has("integer") && !has("number") {
+            if types.has(Types::INTEGER) && !types.has(Types::NUMBER) {
                 if let Some(n) = value.as_number().filter(|n| n.is_f64()) {
                     if let Some(int) = integral(n) {
                         let new = Value::Number(int);
@@ -202,11 +199,11 @@ impl Walk<'_, '_> {
             return;
         }
         let new = match &*value {
-            Value::String(s) => from_string(&types, s),
+            Value::String(s) => from_string(types, s),
             _ => None,
         };
         let new = new.or_else(|| {
-            let wrap = has("array")
+            let wrap = types.has(Types::ARRAY)
                 && !value.is_null()
                 && !value
                     .as_str()
@@ -219,8 +216,8 @@ impl Walk<'_, '_> {
         }
     }
 
-    fn enum_value(&mut self, obj: &Map<String, Value>, value: &mut Value, path: &str) {
-        let Some(allowed) = obj.get("enum").and_then(Value::as_array) else {
+    fn enum_value(&mut self, node: &Keywords<'_>, value: &mut Value, path: &str) {
+        let Some(allowed) = node.enum_values else {
             return;
         };
         let Some(sent) = value.as_str() else { return };
@@ -249,17 +246,17 @@ impl Walk<'_, '_> {
 
     fn object(
         &mut self,
-        obj: &Map<String, Value>,
+        node: &Keywords<'_>,
         map: &mut Map<String, Value>,
         path: &mut String,
         depth: usize,
     ) {
-        let Some(props) = obj.get("properties").and_then(Value::as_object) else {
+        let Some(props) = node.properties else {
             return;
         };
         if !self.only_integers {
             self.rename(props, map, path);
-            self.drop_nulls(obj, props, map);
+            self.drop_nulls(node.required.unwrap_or_default(), props, map);
         }
         for (k, v) in map.iter_mut() {
             if let Some(sub) = props.get(k) {
@@ -317,15 +314,11 @@ impl Walk<'_, '_> {
     /// `null` for an optional property that refuses null: left out, so its default applies.
     fn drop_nulls(
         &mut self,
-        obj: &Map<String, Value>,
+        required: &[Value],
         props: &Map<String, Value>,
         map: &mut Map<String, Value>,
     ) {
-        let required = |name: &str| {
-            obj.get("required")
-                .and_then(Value::as_array)
-                .is_some_and(|r| r.iter().any(|n| n == name))
-        };
+        let required = |name: &str| required.iter().any(|n| n == name);
         let drop: Vec<String> = map
             .iter()
             .filter(|(k, v)| {
@@ -354,35 +347,17 @@ fn push(path: &mut String, segment: &str) -> usize {
     len
 }
 
-/// The schema's `type`, as a list; None when it has none.
-fn types(obj: &Map<String, Value>) -> Option<Vec<&str>> {
-    match obj.get("type")? {
-        Value::String(t) => Some(vec![t.as_str()]),
-        Value::Array(ts) => Some(ts.iter().filter_map(Value::as_str).collect()),
-        _ => None,
-    }
-}
-
 /// Whether a value's JSON type is one of `types` (an integral number is an integer).
-fn accepts(types: &[&str], value: &Value) -> bool {
-    let t = match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) => {
-            if types.contains(&"number") {
-                return true;
-            }
-            if integral_or_int(n) {
-                "integer"
-            } else {
-                "number"
-            }
-        }
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
-    types.contains(&t)
+fn accepts(types: Types, value: &Value) -> bool {
+    types.has(match value {
+        Value::Null => Types::NULL,
+        Value::Bool(_) => Types::BOOLEAN,
+        Value::Number(n) if integral_or_int(n) => Types::INTEGER | Types::NUMBER,
+        Value::Number(_) => Types::NUMBER,
+        Value::String(_) => Types::STRING,
+        Value::Array(_) => Types::ARRAY,
+        Value::Object(_) => Types::OBJECT,
+    })
 }
 
 fn integral_or_int(n: &Number) -> bool {
@@ -399,12 +374,12 @@ fn integral(n: &Number) -> Option<Number> {
 }
 
 /// The one value of a refused type a string stands for.
-fn from_string(types: &[&str], s: &str) -> Option<Value> {
-    let has = |t: &str| types.contains(&t);
-    let numeric = has("integer") || has("number");
+fn from_string(types: Types, s: &str) -> Option<Value> {
+    let has = |t: u8| types.has(t);
+    let numeric = has(Types::INTEGER) || has(Types::NUMBER);
     if numeric && super::lenient::number_end(s.as_bytes(), 0) == Some(s.len()) {
         if let Ok(n) = serde_json::from_str::<Number>(s) {
-            if has("number") || !n.is_f64() {
+            if has(Types::NUMBER) || !n.is_f64() {
                 return Some(Value::Number(n));
             }
             if let Some(int) = integral(&n) {
@@ -412,7 +387,7 @@ fn from_string(types: &[&str], s: &str) -> Option<Value> {
             }
         }
     }
-    if has("boolean") {
+    if has(Types::BOOLEAN) {
         match s {
             "true" => return Some(Value::Bool(true)),
             "false" => return Some(Value::Bool(false)),
@@ -420,11 +395,11 @@ fn from_string(types: &[&str], s: &str) -> Option<Value> {
         }
     }
     let text = s.trim_start();
-    let container =
-        (has("array") && text.starts_with('[')) || (has("object") && text.starts_with('{'));
+    let container = (has(Types::ARRAY) && text.starts_with('['))
+        || (has(Types::OBJECT) && text.starts_with('{'));
     if container {
         if let Ok(v) = serde_json::from_str::<Value>(s) {
-            if (v.is_array() && has("array")) || (v.is_object() && has("object")) {
+            if (v.is_array() && has(Types::ARRAY)) || (v.is_object() && has(Types::OBJECT)) {
                 return Some(v);
             }
         }

@@ -289,4 +289,13 @@ fn shown_values_and_paths_are_bounded() {
     let long = Value::String("x".repeat(10_000));
     let text = crate::executor::messages::coerced(&"k".repeat(10_000), &long, &json!(1));
     assert!(text.len() < 200, "{text}");
+    // Each part is cut to its own length: the path to 64 characters, a value to 40.
+    let text =
+        crate::executor::messages::coerced(&"é".repeat(70), &json!("ü".repeat(50)), &json!([1]));
+    let (path, value) = ("é".repeat(64), "ü".repeat(39));
+    assert_eq!(text, format!("'{path}…': \"{value}… → [1]"));
+    assert_eq!(
+        crate::executor::messages::coerced("a.b", &json!("1"), &json!(1)),
+        "'a.b': \"1\" → 1"
+    );
 }
