@@ -98,7 +98,7 @@ pub fn repair_args(
 ) -> Result<bool, String> {
     if validator.is_valid(args) {
         let floats = coerce::has_float(args);
-        if !floats && !coerce::has_unknown_key(schema, args) {
+        if !floats && !validator.has_unknown_key(args) {
             return Ok(false);
         }
         let how = how();

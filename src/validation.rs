@@ -29,6 +29,10 @@ impl Issue {
 /// A compiled validator for one root schema.
 pub struct SchemaValidator {
     inner: jsonschema::Validator,
+    /// The root's `properties` names, sorted (None without `properties`): every call asks
+    /// whether its arguments hold a key the schema does not name, and a search of this is
+    /// cheaper than hashing each key into the schema's map.
+    names: Option<Box<[Box<str>]>>,
 }
 
 impl std::fmt::Debug for SchemaValidator {
@@ -46,12 +50,25 @@ impl SchemaValidator {
         jsonschema::options()
             .should_validate_formats(true)
             .build(schema)
-            .map(|inner| SchemaValidator { inner })
+            .map(|inner| SchemaValidator {
+                inner,
+                names: property_names(schema),
+            })
             .map_err(|e| truncate(&e.to_string(), 500))
     }
 
     pub fn is_valid(&self, instance: &Value) -> bool {
         self.inner.is_valid(instance)
+    }
+
+    /// Whether `args` (an object) has a top-level key the root's `properties` do not name;
+    /// false when the root has no `properties` or `args` is not an object.
+    pub fn has_unknown_key(&self, args: &Value) -> bool {
+        let (Some(names), Some(map)) = (&self.names, args.as_object()) else {
+            return false;
+        };
+        map.keys()
+            .any(|k| names.binary_search_by(|n| (**n).cmp(k.as_str())).is_err())
     }
 
     /// Every problem (up to a cap), sorted by path so the report is stable.
@@ -159,6 +176,13 @@ fn dotted(pointer: &str) -> String {
         .join(".")
 }
 
+fn property_names(schema: &Value) -> Option<Box<[Box<str>]>> {
+    let props = schema.get("properties")?.as_object()?;
+    let mut names: Vec<Box<str>> = props.keys().map(|k| k.as_str().into()).collect();
+    names.sort_unstable();
+    Some(names.into_boxed_slice())
+}
+
 pub(crate) fn truncate(text: &str, max_chars: usize) -> String {
     match text.char_indices().nth(max_chars) {
         Some((idx, _)) => format!("{}…", &text[..idx]),
@@ -207,6 +231,20 @@ mod tests {
         let v = SchemaValidator::compile(&schema()).unwrap();
         assert!(v.is_valid(&json!({"city": "Paris", "days": 3, "extra": 1})));
         assert!(v.issues(&json!({"city": "Paris"})).is_empty());
+    }
+
+    #[test]
+    fn unknown_keys_are_those_the_roots_properties_do_not_name() {
+        let v = SchemaValidator::compile(&schema()).unwrap();
+        assert!(!v.has_unknown_key(&json!({"city": "Paris", "when": "x", "action": 1})));
+        assert!(v.has_unknown_key(&json!({"city": "Paris", "extra": 1})));
+        assert!(
+            v.has_unknown_key(&json!({"n": "a"})),
+            "a nested property is not the root's"
+        );
+        assert!(!v.has_unknown_key(&json!({})) && !v.has_unknown_key(&json!([1])));
+        let open = SchemaValidator::compile(&json!({"type": "object"})).unwrap();
+        assert!(!open.has_unknown_key(&json!({"anything": 1})));
     }
 
     #[test]

@@ -68,17 +68,6 @@ pub fn integral_floats(root: &Value, args: &mut Value, repairs: &mut Vec<String>
     changed
 }
 
-/// Whether `args` (an object) has a top-level key that the schema's `properties` do not name.
-pub fn has_unknown_key(root: &Value, args: &Value) -> bool {
-    let (Some(props), Some(map)) = (
-        root.get("properties").and_then(Value::as_object),
-        args.as_object(),
-    ) else {
-        return false;
-    };
-    map.keys().any(|k| !props.contains_key(k))
-}
-
 /// Renames top-level keys the schema does not name to the one missing property each matches
 /// (see the module's rules), in arguments that are already valid: a function called with
 /// keyword arguments never receives an unknown key, so `initialSpeed` for `initial_speed`
