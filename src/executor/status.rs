@@ -33,6 +33,25 @@ pub enum CallStatus {
 }
 
 impl CallStatus {
+    /// Every status, in declaration order (`ALL[s as usize] == s`).
+    pub const ALL: [CallStatus; 15] = [
+        CallStatus::Success,
+        CallStatus::Partial,
+        CallStatus::Error,
+        CallStatus::Timeout,
+        CallStatus::Retry,
+        CallStatus::Stopped,
+        CallStatus::InvalidCall,
+        CallStatus::InvalidArgs,
+        CallStatus::UnknownTool,
+        CallStatus::Denied,
+        CallStatus::Invalid,
+        CallStatus::NotConfirmed,
+        CallStatus::Skipped,
+        CallStatus::Pending,
+        CallStatus::Guardrail,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             CallStatus::Success => "success",
@@ -67,6 +86,13 @@ impl From<ToolStatus> for CallStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_lists_each_status_at_its_own_index() {
+        for (i, status) in CallStatus::ALL.iter().enumerate() {
+            assert_eq!(*status as usize, i, "{}", status.as_str());
+        }
+    }
 
     #[test]
     fn tool_statuses_keep_their_words() {

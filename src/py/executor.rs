@@ -38,7 +38,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// An admitted call's planning facts: whether it may run in parallel, its kind, its timeout.
-type Admitted = (bool, executor::Kind, Option<f64>);
+type Admitted = (bool, executor::Kind, Option<f64>, Py<PyPreparedCall>);
 /// A group of calls for Python: `(start, end, batch)`.
 type GroupBounds = (usize, usize, bool);
 
@@ -190,12 +190,15 @@ impl PyCallPipeline {
             prepared.confirm,
             prepared.timeout,
             py.None(),
-            call,
+            call.clone_ref(py),
         ))?;
         if let Some(noted) = noted {
             record.setattr(intern!(py, "repairs"), noted)?;
         }
-        Ok((record, Some((prepared.parallel, kind, prepared.timeout))))
+        Ok((
+            record,
+            Some((prepared.parallel, kind, prepared.timeout, call)),
+        ))
     }
 
     fn enter(&self, call: &PyPreparedCall) {
@@ -339,18 +342,17 @@ impl PyCallPipeline {
             .iter()
             .map(|a| match a {
                 None => Slot::Refused,
-                Some((true, _, _)) => Slot::Parallel,
-                Some((false, _, _)) => Slot::Alone,
+                Some((true, ..)) => Slot::Parallel,
+                Some((false, ..)) => Slot::Alone,
             })
             .collect();
         let groups = executor::groups(&slots);
         for g in &groups {
             for i in g.calls.clone() {
-                if let Some((_, kind, timeout)) = admitted[i] {
-                    prepared_call(&records[i])?.get().set_in_batch(g.batch);
-                    let route = executor::route(kind, self.blocking_run, g.batch, timeout);
-                    records[i]
-                        .setattr(intern!(py, "_route"), PyString::intern(py, route.as_str()))?;
+                if let Some((_, kind, timeout, call)) = &admitted[i] {
+                    call.get().set_in_batch(g.batch);
+                    let route = executor::route(*kind, self.blocking_run, g.batch, *timeout);
+                    records[i].setattr(intern!(py, "_route"), record::route_word(py, route))?;
                 }
             }
         }

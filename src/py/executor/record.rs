@@ -2,9 +2,10 @@
 //! for each call: made here, read back through its native prepared call.
 
 use super::call::{PyPreparedCall, ReadCall};
-use crate::executor::{CallStatus, Refusal};
+use crate::executor::{CallStatus, Refusal, Route};
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::PyString;
 
 /// The record class (`ToolCallRecord`, from the hooks table).
@@ -12,8 +13,26 @@ pub fn record_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     Ok(crate::py::hooks::hooks(py)?.record_class.bind(py))
 }
 
+/// A status as the record's interned word, made once per process (a call's record is given
+/// one on every call).
 pub fn status_word(py: Python<'_>, status: CallStatus) -> Bound<'_, PyString> {
-    PyString::intern(py, status.as_str())
+    static WORDS: PyOnceLock<Vec<Py<PyString>>> = PyOnceLock::new();
+    let words = WORDS.get_or_init(py, || {
+        CallStatus::ALL
+            .iter()
+            .map(|s| PyString::intern(py, s.as_str()).unbind())
+            .collect()
+    });
+    words[status as usize].bind(py).clone()
+}
+
+/// Where a call runs, as the record's `_route` word.
+pub fn route_word(py: Python<'_>, route: Route) -> &Bound<'_, PyString> {
+    match route {
+        Route::Inline => intern!(py, "inline"),
+        Route::Thread => intern!(py, "thread"),
+        Route::Await => intern!(py, "await"),
+    }
 }
 
 /// The record of a call a gate refused: its id, the name (as sent, or the real one once
