@@ -209,10 +209,15 @@ pub fn ambiguous_keys(parent: &str, property: &str, keys: &[&str]) -> String {
     } else {
         format!("{parent}.{property}")
     };
+    // The keys come from the model, so there may be thousands: a few are named.
+    let listed = quoted_list(&keys[..keys.len().min(NOTED_REPAIRS)]);
+    let more = match keys.len().saturating_sub(NOTED_REPAIRS) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
     format!(
-        "more than one key could mean '{}' ({}); none was renamed",
+        "more than one key could mean '{}' ({listed}{more}); none was renamed",
         shown_path(&property),
-        quoted_list(keys)
     )
 }
 

@@ -24,6 +24,7 @@ use super::keywords::{Keywords, Types};
 use crate::executor::messages;
 use crate::null_optional::{accepts_null, is_null_only, resolve};
 use serde_json::{Map, Number, Value};
+use std::collections::HashMap;
 
 /// Deeper than this the walk stops (the validator still checks everything).
 const MAX_DEPTH: usize = 64;
@@ -256,46 +257,55 @@ impl Walk<'_, '_> {
         }
     }
 
-    /// Keys the schema does not know, renamed to the one missing property they match.
+    /// Keys the schema does not know, renamed to the one missing property they match. Linear
+    /// in the keys and properties: each is folded once and matched through a map, so a model
+    /// sending thousands of spellings of one name costs no more than thousands of keys.
     fn rename(&mut self, props: &Map<String, Value>, map: &mut Map<String, Value>, path: &str) {
+        // The unknown keys in the order sent, and each folded spelling's keys.
         let unknown: Vec<(String, String)> = map
             .keys()
             .filter(|k| !props.contains_key(*k))
             .map(|k| (k.clone(), fold(k)))
             .collect();
+        if unknown.is_empty() {
+            return;
+        }
+        let mut spellings: HashMap<&str, Vec<&str>> = HashMap::new();
         for (key, folded) in &unknown {
-            let candidates: Vec<&String> = props
-                .keys()
-                .filter(|p| !map.contains_key(*p) && fold(p) == *folded)
-                .collect();
-            match candidates.as_slice() {
-                [] => {}
-                [one] => {
-                    let rivals: Vec<&str> = unknown
-                        .iter()
-                        .filter(|(_, f)| f == folded)
-                        .map(|(k, _)| k.as_str())
-                        .collect();
-                    if rivals.len() > 1 {
-                        if rivals[0] == key {
-                            self.out
-                                .ambiguities
-                                .push(messages::ambiguous_keys(path, one, &rivals));
-                        }
-                        continue;
+            spellings.entry(folded).or_default().push(key);
+        }
+        // The missing properties each spelling matches, in the schema's order.
+        let mut missing: HashMap<String, Vec<&String>> = HashMap::new();
+        for p in props.keys().filter(|p| !map.contains_key(*p)) {
+            let folded = fold(p);
+            if spellings.contains_key(folded.as_str()) {
+                missing.entry(folded).or_default().push(p);
+            }
+        }
+        let mut renames = Vec::new();
+        for (key, folded) in &unknown {
+            match missing.get(folded).map(Vec::as_slice) {
+                None | Some([]) => {}
+                Some([one]) => match spellings[folded.as_str()].as_slice() {
+                    [_] => renames.push((key, (*one).clone())),
+                    rivals if rivals[0] == key => {
+                        let shown = messages::ambiguous_keys(path, one, rivals);
+                        self.out.ambiguities.push(shown);
                     }
-                    let target = (*one).clone();
-                    if let Some(v) = map.shift_remove(key) {
-                        self.out.repairs.push(messages::renamed(path, key, &target));
-                        map.insert(target, v);
-                    }
-                }
-                several => {
+                    _ => {}
+                },
+                Some(several) => {
                     let names: Vec<&str> = several.iter().map(|s| s.as_str()).collect();
                     self.out
                         .ambiguities
                         .push(messages::ambiguous_name(path, key, &names));
                 }
+            }
+        }
+        for (key, target) in renames {
+            if let Some(v) = map.shift_remove(key) {
+                self.out.repairs.push(messages::renamed(path, key, &target));
+                map.insert(target, v);
             }
         }
     }

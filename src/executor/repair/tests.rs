@@ -299,3 +299,38 @@ fn shown_values_and_paths_are_bounded() {
         "'a.b': \"1\" → 1"
     );
 }
+
+#[test]
+fn thousands_of_spellings_of_one_name_rename_nothing_and_are_named_briefly() {
+    // Every key is a spelling of "abcdefghijklmn" in other cases (the exact one is left out):
+    // none is chosen, and the note names a few of them.
+    let name = "abcdefghijklmn";
+    let mut keys = serde_json::Map::new();
+    for i in 1..(1u32 << name.len()) {
+        let spelling: String = name
+            .chars()
+            .enumerate()
+            .map(|(bit, c)| {
+                if i & (1 << bit) == 0 {
+                    c
+                } else {
+                    c.to_ascii_uppercase()
+                }
+            })
+            .collect();
+        keys.insert(spelling, json!(1));
+    }
+    let root = json!({"type": "object", "properties": {name: {"type": "integer"}, "c": {}}, "required": [name]});
+    let mut args = Value::Object(keys.clone());
+    let mut out = Coercion::default();
+    coerce(&root, &mut args, &mut out);
+    assert_eq!(args, Value::Object(keys), "nothing renamed");
+    assert!(out.repairs.is_empty());
+    let shown = r#"("Abcdefghijklmn", "aBcdefghijklmn", "ABcdefghijklmn", "abCdefghijklmn", "AbCdefghijklmn" and 16378 more)"#;
+    assert_eq!(
+        out.ambiguities,
+        [format!(
+            "more than one key could mean '{name}' {shown}; none was renamed"
+        )]
+    );
+}
