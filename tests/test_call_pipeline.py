@@ -134,3 +134,20 @@ def test_a_registry_that_is_not_a_tool_registry_is_refused_at_once():
         assert "tool_registry must be a ToolRegistry" in str(exc)
     else:
         raise AssertionError("a look-alike registry was accepted")
+
+
+def test_unreadable_arguments_are_refused_before_an_unknown_tool_and_read_ones_after():
+    pipe = CallPipeline(registry(fetch))
+    wire = [
+        {"id": "c1", "type": "function", "function": {"name": "nope", "arguments": '{"key": "a'}},
+        {"id": "c2", "type": "function", "function": {"name": "nope", "arguments": "{'key': 'a',}"}},
+        {"id": "c3", "type": "function", "function": {"name": "fetch", "arguments": "{'key': 'a',}"}},
+    ]
+    unreadable, repairable, known = pipe.prepare(wire, 1)[0]
+    assert (unreadable.status, unreadable.output) == (
+        "invalid_args",
+        "Error: arguments for tool 'nope' are not valid JSON",
+    )
+    # Read leniently under the run's setting, then refused by the next gate: no such tool.
+    assert repairable.status == "unknown_tool" and repairable.arguments == {"key": "a"}
+    assert known.status is None and known.arguments == {"key": "a"} and len(known.repairs) == 2

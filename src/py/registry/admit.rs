@@ -88,10 +88,12 @@ pub fn admit_call<'py>(
         Gates::Direct => (false, None),
         Gates::Pipeline(_, repair) => (true, Some(repair)),
     };
+    // Found first (once), though an unreadable call is refused before an unknown tool is.
+    let found = registry.and_then(|r| r.entry_for_call(py, name));
     // Asked only for text that strict JSON refuses: the tool's own setting, else the run's.
     let mode = || match repair {
-        Some(repair) => registry
-            .and_then(|r| r.entry_for_call(py, name))
+        Some(repair) => found
+            .as_ref()
             .and_then(|e| own_repair_mode(e.payload.obj.bind(py)))
             .unwrap_or(repair.default),
         None => RepairMode::Off,
@@ -101,7 +103,7 @@ pub fn admit_call<'py>(
         Ok(read) => read,
         Err(refusal) => return Ok(Err(Refused::new(refusal))),
     };
-    let Some(entry) = registry.and_then(|r| r.entry_for_call(py, name)) else {
+    let Some(entry) = found else {
         return Ok(Err(Refused {
             refusal: Refusal::new(CallStatus::UnknownTool, unknown(name)),
             entry: None,
