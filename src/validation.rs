@@ -184,9 +184,17 @@ fn property_names(schema: &Value) -> Option<Box<[Box<str>]>> {
 }
 
 pub(crate) fn truncate(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((idx, _)) => format!("{}…", &text[..idx]),
-        None => text.to_string(),
+    let mut text = text.to_string();
+    truncate_from(&mut text, 0, max_chars);
+    text
+}
+
+/// Cuts what `text` holds from byte `start` on to `max_chars` characters, marked with `…`, as
+/// [`truncate`] does (for a text written in parts, each part cut to its own length).
+pub(crate) fn truncate_from(text: &mut String, start: usize, max_chars: usize) {
+    if let Some((at, _)) = text[start..].char_indices().nth(max_chars) {
+        text.truncate(start + at);
+        text.push('…');
     }
 }
 

@@ -1,7 +1,7 @@
 //! Every text the pipeline gives the model in place of a tool's result. One place, so the
 //! agent, the registry and an MCP server answer a refused call with the same words.
 
-use crate::validation::truncate;
+use crate::validation::{truncate, truncate_from};
 
 /// A name the model sent that matched no checks yet is shown at most this long.
 const SHOWN_NAME_CHARS: usize = 64;
@@ -138,16 +138,9 @@ fn shown_path(path: &str) -> String {
 pub fn coerced(path: &str, old: &serde_json::Value, new: &serde_json::Value) -> String {
     use std::fmt::Write;
     let mut text = String::with_capacity(path.len() + 24);
-    // What was written from `start` on, cut to `max_chars` as `truncate` cuts.
-    let cut = |text: &mut String, start: usize, max_chars: usize| {
-        if let Some((at, _)) = text[start..].char_indices().nth(max_chars) {
-            text.truncate(start + at);
-            text.push('…');
-        }
-    };
     text.push('\'');
     text.push_str(path);
-    cut(&mut text, 1, SHOWN_NAME_CHARS);
+    truncate_from(&mut text, 1, SHOWN_NAME_CHARS);
     text.push_str("': ");
     for (i, value) in [old, new].into_iter().enumerate() {
         if i == 1 {
@@ -155,7 +148,7 @@ pub fn coerced(path: &str, old: &serde_json::Value, new: &serde_json::Value) -> 
         }
         let start = text.len();
         let _ = write!(text, "{value}"); // writing into a String cannot fail
-        cut(&mut text, start, SHOWN_VALUE_CHARS);
+        truncate_from(&mut text, start, SHOWN_VALUE_CHARS);
     }
     text
 }

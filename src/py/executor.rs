@@ -437,7 +437,7 @@ impl PyCallPipeline {
         let call = call.get();
         let route = executor::route(call.kind, self.blocking_run, call.in_batch(), timeout);
         record.setattr(intern!(py, "_timeout"), timeout)?;
-        record.setattr(intern!(py, "_route"), PyString::intern(py, route.as_str()))
+        record.setattr(intern!(py, "_route"), record::route_word(py, route))
     }
 
     /// The call overran `seconds`: its record says so (the call counts as executed). An

@@ -37,7 +37,7 @@ impl PyCallPipeline {
         data: Option<Bound<'_, PyAny>>,
         elapsed: f64,
     ) -> PyResult<()> {
-        record.setattr(intern!(py, "status"), status.as_str())?;
+        record.setattr(intern!(py, "status"), status_word(py, status.into()))?;
         record.setattr(intern!(py, "output"), text)?;
         record.setattr(intern!(py, "duration"), elapsed)?;
         record.setattr(intern!(py, "executed"), true)?;
